@@ -1,0 +1,31 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+// Module boundaries (shared STYLE.md): apps use contracts, adapters and utils; adapters only
+// utils; contracts nothing internal; utils only utils; no app imports an app.
+export default [
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/tmp/**', '**/*.js', '**/*.cjs', '**/*.mjs', '.nx/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'warn',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contracts', 'type:adapter', 'type:util'] },
+            { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:util'] },
+            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contracts', 'type:adapter', 'type:util'] },
+          ],
+        },
+      ],
+    },
+  },
+];

@@ -1,0 +1,40 @@
+// Shared Jest settings. Each project's jest.config.js declares two Jest projects:
+// "unit" (*.test.ts beside the code, no services) and "integration" (test/**/*.int.test.ts,
+// needs the local Kafka / S3 / registry started by tools/test-all.sh).
+const path = require('node:path');
+const { pathsToModuleNameMapper } = require('ts-jest');
+const { compilerOptions } = require('./tsconfig.base.json');
+
+const root = __dirname;
+
+function project(displayName, projectRoot, testMatch, extra = {}) {
+  return {
+    displayName,
+    rootDir: projectRoot,
+    testEnvironment: 'node',
+    testMatch,
+    transform: {
+      '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+    },
+    moduleFileExtensions: ['ts', 'js', 'json'],
+    moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: root + '/' }),
+    ...extra,
+  };
+}
+
+/** Builds the jest config of one Nx project from its directory. */
+function jestConfig(projectDir, options = {}) {
+  const projectRoot = path.resolve(projectDir);
+  return {
+    reporters: ['default', path.join(root, 'tools/jest/summary-reporter.js')],
+    projects: [
+      project('unit', projectRoot, ['<rootDir>/src/**/*.test.ts'], options.unit),
+      project('integration', projectRoot, ['<rootDir>/test/**/*.int.test.ts'], {
+        testTimeout: 120_000,
+        ...options.integration,
+      }),
+    ],
+  };
+}
+
+module.exports = { jestConfig };

@@ -1,0 +1,84 @@
+/**
+ * Field specs for {@link loadConfig}. Each names its environment variable, how to parse it and
+ * whether it is a secret (masked in every description of the config).
+ */
+export interface FieldSpec<T> {
+  readonly env: string;
+  readonly secret: boolean;
+  readonly doc: string;
+  readonly default?: T;
+  /** Parses the raw string; returns the value or a message saying what is wrong. */
+  parse(raw: string): { ok: true; value: T } | { ok: false; message: string };
+}
+
+interface Common<T> {
+  default?: T;
+  doc?: string;
+  secret?: boolean;
+}
+
+function field<T>(env: string, opts: Common<T>, parse: FieldSpec<T>['parse']): FieldSpec<T> {
+  return { env, secret: opts.secret ?? false, doc: opts.doc ?? '', default: opts.default, parse };
+}
+
+/** A string; `pattern` restricts it. */
+export function str(env: string, opts: Common<string> & { pattern?: RegExp; allowEmpty?: boolean } = {}): FieldSpec<string> {
+  return field(env, opts, (raw) => {
+    if (!opts.allowEmpty && raw.length === 0) return { ok: false, message: 'must not be empty' };
+    if (opts.pattern && !opts.pattern.test(raw)) return { ok: false, message: `must match ${opts.pattern}` };
+    return { ok: true, value: raw };
+  });
+}
+
+/** An integer in [min, max]. */
+export function int(env: string, opts: Common<number> & { min?: number; max?: number } = {}): FieldSpec<number> {
+  return field(env, opts, (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) return { ok: false, message: `must be an integer, got "${raw}"` };
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value)) return { ok: false, message: 'is out of range' };
+    if (opts.min !== undefined && value < opts.min) return { ok: false, message: `must be ≥ ${opts.min}` };
+    if (opts.max !== undefined && value > opts.max) return { ok: false, message: `must be ≤ ${opts.max}` };
+    return { ok: true, value };
+  });
+}
+
+/** `true`/`false`/`1`/`0`. */
+export function bool(env: string, opts: Common<boolean> = {}): FieldSpec<boolean> {
+  return field(env, opts, (raw) => {
+    const v = raw.trim().toLowerCase();
+    if (v === 'true' || v === '1') return { ok: true, value: true };
+    if (v === 'false' || v === '0') return { ok: true, value: false };
+    return { ok: false, message: `must be true or false, got "${raw}"` };
+  });
+}
+
+/** One of a closed set of words. */
+export function oneOf<const T extends string>(env: string, values: readonly T[], opts: Common<T> = {}): FieldSpec<T> {
+  return field(env, opts, (raw) =>
+    (values as readonly string[]).includes(raw)
+      ? { ok: true, value: raw as T }
+      : { ok: false, message: `must be one of ${values.join(', ')}, got "${raw}"` },
+  );
+}
+
+/** Comma-separated non-empty list. */
+export function list(env: string, opts: Common<string[]> = {}): FieldSpec<string[]> {
+  return field(env, opts, (raw) => {
+    const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    return items.length > 0 ? { ok: true, value: items } : { ok: false, message: 'must list at least one item' };
+  });
+}
+
+/** A JSON document, checked by `check` (which returns an error message or undefined). */
+export function json<T>(env: string, check: (v: unknown) => string | undefined, opts: Common<T> = {}): FieldSpec<T> {
+  return field(env, opts, (raw) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (e) {
+      return { ok: false, message: `is not valid JSON (${(e as Error).message})` };
+    }
+    const problem = check(value);
+    return problem === undefined ? { ok: true, value: value as T } : { ok: false, message: problem };
+  });
+}

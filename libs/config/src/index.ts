@@ -1,0 +1,2 @@
+export { type FieldSpec, str, int, bool, oneOf, list, json } from './fields';
+export { type ConfigSchema, type ConfigOf, loadConfig, describeConfig } from './load-config';

@@ -1,0 +1,48 @@
+import { SluiceError } from '@sluice/errors';
+import type { FieldSpec } from './fields';
+
+export type ConfigSchema = Record<string, FieldSpec<unknown>>;
+export type ConfigOf<S extends ConfigSchema> = { readonly [K in keyof S]: S[K] extends FieldSpec<infer T> ? T : never };
+
+/**
+ * Reads every field of `schema` from `env`, reports all problems at once (CONFIG_INVALID with
+ * `details.problems`), and returns a frozen object. Secrets never appear in messages.
+ */
+export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string, string | undefined>): ConfigOf<S> {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, spec] of Object.entries(schema)) {
+    const raw = env[spec.env];
+    if (raw === undefined || raw === '') {
+      if (spec.default === undefined) problems.push(`${spec.env} is required${spec.doc ? ` (${spec.doc})` : ''}`);
+      else out[key] = spec.default;
+      continue;
+    }
+    const parsed = spec.parse(raw);
+    if (parsed.ok) out[key] = parsed.value;
+    else problems.push(`${spec.env} ${spec.secret ? 'is invalid' : parsed.message}`);
+  }
+  if (problems.length > 0) {
+    throw new SluiceError('CONFIG_INVALID', `invalid configuration:\n  - ${problems.join('\n  - ')}`, {
+      details: { problems },
+    });
+  }
+  return deepFreeze(out) as ConfigOf<S>;
+}
+
+/** The config with secrets replaced by "***", for start-up logs. */
+export function describeConfig<S extends ConfigSchema>(schema: S, config: ConfigOf<S>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(schema)) {
+    out[key] = spec.secret ? '***' : (config as Record<string, unknown>)[key];
+  }
+  return out;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}

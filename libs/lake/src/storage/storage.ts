@@ -1,0 +1,39 @@
+/**
+ * Object storage under one table root. Keys are relative, '/'-separated paths
+ * (e.g. `_delta_log/00000000000000000007.json`, `bucket=3/part-<uuid>.snappy.parquet`).
+ * Implementations: local directory (`LocalStorage`) and S3 (`S3Storage`).
+ */
+export interface Storage {
+  /** A description for logs and errors, e.g. `file:///data/lake/orders_silver` or `s3://bucket/prefix`. */
+  readonly uri: string;
+  /** Whole object; throws LAKE_NOT_FOUND when absent. */
+  get(key: string): Promise<Uint8Array>;
+  /** Whole object, or undefined when absent. */
+  getIfExists(key: string): Promise<Uint8Array | undefined>;
+  /** Writes (or overwrites) an object. For data files, whose names are unique, and hint files. */
+  put(key: string, body: Uint8Array): Promise<void>;
+  /**
+   * Atomic put-if-absent: creates `key` only if nothing exists there. Resolves true when this call
+   * created it, false when another writer got there first. Never exposes a partial object.
+   */
+  putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
+  /** Keys under `prefix` (recursive), with size and last-modified time in ms, sorted by key. */
+  list(prefix: string): Promise<StoredObject[]>;
+  /** Deletes objects; absent keys are ignored. */
+  delete(keys: string[]): Promise<void>;
+  /** Size and mtime, or undefined when absent. */
+  head(key: string): Promise<StoredObject | undefined>;
+  /**
+   * A local filesystem path holding the object's bytes for DuckDB to read: the file itself for
+   * local storage, a cached download (bounded cache) for S3.
+   */
+  localPath(key: string): Promise<string>;
+}
+
+/** One object in a listing. */
+export interface StoredObject {
+  key: string;
+  size: number;
+  /** Last modification, ms since epoch. */
+  modifiedMs: number;
+}

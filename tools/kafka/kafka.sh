@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Local single-node Apache Kafka (KRaft, broker+controller) on 127.0.0.1.
+#
+#   tools/kafka/kafka.sh fetch    resolve the broker jars from Maven Central (once)
+#   tools/kafka/kafka.sh start    format storage once, start, wait until it answers metadata
+#   tools/kafka/kafka.sh stop     stop the broker by its pid
+#   tools/kafka/kafka.sh status   print whether it runs
+#
+# Settings (environment):
+#   KAFKA_PORT            client listener port            (default 9092)
+#   KAFKA_CONTROLLER_PORT controller listener port        (default KAFKA_PORT+1)
+#   KAFKA_DATA_DIR        storage, config, pid and log     (default .sluice/kafka-$KAFKA_PORT)
+#   KAFKA_LIBS_DIR        where the jars are kept          (default ~/.cache/sluice/kafka-<version>)
+#   KAFKA_HEAP            JVM heap                         (default 512m)
+#   KAFKA_START_TIMEOUT   seconds to wait for metadata     (default 90)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")"
+
+port="${KAFKA_PORT:-9092}"
+controller_port="${KAFKA_CONTROLLER_PORT:-$((port + 1))}"
+data_dir="${KAFKA_DATA_DIR:-$root/.sluice/kafka-$port}"
+libs_dir="${KAFKA_LIBS_DIR:-$HOME/.cache/sluice/kafka-$version}"
+heap="${KAFKA_HEAP:-512m}"
+start_timeout="${KAFKA_START_TIMEOUT:-90}"
+pid_file="$data_dir/kafka.pid"
+log_file="$data_dir/kafka.log"
+config_file="$data_dir/server.properties"
+
+say() { echo "[kafka] $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+need_java() {
+  command -v java >/dev/null 2>&1 || die "java not found; Kafka $version needs Java 17+ (Debian: apt-get install openjdk-17-jre-headless, or run tools/setup/setup.sh as root)"
+  local major
+  major="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)"
+  [ -n "$major" ] && [ "$major" -ge 17 ] || die "Java 17+ required, found: $(java -version 2>&1 | head -n1)"
+}
+
+classpath() { echo "$libs_dir/*"; }
+
+fetch() {
+  if [ -f "$libs_dir/kafka_2.13-$version.jar" ] && [ -f "$libs_dir/.complete" ]; then
+    return 0
+  fi
+  need_java
+  command -v mvn >/dev/null 2>&1 || die "mvn not found; needed once to fetch Kafka from Maven Central (Debian: apt-get install maven)"
+  say "fetching org.apache.kafka:kafka_2.13:$version and its dependencies from Maven Central into $libs_dir"
+  mkdir -p "$libs_dir"
+  mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$libs_dir" -DincludeScope=runtime >"$libs_dir/.fetch.log" 2>&1 \
+    || { cat "$libs_dir/.fetch.log" >&2; die "maven could not resolve Kafka $version"; }
+  touch "$libs_dir/.complete"
+}
+
+running_pid() {
+  [ -f "$pid_file" ] || return 1
+  local pid
+  pid="$(cat "$pid_file")"
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q "kafka.Kafka" "/proc/$pid/cmdline" 2>/dev/null; then
+    echo "$pid"
+    return 0
+  fi
+  return 1
+}
+
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+write_config() {
+  mkdir -p "$data_dir/logs"
+  cat >"$config_file" <<CONF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$controller_port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$data_dir/logs
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=8
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=8
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.retention.hours=24
+log.segment.bytes=268435456
+CONF
+  cat >"$data_dir/log4j2.properties" <<CONF
+rootLogger.level=INFO
+rootLogger.appenderRef.file.ref=file
+appender.file.type=File
+appender.file.name=file
+appender.file.fileName=$log_file
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%d] %p %m (%c)%n
+logger.kafka.name=kafka
+logger.kafka.level=WARN
+logger.apache.name=org.apache.kafka
+logger.apache.level=WARN
+CONF
+}
+
+java_run() {
+  java -Xms128m -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$data_dir/log4j2.properties" -cp "$(classpath)" "$@"
+}
+
+format_once() {
+  if [ -f "$data_dir/logs/meta.properties" ]; then return 0; fi
+  local cluster_id
+  cluster_id="$(java_run kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n1)"
+  say "formatting KRaft storage in $data_dir/logs (cluster $cluster_id)"
+  java_run kafka.tools.StorageTool format -t "$cluster_id" -c "$config_file" >>"$log_file" 2>&1 \
+    || { tail -n 20 "$log_file" >&2; die "storage format failed (see $log_file)"; }
+}
+
+answers_metadata() {
+  timeout 20 java -Xmx128m -cp "$(classpath)" -Dlog4j2.configurationFile="$data_dir/log4j2.properties" \
+    org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "127.0.0.1:$port" >/dev/null 2>&1
+}
+
+start() {
+  if pid="$(running_pid)"; then
+    say "already running (pid $pid) on 127.0.0.1:$port"
+    return 0
+  fi
+  if [ -f "$pid_file" ]; then
+    say "removing stale pid file $pid_file (pid $(cat "$pid_file") is not a running broker)"
+    rm -f "$pid_file"
+  fi
+  for p in "$port" "$controller_port"; do
+    if port_taken "$p"; then
+      die "port 127.0.0.1:$p is already taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
+    fi
+  done
+  need_java
+  fetch
+  write_config
+  format_once
+  say "starting Kafka $version on 127.0.0.1:$port (controller $controller_port), log $log_file"
+  nohup java -Xms128m -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$data_dir/log4j2.properties" -cp "$(classpath)" \
+    kafka.Kafka "$config_file" >>"$data_dir/kafka.out" 2>&1 </dev/null &
+  echo $! >"$pid_file"
+  local deadline=$((SECONDS + start_timeout))
+  until answers_metadata; do
+    if ! running_pid >/dev/null; then
+      tail -n 30 "$data_dir/kafka.out" "$log_file" >&2 || true
+      rm -f "$pid_file"
+      die "broker exited during start-up (see $log_file)"
+    fi
+    [ $SECONDS -lt $deadline ] || die "broker did not answer metadata within ${start_timeout}s (see $log_file)"
+    sleep 1
+  done
+  say "ready: bootstrap 127.0.0.1:$port (pid $(cat "$pid_file"))"
+}
+
+stop() {
+  local pid
+  if ! pid="$(running_pid)"; then
+    if [ -f "$pid_file" ]; then
+      say "stale pid file $pid_file (pid $(cat "$pid_file") not running); removing it"
+      rm -f "$pid_file"
+    else
+      say "not running"
+    fi
+    return 0
+  fi
+  say "stopping pid $pid"
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 60); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    say "did not stop in 30s; killing"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pid_file"
+  say "stopped"
+}
+
+status() {
+  if pid="$(running_pid)"; then say "running (pid $pid) on 127.0.0.1:$port"; else say "not running"; return 3; fi
+}
+
+case "${1:-}" in
+  fetch) fetch ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 fetch|start|stop|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks, idempotently: Debian packages (needs root), npm
+# dependencies (building librdkafka from source), the Kafka broker jars, then every step in
+# tools/setup/steps.d/ (Python tools, the S3-compatible server, the schema registry, ...).
+# Safe to run again: each step checks before it installs.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+say() { echo "[setup] $*" >&2; }
+
+# Debian packages: the headers librdkafka links against, Java 17 + Maven for Kafka, Chromium for
+# page tests, Python venv support.
+apt_packages=(zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev
+  openjdk-17-jre-headless maven chromium python3-venv g++ make)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing Debian packages: ${missing[*]}"
+    say "installing them needs root: run 'sudo apt-get install -y ${missing[*]}' or run this script as root"
+    exit 1
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# npm dependencies. CKJS_LINKING=dynamic makes @confluentinc/kafka-javascript build its bundled
+# librdkafka against the system zlib/OpenSSL/zstd/lz4/SASL instead of downloading them.
+stamp="node_modules/.sluice-lock-sha"
+lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sha" ] \
+  || [ ! -f node_modules/@confluentinc/kafka-javascript/build/Release/confluent-kafka-javascript.node ]; then
+  say "installing npm dependencies (builds librdkafka from source, a few minutes)"
+  CKJS_LINKING=dynamic npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sha" >"$stamp"
+fi
+
+bash tools/kafka/kafka.sh fetch
+
+for step in tools/setup/steps.d/*.sh; do
+  [ -e "$step" ] || continue
+  bash "$step"
+done
+say "done"
