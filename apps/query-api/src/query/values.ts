@@ -1,0 +1,58 @@
+import { queryError } from '../errors';
+import type { Scalar } from './query-types';
+import { type ColumnInfo, familyOf } from './table-schema';
+
+const INTEGER = /^-?\d{1,20}$/;
+const DECIMAL = /^-?\d{1,38}(\.\d{1,38})?$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+// ISO-8601 with an explicit zone, so a client can never mean "server local time" by accident.
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+const INTEGER_RANGE: Record<string, [bigint, bigint]> = {
+  long: [-(2n ** 63n), 2n ** 63n - 1n],
+  integer: [-(2n ** 31n), 2n ** 31n - 1n],
+  short: [-32768n, 32767n],
+  byte: [-128n, 127n],
+};
+
+/**
+ * Checks a client value against a column type and returns the parameter to bind: integers and
+ * decimals as exact decimal strings (no float rounding of longs), timestamps as ISO strings,
+ * others unchanged. Throws QUERY_VALUE_INVALID.
+ */
+export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
+  const bad = (why: string) =>
+    queryError('QUERY_VALUE_INVALID', `${JSON.stringify(value)} for ${c.name} (${c.type}): ${why}`, { column: c.name });
+  switch (familyOf(c.type)) {
+    case 'integer': {
+      const text = typeof value === 'number' ? (Number.isInteger(value) ? BigInt(value).toString() : '') : typeof value === 'string' ? value : '';
+      if (!INTEGER.test(text)) throw bad('expected an integer');
+      const n = BigInt(text);
+      const [lo, hi] = INTEGER_RANGE[c.type];
+      if (n < lo || n > hi) throw bad('out of range');
+      return n.toString();
+    }
+    case 'decimal': {
+      const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value : '';
+      if (!DECIMAL.test(text)) throw bad('expected a decimal number');
+      return text;
+    }
+    case 'float':
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
+      throw bad('expected a finite number');
+    case 'string':
+      if (typeof value === 'string') return value;
+      throw bad('expected a string');
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      throw bad('expected true or false');
+    case 'date':
+      if (typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(value))) return value;
+      throw bad('expected YYYY-MM-DD');
+    case 'timestamp':
+      if (typeof value === 'string' && TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value))) return value;
+      throw bad('expected an ISO-8601 timestamp with a zone (e.g. 2026-01-01T00:00:00Z)');
+    default:
+      throw bad('nested columns cannot be compared');
+  }
+}
