@@ -12,6 +12,7 @@ function project(displayName, projectRoot, testMatch, extra = {}) {
     displayName,
     rootDir: projectRoot,
     testEnvironment: 'node',
+    testEnvironmentOptions: { globalsCleanup: 'off' },
     testMatch,
     transform: {
       '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
@@ -30,7 +31,7 @@ function jestConfig(projectDir, options = {}) {
     projects: [
       project('unit', projectRoot, ['<rootDir>/src/**/*.test.ts'], options.unit),
       project('integration', projectRoot, ['<rootDir>/test/**/*.int.test.ts'], {
-        testTimeout: 120_000,
+        setupFilesAfterEnv: [path.join(root, 'tools/jest/integration-setup.js')],
         ...options.integration,
       }),
     ],

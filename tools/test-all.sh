@@ -18,6 +18,7 @@ export SLUICE_TEST_KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 export SLUICE_TEST_DIR="$root/.sluice/test"
 results="$root/.sluice/test/results"
 export SLUICE_TEST_RESULTS_DIR="$results"
+bash tools/kafka/kafka.sh stop >/dev/null 2>&1   # a broker left from an earlier run
 rm -rf "$results" "$KAFKA_DATA_DIR"
 mkdir -p "$results"
 
