@@ -1,0 +1,198 @@
+import Fastify, { type FastifyInstance, type FastifyBaseLogger, type FastifyRequest } from 'fastify';
+import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
+import { splitJson, splitNdjson, type SplitResult } from './body/split';
+import { InFlightBudget } from './delivery/in-flight';
+import type { EventPublisher, RawRecord } from './delivery/publisher';
+import { checkEvent, type AcceptedEvent, type RejectedEvent } from './events/check-event';
+import type { EdgeContracts } from './events/edge-contracts';
+import { replyError } from './http/reply-error';
+
+/** Kafka headers ingest adds; the event bytes themselves are never modified. */
+export const INGEST_HEADERS = {
+  producer: 'sluice-producer',
+  receivedAt: 'sluice-received-at',
+  contract: 'sluice-contract',
+  contentType: 'sluice-content-type',
+} as const;
+
+/** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
+export interface IngestDeps {
+  publisher: EventPublisher;
+  contracts: EdgeContracts;
+  apiKeys: readonly ApiKeyEntry[];
+  rawTopic: string;
+  limits: {
+    maxBodyBytes: number;
+    maxBatchEvents: number;
+    maxEventBytes: number;
+    maxDepth: number;
+    maxInFlightBytes: number;
+  };
+  retryAfterSeconds: number;
+  /** Readiness beyond the publisher (e.g. an admin metadata probe); defaults to publisher.isAvailable. */
+  isReady?: () => boolean;
+  clock?: () => number;
+  logger?: FastifyBaseLogger;
+}
+
+/** The app plus the switch main.ts flips on SIGTERM. */
+export interface IngestApp {
+  app: FastifyInstance;
+  /** Refuses new event requests with 503 from now on; /readyz turns false. */
+  beginShutdown(): void;
+  budget: InFlightBudget;
+}
+
+const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines'];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+/** Builds the ingest HTTP app: POST /v1/events, /healthz, /readyz. */
+export function buildApp(deps: IngestDeps): IngestApp {
+  const { limits, retryAfterSeconds } = deps;
+  const clock = deps.clock ?? Date.now;
+  const keys = new ApiKeyStore(deps.apiKeys);
+  const budget = new InFlightBudget(limits.maxInFlightBytes);
+  const isReady = deps.isReady ?? (() => deps.publisher.isAvailable());
+  let shuttingDown = false;
+
+  const app = Fastify({
+    bodyLimit: limits.maxBodyBytes,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    disableRequestLogging: true,
+    return503OnClosing: true,
+  });
+
+  app.removeAllContentTypeParsers();
+  const asBuffer = (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body);
+  app.addContentTypeParser(['application/json', ...NDJSON_TYPES], { parseAs: 'buffer' }, asBuffer);
+
+  app.setNotFoundHandler((_req, reply) => replyError(reply, 'INGEST_NOT_FOUND', retryAfterSeconds));
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
+    switch (err.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return replyError(reply, 'INGEST_BODY_TOO_LARGE', retryAfterSeconds, { limitBytes: limits.maxBodyBytes });
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      case 'FST_ERR_CTP_INVALID_TYPE':
+        return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, {
+          supported: ['application/json', ...NDJSON_TYPES],
+        });
+      default:
+        if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+          return replyError(reply, 'INGEST_BODY_INVALID', retryAfterSeconds, { reason: err.message });
+        }
+        req.log.error({ err }, 'unexpected error');
+        return replyError(reply, 'INGEST_INTERNAL', retryAfterSeconds);
+    }
+  });
+
+  app.get('/healthz', async () => ({ status: 'alive' }));
+  app.get('/readyz', async (_req, reply) => {
+    const ready = !shuttingDown && isReady();
+    return reply.code(ready ? 200 : 503).send({ ready, shuttingDown });
+  });
+
+  app.route({
+    method: 'POST',
+    url: '/v1/events',
+    onRequest: async (req, reply) => {
+      if (shuttingDown) return replyError(reply, 'INGEST_SHUTTING_DOWN', retryAfterSeconds);
+      const auth = keys.authenticate(req.headers.authorization);
+      if (!auth.ok) {
+        reply.header('www-authenticate', 'Bearer realm="sluice-ingest"');
+        return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
+      }
+      req.principal = auth.principal;
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
+        return replyError(reply, 'INGEST_BODY_TOO_LARGE', retryAfterSeconds, { limitBytes: limits.maxBodyBytes });
+      }
+      if (!deps.publisher.isAvailable()) return replyError(reply, 'INGEST_UNAVAILABLE', retryAfterSeconds, { reason: 'Kafka is unreachable' });
+      // Chunked bodies declare no size: reserve the worst case, the body limit.
+      const reserve = Number.isFinite(declared) && declared >= 0 ? declared : limits.maxBodyBytes;
+      if (!budget.tryAcquire(reserve)) {
+        return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.limitBytes });
+      }
+      let released = false;
+      // 'close' fires after the response is sent and when the client goes away mid-request.
+      reply.raw.once('close', () => {
+        if (!released) budget.release(reserve);
+        released = true;
+      });
+      return undefined;
+    },
+    handler: async (req, reply) => {
+      const principal = req.principal as Principal;
+      const body = req.body;
+      if (!Buffer.isBuffer(body)) {
+        return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: ['application/json', ...NDJSON_TYPES] });
+      }
+      const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      const split: SplitResult = NDJSON_TYPES.includes(mediaType) ? splitNdjson(body, limits.maxBatchEvents) : splitJson(body, limits.maxBatchEvents);
+      if (!split.ok) {
+        if ('tooMany' in split) {
+          return replyError(reply, 'INGEST_BATCH_TOO_LARGE', retryAfterSeconds, { limitEvents: limits.maxBatchEvents, events: split.count });
+        }
+        return replyError(reply, 'INGEST_BODY_INVALID', retryAfterSeconds, { reason: split.reason });
+      }
+
+      const accepted: AcceptedEvent[] = [];
+      const rejected: RejectedEvent[] = [];
+      for (const slice of split.events) {
+        const result = checkEvent(slice, principal, deps.contracts, limits);
+        if (result.ok) accepted.push(result.accepted);
+        else rejected.push(result.rejected);
+      }
+      if (accepted.length === 0) {
+        const allForbidden = rejected.every((r) => r.code === 'EVENT_CONTRACT_FORBIDDEN');
+        return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
+          accepted: 0,
+          rejected: rejected.length,
+          errors: rejected,
+        });
+      }
+
+      const receivedAt = new Date(clock()).toISOString();
+      const records: RawRecord[] = accepted.map((e) => ({
+        key: e.key,
+        value: e.bytes,
+        headers: {
+          [INGEST_HEADERS.producer]: principal.producer,
+          [INGEST_HEADERS.receivedAt]: receivedAt,
+          [INGEST_HEADERS.contract]: e.contract,
+          [INGEST_HEADERS.contentType]: 'json',
+        },
+      }));
+      if (!deps.publisher.hasCapacity(records.length)) {
+        return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { reason: 'the Kafka producer queue is full' });
+      }
+      try {
+        await deps.publisher.publish(deps.rawTopic, records);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        const delivered = Number((err as { details?: { delivered?: unknown } }).details?.delivered ?? 0);
+        req.log.warn({ code, events: records.length, delivered }, 'publish failed');
+        // Some events may already be in Kafka; none is reported accepted, so the client retries
+        // the whole request and event_id makes the repeat harmless downstream.
+        return replyError(reply, code === 'KAFKA_QUEUE_FULL' ? 'INGEST_OVERLOADED' : 'INGEST_UNAVAILABLE', retryAfterSeconds, {
+          reason: code ?? 'unknown',
+          possiblyDelivered: delivered,
+        }, { accepted: 0, rejected: rejected.length, errors: rejected });
+      }
+      return reply.code(rejected.length === 0 ? 200 : 207).send({ accepted: accepted.length, rejected: rejected.length, errors: rejected });
+    },
+  });
+
+  return {
+    app,
+    budget,
+    beginShutdown: () => {
+      shuttingDown = true;
+    },
+  };
+}

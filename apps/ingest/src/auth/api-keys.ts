@@ -1,0 +1,76 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** One configured API key: the producer identity it stands for and the contracts it may send. */
+export interface ApiKeyEntry {
+  producer: string;
+  key: string;
+  /** Contract names, or ["*"] for every contract. */
+  contracts: string[];
+}
+
+/** The authenticated caller of a request. */
+export interface Principal {
+  producer: string;
+  mayUse(contract: string): boolean;
+}
+
+const MIN_KEY_LENGTH = 24;
+const PRODUCER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Config check for INGEST_API_KEYS; returns a message naming every problem, never a key. */
+export function checkApiKeys(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length === 0) return 'must be a non-empty JSON array';
+  const problems: string[] = [];
+  const seenProducers = new Set<string>();
+  value.forEach((entry: unknown, i) => {
+    const e = entry as Partial<ApiKeyEntry> | null;
+    if (!e || typeof e !== 'object') return problems.push(`[${i}] must be an object`);
+    if (typeof e.producer !== 'string' || !PRODUCER_PATTERN.test(e.producer)) problems.push(`[${i}].producer must match ${PRODUCER_PATTERN}`);
+    else if (seenProducers.has(e.producer)) problems.push(`[${i}].producer "${e.producer}" appears twice`);
+    else seenProducers.add(e.producer);
+    if (typeof e.key !== 'string' || e.key.length < MIN_KEY_LENGTH) problems.push(`[${i}].key must be a string of at least ${MIN_KEY_LENGTH} characters`);
+    if (!Array.isArray(e.contracts) || e.contracts.length === 0 || !e.contracts.every((c) => typeof c === 'string' && c.length > 0)) {
+      problems.push(`[${i}].contracts must be a non-empty array of contract names or ["*"]`);
+    }
+    return undefined;
+  });
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+/**
+ * Resolves bearer tokens to principals. Keys are kept only as SHA-256 digests and every lookup
+ * compares against every digest with timingSafeEqual, so the time taken says nothing about
+ * which key, or how much of one, matched.
+ */
+export class ApiKeyStore {
+  private readonly entries: { digest: Buffer; principal: Principal }[];
+
+  constructor(keys: readonly ApiKeyEntry[]) {
+    this.entries = keys.map((k) => {
+      const all = k.contracts.includes('*');
+      const allowed = new Set(k.contracts);
+      return {
+        digest: sha256(k.key),
+        principal: Object.freeze({ producer: k.producer, mayUse: (c: string) => all || allowed.has(c) }),
+      };
+    });
+  }
+
+  /** The principal for an `Authorization` header value, or the reason it is refused. */
+  authenticate(header: string | undefined): { ok: true; principal: Principal } | { ok: false; reason: string } {
+    if (header === undefined || header.length === 0) return { ok: false, reason: 'missing Authorization header' };
+    const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+    if (!match) return { ok: false, reason: 'Authorization must be "Bearer <api key>"' };
+    const digest = sha256(match[1]);
+    let found: Principal | undefined;
+    for (const entry of this.entries) {
+      // No early exit: every key is compared so timing does not reveal the position of a match.
+      if (timingSafeEqual(entry.digest, digest)) found = entry.principal;
+    }
+    return found ? { ok: true, principal: found } : { ok: false, reason: 'unknown API key' };
+  }
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}

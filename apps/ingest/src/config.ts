@@ -1,0 +1,26 @@
+import { bool, int, json, list, str, type ConfigOf } from '@sluice/config';
+import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
+
+/** Environment schema of ingest; loaded once in main.ts. */
+export const ingestConfigSchema = {
+  host: str('INGEST_HOST', { default: '127.0.0.1', doc: 'listen address' }),
+  port: int('INGEST_PORT', { default: 8080, min: 0, max: 65535, doc: 'listen port (0 = any)' }),
+  brokers: list('KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
+  rawTopic: str('INGEST_RAW_TOPIC', { default: '', allowEmpty: true, doc: 'raw topic; empty = the contracts constant' }),
+  apiKeys: json<ApiKeyEntry[]>('INGEST_API_KEYS', checkApiKeys, {
+    secret: true,
+    doc: 'JSON [{"producer":"shop","key":"<≥24 chars>","contracts":["orders"] or ["*"]}]',
+  }),
+  maxBodyBytes: int('INGEST_MAX_BODY_BYTES', { default: 16 * 1024 * 1024, min: 1024, doc: 'request body limit' }),
+  maxBatchEvents: int('INGEST_MAX_BATCH_EVENTS', { default: 10_000, min: 1, doc: 'events per request limit' }),
+  maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { default: 512 * 1024, min: 64, max: 900_000, doc: 'per-event limit (raw topic message size)' }),
+  maxDepth: int('INGEST_MAX_DEPTH', { default: 32, min: 2, max: 256, doc: 'nesting depth limit of one event' }),
+  maxInFlightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { default: 256 * 1024 * 1024, min: 1024, doc: 'request bytes held at once before 429' }),
+  retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),
+  deliveryTimeoutMs: int('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),
+  shutdownTimeoutMs: int('INGEST_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
+  logLevel: str('INGEST_LOG_LEVEL', { default: 'info' }),
+  trustProxy: bool('INGEST_TRUST_PROXY', { default: false }),
+};
+
+export type IngestConfig = ConfigOf<typeof ingestConfigSchema>;
