@@ -1,0 +1,57 @@
+import { DLQ_HEADERS, countBy, describe as describeDlq, matches, toReplayRecord, type DlqMessage } from './dlq-record';
+
+function message(partition: number, offset: number, reason: string, contract: string, value = `{"event_id":"e-${offset}"}`): DlqMessage {
+  return {
+    partition,
+    offset,
+    key: Buffer.from('k'),
+    value: Buffer.from(value),
+    headers: {
+      'sluice-producer': Buffer.from('shop'),
+      traceparent: Buffer.from('00-abc-def-01'),
+      [DLQ_HEADERS.reason]: Buffer.from(reason),
+      [DLQ_HEADERS.contract]: Buffer.from(contract),
+      [DLQ_HEADERS.detail]: Buffer.from(JSON.stringify([{ code: reason, path: '/x', message: 'bad' }])),
+      [DLQ_HEADERS.time]: Buffer.from(`2026-11-29T10:00:0${offset}.000Z`),
+      [DLQ_HEADERS.sourcePartition]: Buffer.from('3'),
+      [DLQ_HEADERS.sourceOffset]: Buffer.from('42'),
+    },
+  };
+}
+
+describe('DLQ records', () => {
+  it('pins the header names validate writes', () => {
+    expect(Object.values(DLQ_HEADERS).sort()).toEqual([
+      'sluice-dlq-contract', 'sluice-dlq-detail', 'sluice-dlq-producer', 'sluice-dlq-reason',
+      'sluice-dlq-source-offset', 'sluice-dlq-source-partition', 'sluice-dlq-source-topic', 'sluice-dlq-time',
+    ]);
+  });
+
+  it('decodes metadata, event_id and detail; tolerates missing headers and non-JSON values', () => {
+    const e = describeDlq(message(1, 5, 'RULE_RANGE', 'orders'));
+    expect(e).toMatchObject({ reason: 'RULE_RANGE', contract: 'orders', eventId: 'e-5', source: { partition: 3, offset: 42, topic: 'unknown' } });
+    expect(e.detail).toEqual([{ code: 'RULE_RANGE', path: '/x', message: 'bad' }]);
+    const bare = describeDlq({ partition: 0, offset: 1, key: null, value: Buffer.from([0, 1, 2]), headers: {} });
+    expect(bare).toMatchObject({ reason: 'unknown', contract: 'unknown', eventId: undefined });
+  });
+
+  it('filters by reason, contract, position and time, and counts', () => {
+    const entries = [message(0, 1, 'RULE_RANGE', 'orders'), message(0, 2, 'RULE_RANGE', 'orders'), message(1, 3, 'EVENT_NOT_JSON', 'inventory')].map(describeDlq);
+    expect(entries.filter((e) => matches(e, { reasons: ['RULE_RANGE'] })).length).toBe(2);
+    expect(entries.filter((e) => matches(e, { contracts: ['inventory'] })).map((e) => e.offset)).toEqual([3]);
+    expect(entries.filter((e) => matches(e, { positions: ['0:2', '1:3'] })).map((e) => e.offset)).toEqual([2, 3]);
+    expect(entries.filter((e) => matches(e, { since: '2026-11-29T10:00:02.000Z' })).map((e) => e.offset)).toEqual([2, 3]);
+    expect(countBy(entries)).toEqual([
+      { reason: 'RULE_RANGE', contract: 'orders', count: 2 },
+      { reason: 'EVENT_NOT_JSON', contract: 'inventory', count: 1 },
+    ]);
+  });
+
+  it('replays the original bytes and headers without DLQ metadata, marked with its origin', () => {
+    const e = describeDlq(message(2, 7, 'RULE_RANGE', 'orders'));
+    const r = toReplayRecord(e, 'sluice.dlq');
+    expect(r.value?.toString()).toBe('{"event_id":"e-7"}');
+    expect(Object.keys(r.headers).sort()).toEqual(['sluice-producer', 'sluice-replay-of', 'traceparent']);
+    expect(r.headers['sluice-replay-of']).toBe('sluice.dlq/2/7');
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The DLQ record as validate writes it: the original raw record (key, value bytes, headers) plus
+ * `sluice-dlq-*` headers. The header names must match apps/validate/src/routing/headers.ts
+ * (tools may not import apps); dlq-record.test.ts pins them.
+ */
+export const DLQ_HEADERS = {
+  reason: 'sluice-dlq-reason',
+  detail: 'sluice-dlq-detail',
+  contract: 'sluice-dlq-contract',
+  sourceTopic: 'sluice-dlq-source-topic',
+  sourcePartition: 'sluice-dlq-source-partition',
+  sourceOffset: 'sluice-dlq-source-offset',
+  producer: 'sluice-dlq-producer',
+  time: 'sluice-dlq-time',
+} as const;
+
+/** Header a replayed record carries: where in the DLQ it came from. */
+export const REPLAY_HEADER = 'sluice-replay-of';
+
+/** A record read from the DLQ topic. */
+export interface DlqMessage {
+  partition: number;
+  offset: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, Buffer>;
+}
+
+/** A DLQ record with its metadata decoded. */
+export interface DlqEntry {
+  partition: number;
+  offset: number;
+  reason: string;
+  contract: string;
+  producer: string;
+  time: string;
+  source: { topic: string; partition: number; offset: number };
+  /** event_id when the value is a JSON object that has one; undefined for Avro or broken bytes. */
+  eventId?: string;
+  detail: unknown;
+  message: DlqMessage;
+}
+
+/** Which DLQ records a command applies to. Empty filter = all. */
+export interface DlqFilter {
+  reasons?: readonly string[];
+  contracts?: readonly string[];
+  /** `partition:offset` positions. */
+  positions?: readonly string[];
+  /** Only records dead-lettered at or after this ISO time. */
+  since?: string;
+}
+
+function header(m: DlqMessage, name: string): string | undefined {
+  return m.headers[name]?.toString('utf8');
+}
+
+/** Decodes the DLQ metadata of a record; missing headers read as "unknown". */
+export function describe(m: DlqMessage): DlqEntry {
+  let detail: unknown = header(m, DLQ_HEADERS.detail);
+  try {
+    detail = JSON.parse(String(detail));
+  } catch {
+    // Keep the raw text: the tool must show what is there, even if it is not JSON.
+  }
+  return {
+    partition: m.partition,
+    offset: m.offset,
+    reason: header(m, DLQ_HEADERS.reason) ?? 'unknown',
+    contract: header(m, DLQ_HEADERS.contract) ?? 'unknown',
+    producer: header(m, DLQ_HEADERS.producer) ?? 'unknown',
+    time: header(m, DLQ_HEADERS.time) ?? 'unknown',
+    source: {
+      topic: header(m, DLQ_HEADERS.sourceTopic) ?? 'unknown',
+      partition: Number(header(m, DLQ_HEADERS.sourcePartition) ?? -1),
+      offset: Number(header(m, DLQ_HEADERS.sourceOffset) ?? -1),
+    },
+    eventId: eventIdOf(m.value),
+    detail,
+    message: m,
+  };
+}
+
+function eventIdOf(value: Buffer | null): string | undefined {
+  if (value === null || value[0] !== 0x7b) return undefined;
+  try {
+    const parsed = JSON.parse(value.toString('utf8')) as { event_id?: unknown };
+    return typeof parsed.event_id === 'string' ? parsed.event_id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `e` is selected by `f`. */
+export function matches(e: DlqEntry, f: DlqFilter): boolean {
+  if (f.reasons && f.reasons.length > 0 && !f.reasons.includes(e.reason)) return false;
+  if (f.contracts && f.contracts.length > 0 && !f.contracts.includes(e.contract)) return false;
+  if (f.positions && f.positions.length > 0 && !f.positions.includes(`${e.partition}:${e.offset}`)) return false;
+  if (f.since !== undefined && !(e.time >= f.since)) return false;
+  return true;
+}
+
+/** Counts by reason, then by contract, sorted by count descending. */
+export function countBy(entries: readonly DlqEntry[]): { reason: string; contract: string; count: number }[] {
+  const counts = new Map<string, { reason: string; contract: string; count: number }>();
+  for (const e of entries) {
+    const k = `${e.reason}\u0000${e.contract}`;
+    const c = counts.get(k) ?? { reason: e.reason, contract: e.contract, count: 0 };
+    c.count++;
+    counts.set(k, c);
+  }
+  return [...counts.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason) || a.contract.localeCompare(b.contract));
+}
+
+/**
+ * The raw record a replay writes: the original key, value and headers with the DLQ metadata
+ * removed and a `sluice-replay-of` marker added. The value bytes are untouched, so event_id is
+ * the original one and downstream dedup makes a repeated replay harmless.
+ */
+export function toReplayRecord(e: DlqEntry, dlqTopic: string): { key: Buffer | null; value: Buffer | null; headers: Record<string, Buffer | string> } {
+  const dlqNames = new Set<string>(Object.values(DLQ_HEADERS));
+  const headers: Record<string, Buffer | string> = {};
+  for (const [name, value] of Object.entries(e.message.headers)) if (!dlqNames.has(name)) headers[name] = value;
+  headers[REPLAY_HEADER] = `${dlqTopic}/${e.partition}/${e.offset}`;
+  return { key: e.message.key, value: e.message.value, headers };
+}
