@@ -1,0 +1,240 @@
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
+import { SluiceError } from '@sluice/errors';
+import { LocalFileCache, S3Storage, S3_STORAGE_ERROR_CODES, translateS3Error } from './s3-storage';
+
+const ctx = { operation: 'get', uri: 's3://b/t', key: 'k' };
+
+function serviceError(name: string, status: number): S3ServiceException {
+  return new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message: name });
+}
+
+function sysError(code: string): Error {
+  return Object.assign(new Error(`connect ${code} 127.0.0.1:1`), { code });
+}
+
+describe('translateS3Error', () => {
+  it.each([
+    ['SlowDown', 503],
+    ['InternalError', 500],
+    ['ServiceUnavailable', 503],
+    ['TooManyRequestsException', 429],
+    ['RequestTimeout', 400],
+    ['SomethingNew', 502],
+  ])('%s (%i) is a retryable LAKE_STORAGE_UNAVAILABLE', (name, status) => {
+    const err = translateS3Error(serviceError(name, status), ctx);
+    expect(err.code).toBe('LAKE_STORAGE_UNAVAILABLE');
+    expect(err.retryable).toBe(true);
+    expect(err.details).toMatchObject({ httpStatus: status, awsCode: name, operation: 'get', key: 'k' });
+  });
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'])('network error %s is retryable', (code) => {
+    const err = translateS3Error(sysError(code), ctx);
+    expect(err.code).toBe('LAKE_STORAGE_UNAVAILABLE');
+    expect(err.retryable).toBe(true);
+  });
+
+  it('finds a network error inside an AggregateError (two dial attempts)', () => {
+    const err = translateS3Error(new AggregateError([sysError('ECONNREFUSED'), sysError('ECONNREFUSED')], 'dial'), ctx);
+    expect(err.code).toBe('LAKE_STORAGE_UNAVAILABLE');
+    expect(err.retryable).toBe(true);
+  });
+
+  it('treats the SDK socket timeout as retryable', () => {
+    const timeout = Object.assign(new Error('Connection timed out after 5000 ms'), { name: 'TimeoutError' });
+    expect(translateS3Error(timeout, ctx)).toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });
+  });
+
+  it.each([
+    ['InvalidAccessKeyId', 403],
+    ['SignatureDoesNotMatch', 403],
+    ['AccessDenied', 403],
+    ['Unauthorized', 401],
+  ])('%s (%i) is a non-retryable LAKE_STORAGE_ACCESS_DENIED', (name, status) => {
+    const err = translateS3Error(serviceError(name, status), ctx);
+    expect(err.code).toBe('LAKE_STORAGE_ACCESS_DENIED');
+    expect(err.retryable).toBe(false);
+  });
+
+  it('separates a missing key from a missing bucket', () => {
+    const key = translateS3Error(new NoSuchKey({ message: 'gone', $metadata: { httpStatusCode: 404 } }), ctx);
+    const bucket = translateS3Error(new NoSuchBucket({ message: 'gone', $metadata: { httpStatusCode: 404 } }), ctx);
+    expect([key.code, key.retryable]).toEqual(['LAKE_NOT_FOUND', false]);
+    expect([bucket.code, bucket.retryable]).toEqual(['LAKE_STORAGE_BUCKET_NOT_FOUND', false]);
+  });
+
+  it('a bare 404 from HEAD (no body, name NotFound) is LAKE_NOT_FOUND', () => {
+    expect(translateS3Error(serviceError('NotFound', 404), ctx).code).toBe('LAKE_NOT_FOUND');
+  });
+
+  it('other 4xx are non-retryable LAKE_STORAGE_REQUEST_REJECTED', () => {
+    const err = translateS3Error(serviceError('InvalidArgument', 400), ctx);
+    expect([err.code, err.retryable]).toEqual(['LAKE_STORAGE_REQUEST_REJECTED', false]);
+  });
+
+  it('an unknown error without status is non-retryable LAKE_STORAGE_FAILED and keeps its cause', () => {
+    const cause = new TypeError('boom');
+    const err = translateS3Error(cause, ctx);
+    expect([err.code, err.retryable]).toEqual(['LAKE_STORAGE_FAILED', false]);
+    expect(err.cause).toBe(cause);
+    expect(translateS3Error('a string', ctx).code).toBe('LAKE_STORAGE_FAILED');
+  });
+
+  it('passes SluiceErrors through and only ever produces catalogued codes', () => {
+    const own = new SluiceError('LAKE_NOT_FOUND', 'x');
+    expect(translateS3Error(own, ctx)).toBe(own);
+    const samples = [serviceError('X', 418), serviceError('Y', 599), sysError('ENOTFOUND'), null, undefined, 42];
+    for (const s of samples) {
+      expect(S3_STORAGE_ERROR_CODES).toContain(translateS3Error(s, ctx).code);
+    }
+  });
+
+  it('survives JSON.stringify with code, retryable and details', () => {
+    const json = JSON.parse(JSON.stringify(translateS3Error(serviceError('SlowDown', 503), ctx)));
+    expect(json).toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true, details: { uri: 's3://b/t' } });
+  });
+});
+
+describe('S3Storage options and keys', () => {
+  const base = { bucket: 'b', endpoint: 'http://127.0.0.1:9', cache: { dir: os.tmpdir(), maxBytes: 1024 } };
+
+  it('names the table root in its uri', () => {
+    expect(new S3Storage({ ...base, prefix: '/lake/orders/' }).uri).toBe('s3://b/lake/orders');
+    expect(new S3Storage(base).uri).toBe('s3://b');
+  });
+
+  it('rejects invalid options', () => {
+    expect(() => new S3Storage({ ...base, bucket: '' })).toThrow(expect.objectContaining({ code: 'LAKE_STORAGE_OPTIONS_INVALID' }));
+    expect(() => new S3Storage({ ...base, prefix: 'a/../b' })).toThrow(expect.objectContaining({ code: 'LAKE_STORAGE_KEY_INVALID' }));
+    expect(() => new S3Storage({ ...base, cache: { dir: os.tmpdir(), maxBytes: 0 } })).toThrow(
+      expect.objectContaining({ code: 'LAKE_STORAGE_OPTIONS_INVALID' }),
+    );
+    expect(() => new S3Storage({ ...base, commitMode: 'yolo' as never })).toThrow(
+      expect.objectContaining({ code: 'LAKE_STORAGE_OPTIONS_INVALID' }),
+    );
+  });
+
+  it.each(['', '/abs', 'a//b', 'a/./b', '../up', 'a/..', 'back\\slash', 'nul\u0000', 'nl\n'])(
+    'rejects the hostile key %j before any request',
+    async (key) => {
+      // Port 9 (discard) is closed here: a request would fail with UNAVAILABLE, not KEY_INVALID.
+      const s = new S3Storage(base);
+      try {
+        for (const op of [() => s.get(key), () => s.put(key, new Uint8Array(1)), () => s.head(key), () => s.localPath(key)]) {
+          await expect(op()).rejects.toMatchObject({ code: 'LAKE_STORAGE_KEY_INVALID', retryable: false });
+        }
+        await expect(s.delete([key])).rejects.toMatchObject({ code: 'LAKE_STORAGE_KEY_INVALID' });
+      } finally {
+        s.destroy();
+      }
+    },
+  );
+});
+
+describe('LocalFileCache', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-cache-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const writer = (bytes: number, calls: string[] = [], id = '') => async (tmp: string) => {
+    calls.push(id);
+    await writeFile(tmp, Buffer.alloc(bytes, 7));
+  };
+
+  async function cachedBytes(): Promise<number> {
+    let total = 0;
+    for (const n of await readdir(dir)) total += (await stat(path.join(dir, n))).size;
+    return total;
+  }
+
+  it('downloads once per id and serves later calls from disk', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 1000 });
+    const calls: string[] = [];
+    const a = await cache.getOrFetch('s3://b/a.parquet', writer(10, calls, 'a'), '.parquet');
+    const again = await cache.getOrFetch('s3://b/a.parquet', writer(10, calls, 'a'), '.parquet');
+    expect(again).toBe(a);
+    expect(a.endsWith('.parquet')).toBe(true);
+    expect(calls).toEqual(['a']);
+    expect((await readFile(a)).length).toBe(10);
+  });
+
+  it('shares one fetch between concurrent callers', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 1000 });
+    const calls: string[] = [];
+    const paths = await Promise.all(Array.from({ length: 8 }, () => cache.getOrFetch('id', writer(5, calls, 'x'))));
+    expect(new Set(paths).size).toBe(1);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('keeps at most maxBytes, evicting the least recently used', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 250 });
+    const calls: string[] = [];
+    for (const id of ['a', 'b']) await cache.getOrFetch(id, writer(100, calls, id));
+    await cache.getOrFetch('a', writer(100, calls, 'a')); // a is now more recent than b
+    await cache.getOrFetch('c', writer(100, calls, 'c')); // evicts b
+    expect(cache.sizeBytes).toBe(200);
+    expect(await cachedBytes()).toBeLessThanOrEqual(250);
+    await cache.getOrFetch('a', writer(100, calls, 'a'));
+    await cache.getOrFetch('b', writer(100, calls, 'b'));
+    expect(calls).toEqual(['a', 'b', 'c', 'b']);
+    expect(await cachedBytes()).toBeLessThanOrEqual(250);
+  });
+
+  it('keeps a file bigger than the bound only until the next insertion', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 100 });
+    const big = await cache.getOrFetch('big', writer(300));
+    expect((await stat(big)).size).toBe(300);
+    await cache.getOrFetch('small', writer(10));
+    expect(cache.sizeBytes).toBe(10);
+    await expect(stat(big)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('leaves no file behind when a fetch fails, and fetches again next time', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 1000 });
+    const failing = async (tmp: string) => {
+      await writeFile(tmp, 'partial');
+      throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'reset', { retryable: true });
+    };
+    await expect(cache.getOrFetch('x', failing)).rejects.toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE' });
+    expect(await readdir(dir)).toEqual([]);
+    const p = await cache.getOrFetch('x', writer(3));
+    expect((await readFile(p)).length).toBe(3);
+  });
+
+  it('refetches a cached file that was deleted under it', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 1000 });
+    const calls: string[] = [];
+    const p = await cache.getOrFetch('x', writer(4, calls, 'x'));
+    await rm(p);
+    expect(await cache.getOrFetch('x', writer(4, calls, 'x'))).toBe(p);
+    expect(calls).toEqual(['x', 'x']);
+    expect(cache.sizeBytes).toBe(4);
+  });
+
+  it('adopts files of a previous process oldest first, enforces the bound, and drops stale temp files', async () => {
+    const first = new LocalFileCache({ dir, maxBytes: 10_000 });
+    const old = await first.getOrFetch('old', writer(100));
+    const recent = await first.getOrFetch('recent', writer(100));
+    await utimes(old, new Date(1_000_000), new Date(1_000_000));
+    const staleTemp = path.join(dir, '.tmp-crashed');
+    const liveTemp = path.join(dir, '.tmp-in-progress');
+    await writeFile(staleTemp, 'x');
+    await utimes(staleTemp, new Date(1_000_000), new Date(1_000_000));
+    await writeFile(liveTemp, 'y');
+
+    const second = new LocalFileCache({ dir, maxBytes: 150 });
+    const calls: string[] = [];
+    expect(await second.getOrFetch('recent', writer(100, calls, 'recent'))).toBe(recent);
+    expect(calls).toEqual([]);
+    expect(second.sizeBytes).toBe(100);
+    await expect(stat(old)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(staleTemp)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await stat(liveTemp)).size).toBe(1); // may belong to a running download
+  });
+});

@@ -1,0 +1,675 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { SluiceError, isSluiceError } from '@sluice/errors';
+import type { Storage, StoredObject } from './storage';
+
+// ---------------------------------------------------------------------------------------------
+// Errors: the one place where AWS SDK / network failures become LAKE_* SluiceErrors.
+// ---------------------------------------------------------------------------------------------
+
+/** Codes S3Storage and LocalFileCache raise. `retryable` is set per error, see `translateS3Error`. */
+export const S3_STORAGE_ERROR_CODES = [
+  /** get() of an absent key. Not retryable. */
+  'LAKE_NOT_FOUND',
+  /** Network failure, timeout, throttling or a 5xx answer. Retryable. */
+  'LAKE_STORAGE_UNAVAILABLE',
+  /** 401/403: wrong or missing credentials, or no permission. Not retryable. */
+  'LAKE_STORAGE_ACCESS_DENIED',
+  /** The bucket does not exist. Not retryable. */
+  'LAKE_STORAGE_BUCKET_NOT_FOUND',
+  /** Any other 4xx answer (bad request, invalid argument). Not retryable. */
+  'LAKE_STORAGE_REQUEST_REJECTED',
+  /** A key or prefix that is not a relative '/'-separated path. Not retryable. */
+  'LAKE_STORAGE_KEY_INVALID',
+  /** The server ignores `If-None-Match: *` on PUT, so commits would be unsafe. Not retryable. */
+  'LAKE_STORAGE_CONDITIONAL_PUT_UNSUPPORTED',
+  /** A download ended with fewer or more bytes than the object has. Retryable. */
+  'LAKE_STORAGE_TRUNCATED',
+  /** Invalid S3StorageOptions. Not retryable. */
+  'LAKE_STORAGE_OPTIONS_INVALID',
+  /** A failure of unknown kind (no HTTP status, not a known network error). Not retryable. */
+  'LAKE_STORAGE_FAILED',
+] as const;
+
+/** One of `S3_STORAGE_ERROR_CODES`. */
+export type S3StorageErrorCode = (typeof S3_STORAGE_ERROR_CODES)[number];
+
+/** Where a failure happened, carried into the error's details. */
+export interface S3ErrorContext {
+  operation: string;
+  uri: string;
+  key?: string;
+}
+
+// AWS error names that mean "the service is overloaded or hiccuped; the same request may pass".
+const RETRYABLE_AWS_NAMES = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'ThrottledException',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'RequestLimitExceeded',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'InternalError',
+  'ServiceUnavailable',
+  'TimeoutError',
+]);
+
+// Node/undici error codes of a connection that failed or broke.
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+const ACCESS_DENIED_NAMES = new Set([
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidToken',
+  'ExpiredToken',
+  'Forbidden',
+]);
+
+interface AwsLikeError {
+  name?: string;
+  code?: string;
+  message?: string;
+  errors?: unknown[];
+  cause?: unknown;
+  $metadata?: { httpStatusCode?: number; requestId?: string; attempts?: number };
+}
+
+function asAwsLike(err: unknown): AwsLikeError {
+  return typeof err === 'object' && err !== null ? (err as AwsLikeError) : {};
+}
+
+/** True when `err` (or an error it wraps, e.g. an AggregateError of two dial attempts) is a network failure. */
+function isNetworkError(err: unknown, depth = 0): boolean {
+  if (depth > 3) return false;
+  const e = asAwsLike(err);
+  if (e.code !== undefined && NETWORK_ERROR_CODES.has(e.code)) return true;
+  if (e.name === 'TimeoutError') return true;
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isNetworkError(inner, depth + 1))) return true;
+  return e.cause !== undefined && isNetworkError(e.cause, depth + 1);
+}
+
+function httpStatus(err: unknown): number | undefined {
+  return asAwsLike(err).$metadata?.httpStatusCode;
+}
+
+/**
+ * Turns anything the AWS SDK (or the socket under it) throws into a SluiceError with a LAKE_* code
+ * and a retryable flag: throttling, 5xx, timeouts and network errors are retryable; 4xx are not.
+ * SluiceErrors pass through unchanged. The original error is kept as `cause`.
+ */
+export function translateS3Error(err: unknown, context: S3ErrorContext): SluiceError<S3StorageErrorCode> {
+  if (isSluiceError(err)) return err as SluiceError<S3StorageErrorCode>;
+  const e = asAwsLike(err);
+  const status = httpStatus(err);
+  const name = e.name ?? 'Error';
+  const details = {
+    operation: context.operation,
+    uri: context.uri,
+    ...(context.key === undefined ? {} : { key: context.key }),
+    ...(status === undefined ? {} : { httpStatus: status }),
+    awsCode: name,
+    ...(e.$metadata?.requestId === undefined ? {} : { requestId: e.$metadata.requestId }),
+  };
+  const where = `${context.operation} ${context.key === undefined ? context.uri : `${context.uri}/${context.key}`}`;
+  const make = (code: S3StorageErrorCode, what: string, retryable: boolean) =>
+    new SluiceError<S3StorageErrorCode>(code, `${where}: ${what} (${name}${status === undefined ? '' : ` ${status}`})`, {
+      retryable,
+      cause: err,
+      details,
+    });
+
+  if (RETRYABLE_AWS_NAMES.has(name) || status === 429 || (status !== undefined && status >= 500)) {
+    return make('LAKE_STORAGE_UNAVAILABLE', 'object store busy or failing', true);
+  }
+  if (status === undefined && isNetworkError(err)) {
+    return make('LAKE_STORAGE_UNAVAILABLE', `object store unreachable: ${e.message ?? ''}`.trim(), true);
+  }
+  if (ACCESS_DENIED_NAMES.has(name) || status === 401 || status === 403) {
+    return make('LAKE_STORAGE_ACCESS_DENIED', 'access denied; check credentials and permissions', false);
+  }
+  if (name === 'NoSuchBucket') return make('LAKE_STORAGE_BUCKET_NOT_FOUND', 'bucket does not exist', false);
+  if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) {
+    return make('LAKE_NOT_FOUND', 'no such object', false);
+  }
+  if (status !== undefined && status >= 400) return make('LAKE_STORAGE_REQUEST_REJECTED', 'request rejected', false);
+  return make('LAKE_STORAGE_FAILED', `unexpected failure: ${e.message ?? String(err)}`, false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounded local cache of downloaded objects, for DuckDB to read.
+// ---------------------------------------------------------------------------------------------
+
+/** Options of a LocalFileCache. */
+export interface LocalFileCacheOptions {
+  /** Directory owned by this cache (created if missing). One process per directory. */
+  dir: string;
+  /** Upper bound of the bytes kept, > 0. Least recently used files are deleted beyond it. */
+  maxBytes: number;
+}
+
+interface CacheEntry {
+  file: string;
+  size: number;
+}
+
+// Temporary downloads older than this are leftovers of a crashed process.
+const STALE_TEMP_MS = 60 * 60 * 1000;
+const TEMP_PREFIX = '.tmp-';
+
+/**
+ * Files downloaded by id (e.g. `s3://bucket/key`) into one directory, at most `maxBytes` in total,
+ * evicting the least recently used. Only for immutable objects: a cached id is never refreshed.
+ * Files appear atomically (temporary file + rename). A file larger than `maxBytes` is kept only
+ * until the next insertion. Evicting a file another reader has open is safe on POSIX (unlink), but
+ * a path handed out and not yet opened can vanish: size `maxBytes` above one query's working set.
+ */
+export class LocalFileCache {
+  readonly dir: string;
+  readonly maxBytes: number;
+  // Map iteration order is insertion order: re-inserting on each hit makes the first entry the LRU.
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly inflight = new Map<string, Promise<string>>();
+  private total = 0;
+  private ready: Promise<void> | undefined;
+
+  constructor(options: LocalFileCacheOptions) {
+    if (!options.dir) throw optionsError('cache dir must be set');
+    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes <= 0) {
+      throw optionsError(`cache maxBytes must be a positive integer, got ${options.maxBytes}`);
+    }
+    this.dir = path.resolve(options.dir);
+    this.maxBytes = options.maxBytes;
+  }
+
+  /** Bytes currently held. */
+  get sizeBytes(): number {
+    return this.total;
+  }
+
+  /**
+   * Path of the cached file for `id`, calling `fetch(tmpFile)` to create it on a miss. `fetch`
+   * writes the bytes to `tmpFile`; the cache renames it into place. Concurrent calls for one id
+   * share one fetch.
+   */
+  async getOrFetch(id: string, fetch: (tmpFile: string) => Promise<void>, extension = ''): Promise<string> {
+    await this.init();
+    const name = cacheFileName(id, extension);
+    const hit = this.entries.get(name);
+    if (hit !== undefined) {
+      // Someone may have cleaned the directory under us; a vanished file is a miss.
+      if (await exists(hit.file)) {
+        this.entries.delete(name);
+        this.entries.set(name, hit);
+        return hit.file;
+      }
+      this.forget(name);
+    }
+    const running = this.inflight.get(name);
+    if (running !== undefined) return running;
+    const job = this.download(name, fetch).finally(() => this.inflight.delete(name));
+    this.inflight.set(name, job);
+    return job;
+  }
+
+  private async download(name: string, fetch: (tmpFile: string) => Promise<void>): Promise<string> {
+    const file = path.join(this.dir, name);
+    const tmp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
+    try {
+      await fetch(tmp);
+      const { size } = await stat(tmp);
+      await rename(tmp, file);
+      await this.add(name, { file, size });
+      return file;
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  private async add(name: string, entry: CacheEntry): Promise<void> {
+    this.forget(name);
+    this.entries.set(name, entry);
+    this.total += entry.size;
+    await this.evict(name);
+  }
+
+  private forget(name: string): void {
+    const old = this.entries.get(name);
+    if (old === undefined) return;
+    this.entries.delete(name);
+    this.total -= old.size;
+  }
+
+  /** Deletes least recently used files (never `keep`) until the bound holds; resolves when they are gone. */
+  private async evict(keep: string): Promise<void> {
+    const victims: string[] = [];
+    for (const [name, entry] of this.entries) {
+      if (this.total <= this.maxBytes) break;
+      if (name === keep) continue;
+      // Bookkeeping first, synchronously, so concurrent insertions never pick the same victim.
+      this.forget(name);
+      victims.push(entry.file);
+    }
+    // A failed unlink only leaves a stray file that the next start adopts and evicts again.
+    await Promise.all(victims.map((file) => rm(file, { force: true }).catch(() => undefined)));
+  }
+
+  private init(): Promise<void> {
+    this.ready ??= this.adoptExisting();
+    return this.ready;
+  }
+
+  /** Takes over files a previous process left, oldest first, so the bound holds across restarts. */
+  private async adoptExisting(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const found: { name: string; entry: CacheEntry; mtimeMs: number }[] = [];
+    for (const name of await readdir(this.dir)) {
+      const file = path.join(this.dir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info === undefined || !info.isFile()) continue;
+      if (name.startsWith(TEMP_PREFIX)) {
+        if (Date.now() - info.mtimeMs > STALE_TEMP_MS) await rm(file, { force: true });
+        continue;
+      }
+      found.push({ name, entry: { file, size: info.size }, mtimeMs: info.mtimeMs });
+    }
+    found.sort((a, b) => a.mtimeMs - b.mtimeMs);
+    for (const f of found) {
+      this.entries.set(f.name, f.entry);
+      this.total += f.entry.size;
+    }
+    await this.evict('');
+  }
+}
+
+function cacheFileName(id: string, extension: string): string {
+  return createHash('sha256').update(id).digest('hex').slice(0, 40) + extension;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3Storage
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How `putIfAbsent` stays atomic.
+ * - `conditional-put` (default): PutObject with `If-None-Match: *`. Before the first commit the
+ *   server is probed once; a server that ignores the header makes putIfAbsent throw
+ *   LAKE_STORAGE_CONDITIONAL_PUT_UNSUPPORTED instead of silently overwriting.
+ * - `single-writer`: the operator guarantees that exactly one process writes the table (e.g. one
+ *   replica holding a lease). putIfAbsent checks with HEAD and still sends the header; no probe.
+ */
+export type S3CommitMode = 'conditional-put' | 'single-writer';
+
+/** Options of S3Storage. Libraries take these from the app's config; nothing here reads env. */
+export interface S3StorageOptions {
+  bucket: string;
+  /** Table root inside the bucket, e.g. `lake/orders_silver`; '' for the bucket root. */
+  prefix?: string;
+  /** Endpoint URL of an S3-compatible server, e.g. `http://127.0.0.1:18333`; AWS when omitted. */
+  endpoint?: string;
+  /** Region for signing; default `us-east-1`. */
+  region?: string;
+  /** Static credentials; the SDK's default provider chain when omitted. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Path-style URLs (`endpoint/bucket/key`); default true when `endpoint` is set. */
+  forcePathStyle?: boolean;
+  /** Local cache for `localPath`: a shared LocalFileCache, or a directory and bound for a private one. */
+  cache: LocalFileCache | LocalFileCacheOptions;
+  /** Per-request socket timeout, ms; default 30 000. */
+  requestTimeoutMs?: number;
+  /** TCP connect timeout, ms; default 5 000. */
+  connectTimeoutMs?: number;
+  /** SDK attempts per request including the first (retries with backoff on retryable errors); default 3. */
+  maxAttempts?: number;
+  /** See S3CommitMode; default `conditional-put`. */
+  commitMode?: S3CommitMode;
+}
+
+const DELETE_BATCH = 1000; // DeleteObjects accepts at most 1000 keys per request
+const CONFLICT_ATTEMPTS = 5; // 409 ConditionalRequestConflict: another conditional write in flight
+const CONFLICT_BACKOFF_MS = 50;
+const PROBE_DIR = '_sluice';
+
+/** Objects of one table root in an S3 bucket. See the Storage interface for each method's contract. */
+export class S3Storage implements Storage {
+  readonly uri: string;
+  /** The file cache behind `localPath`. */
+  readonly cache: LocalFileCache;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly root: string; // '' or ends with '/'
+  private readonly commitMode: S3CommitMode;
+  private probe: Promise<void> | undefined;
+
+  constructor(options: S3StorageOptions) {
+    if (!options.bucket) throw optionsError('bucket must be set');
+    const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
+    if (prefix !== '') checkKey(prefix, 'prefix');
+    this.bucket = options.bucket;
+    this.root = prefix === '' ? '' : `${prefix}/`;
+    this.uri = `s3://${options.bucket}${prefix === '' ? '' : `/${prefix}`}`;
+    this.commitMode = options.commitMode ?? 'conditional-put';
+    if (this.commitMode !== 'conditional-put' && this.commitMode !== 'single-writer') {
+      throw optionsError(`commitMode must be conditional-put or single-writer, got ${String(this.commitMode)}`);
+    }
+    this.cache = options.cache instanceof LocalFileCache ? options.cache : new LocalFileCache(options.cache);
+    this.client = new S3Client({
+      endpoint: options.endpoint,
+      region: options.region ?? 'us-east-1',
+      credentials: options.credentials,
+      forcePathStyle: options.forcePathStyle ?? options.endpoint !== undefined,
+      maxAttempts: options.maxAttempts ?? 3,
+      retryMode: 'standard',
+      requestHandler: {
+        requestTimeout: options.requestTimeoutMs ?? 30_000,
+        connectionTimeout: options.connectTimeoutMs ?? 5_000,
+      },
+      // Checksums only where S3 requires them: S3-compatible servers vary in trailer support.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    const body = await this.getIfExists(key);
+    if (body === undefined) {
+      throw new SluiceError('LAKE_NOT_FOUND', `get ${this.uri}/${key}: no such object`, {
+        details: { operation: 'get', uri: this.uri, key },
+      });
+    }
+    return body;
+  }
+
+  async getIfExists(key: string): Promise<Uint8Array | undefined> {
+    const fullKey = this.fullKey(key);
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+      if (out.Body === undefined) return new Uint8Array(0);
+      return await out.Body.transformToByteArray();
+    } catch (err) {
+      const e = this.translate(err, 'get', key);
+      if (e.code === 'LAKE_NOT_FOUND') return undefined;
+      throw e;
+    }
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const fullKey = this.fullKey(key);
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: body }));
+    } catch (err) {
+      throw this.translate(err, 'put', key);
+    }
+  }
+
+  /**
+   * Atomic create (see Storage). When the SDK had to resend the request (a timeout or reset after
+   * the server may already have stored it), a 412 is ambiguous; the stored bytes are then
+   * compared with `body`, and equal bytes count as this call's write. Delta commits carry a unique
+   * txnId, so equal bytes cannot come from another writer.
+   */
+  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+    const fullKey = this.fullKey(key);
+    if (this.commitMode === 'conditional-put') {
+      await this.ensureConditionalPut();
+    } else if ((await this.head(key)) !== undefined) {
+      return false;
+    }
+    let attemptsSent = 0;
+    for (let round = 1; ; round++) {
+      try {
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: body, IfNoneMatch: '*' }));
+        return true;
+      } catch (err) {
+        attemptsSent += asAwsLike(err).$metadata?.attempts ?? 1;
+        if (isPreconditionFailed(err)) {
+          return attemptsSent > 1 ? this.holds(key, body) : false;
+        }
+        if (isConditionalConflict(err) && round < CONFLICT_ATTEMPTS) {
+          await sleep(CONFLICT_BACKOFF_MS * round);
+          continue;
+        }
+        throw this.translate(err, 'putIfAbsent', key);
+      }
+    }
+  }
+
+  async list(prefix: string): Promise<StoredObject[]> {
+    if (prefix !== '') checkKey(prefix.replace(/\/$/, ''), 'prefix');
+    const objects: StoredObject[] = [];
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root + prefix, ContinuationToken: token }),
+        );
+      } catch (err) {
+        throw this.translate(err, 'list', prefix);
+      }
+      for (const o of page.Contents ?? []) {
+        // Some servers list directory markers ("a/b/"); they are not objects of the table.
+        if (o.Key === undefined || o.Key.endsWith('/')) continue;
+        objects.push({
+          key: o.Key.slice(this.root.length),
+          size: o.Size ?? 0,
+          modifiedMs: o.LastModified?.getTime() ?? 0,
+        });
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+    return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    const fullKeys = keys.map((k) => this.fullKey(k));
+    for (let i = 0; i < fullKeys.length; i += DELETE_BATCH) {
+      const batch = fullKeys.slice(i, i + DELETE_BATCH);
+      let out;
+      try {
+        out = await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+      } catch (err) {
+        throw this.translate(err, 'delete', batch[0]?.slice(this.root.length));
+      }
+      // DeleteObjects answers 200 and lists per-key failures in the body.
+      const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length > 0) {
+        const first = failed[0];
+        const retryable = failed.some((e) => e.Code === 'InternalError' || e.Code === 'SlowDown');
+        throw new SluiceError<S3StorageErrorCode>(
+          retryable ? 'LAKE_STORAGE_UNAVAILABLE' : 'LAKE_STORAGE_REQUEST_REJECTED',
+          `delete ${this.uri}: ${failed.length} of ${batch.length} keys failed, first ${first.Key}: ${first.Code} ${first.Message ?? ''}`.trim(),
+          { retryable, details: { operation: 'delete', uri: this.uri, failed: failed.map((e) => ({ key: e.Key, code: e.Code })) } },
+        );
+      }
+    }
+  }
+
+  async head(key: string): Promise<StoredObject | undefined> {
+    const fullKey = this.fullKey(key);
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+      return { key, size: out.ContentLength ?? 0, modifiedMs: out.LastModified?.getTime() ?? 0 };
+    } catch (err) {
+      const e = this.translate(err, 'head', key);
+      if (e.code === 'LAKE_NOT_FOUND') return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * Downloads the object into the bounded cache (once per key) and returns the file's path.
+   * Only for immutable objects (data files, checkpoints): a cached key is never re-read.
+   */
+  async localPath(key: string): Promise<string> {
+    const fullKey = this.fullKey(key);
+    const ext = /\.[A-Za-z0-9]{1,12}$/.exec(key)?.[0] ?? '';
+    return this.cache.getOrFetch(`s3://${this.bucket}/${fullKey}`, (tmp) => this.download(key, fullKey, tmp), ext);
+  }
+
+  /** Closes the SDK's sockets. The instance must not be used afterwards. */
+  destroy(): void {
+    this.client.destroy();
+  }
+
+  /**
+   * Checks once per instance that the server rejects a second `If-None-Match: *` PUT of one key.
+   * Runs before the first putIfAbsent; a failed check (network) is retried on the next call.
+   */
+  async ensureConditionalPut(): Promise<void> {
+    this.probe ??= this.probeConditionalPut().catch((err) => {
+      this.probe = undefined;
+      throw err;
+    });
+    return this.probe;
+  }
+
+  private async probeConditionalPut(): Promise<void> {
+    const key = `${PROBE_DIR}/conditional-put-probe-${randomUUID()}`;
+    const fullKey = this.fullKey(key);
+    const send = (body: string) =>
+      this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: body, IfNoneMatch: '*' }));
+    try {
+      try {
+        await send('first');
+      } catch (err) {
+        throw this.translate(err, 'probe conditional put', key);
+      }
+      let honoured = false;
+      try {
+        await send('second');
+      } catch (err) {
+        if (!isPreconditionFailed(err)) throw this.translate(err, 'probe conditional put', key);
+        honoured = true;
+      }
+      if (!honoured) {
+        throw new SluiceError<S3StorageErrorCode>(
+          'LAKE_STORAGE_CONDITIONAL_PUT_UNSUPPORTED',
+          `${this.uri}: the server overwrote an object despite If-None-Match: *; concurrent commits would be lost. ` +
+            `Use a server with conditional writes, or commitMode 'single-writer' if only one process writes this table.`,
+          { details: { uri: this.uri } },
+        );
+      }
+    } finally {
+      await this.delete([key]).catch(() => undefined);
+    }
+  }
+
+  private async download(key: string, fullKey: string, tmpFile: string): Promise<void> {
+    let out;
+    try {
+      out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+    } catch (err) {
+      throw this.translate(err, 'localPath', key);
+    }
+    const body = out.Body;
+    if (!(body instanceof Readable)) {
+      throw new SluiceError<S3StorageErrorCode>('LAKE_STORAGE_FAILED', `localPath ${this.uri}/${key}: body is not a stream`);
+    }
+    try {
+      await pipeline(body, createWriteStream(tmpFile, { flags: 'wx' }));
+    } catch (err) {
+      throw this.translate(err, 'localPath', key);
+    }
+    const { size } = await stat(tmpFile);
+    if (out.ContentLength !== undefined && size !== out.ContentLength) {
+      throw new SluiceError<S3StorageErrorCode>(
+        'LAKE_STORAGE_TRUNCATED',
+        `localPath ${this.uri}/${key}: downloaded ${size} of ${out.ContentLength} bytes`,
+        { retryable: true, details: { operation: 'localPath', uri: this.uri, key } },
+      );
+    }
+  }
+
+  /** True when `key` holds exactly `body`. */
+  private async holds(key: string, body: Uint8Array): Promise<boolean> {
+    const stored = await this.getIfExists(key);
+    return stored !== undefined && Buffer.from(stored).equals(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  }
+
+  private fullKey(key: string): string {
+    checkKey(key, 'key');
+    return this.root + key;
+  }
+
+  private translate(err: unknown, operation: string, key?: string): SluiceError<S3StorageErrorCode> {
+    return translateS3Error(err, { operation, uri: this.uri, key });
+  }
+}
+
+function isPreconditionFailed(err: unknown): boolean {
+  return asAwsLike(err).name === 'PreconditionFailed' || httpStatus(err) === 412;
+}
+
+function isConditionalConflict(err: unknown): boolean {
+  return asAwsLike(err).name === 'ConditionalRequestConflict' || httpStatus(err) === 409;
+}
+
+/**
+ * Rejects keys that are not relative '/'-separated paths: empty, absolute, with empty, '.' or
+ * '..' segments, backslashes or control characters. Such keys would escape the table root on
+ * local storage and are never produced by the table format.
+ */
+function checkKey(key: string, what: string): void {
+  const bad =
+    typeof key !== 'string' ||
+    key === '' ||
+    key.startsWith('/') ||
+    key.includes('\\') ||
+    /[\u0000-\u001f\u007f]/.test(key) ||
+    key.split('/').some((s) => s === '' || s === '.' || s === '..');
+  if (bad) {
+    throw new SluiceError<S3StorageErrorCode>('LAKE_STORAGE_KEY_INVALID', `invalid storage ${what}: ${JSON.stringify(key)}`, {
+      details: { [what]: key },
+    });
+  }
+}
+
+function optionsError(message: string): SluiceError<S3StorageErrorCode> {
+  return new SluiceError<S3StorageErrorCode>('LAKE_STORAGE_OPTIONS_INVALID', message);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
