@@ -67,7 +67,6 @@ export const asOfSchema = {
 
 /** JSON Schema of the query body (fastify validates with ajv before any handler runs). */
 export const queryBodySchema = {
-  $id: 'QueryRequest',
   type: 'object',
   additionalProperties: false,
   properties: {

@@ -1,0 +1,74 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TokenAuth } from './auth/tokens';
+import { queryError } from './errors';
+import { errorHandler } from './http/errors-http';
+import type { QueryService } from './query/query-service';
+import { registerAuth } from './routes/auth-hook';
+import { type DashboardSettings, dashboardRoutes } from './routes/dashboard';
+import { type EntityLookup, tableRoutes } from './routes/tables';
+
+/** Everything the HTTP layer needs, built by main.ts (or a test). */
+export interface AppDeps {
+  service: QueryService;
+  auth: TokenAuth;
+  /** Entity-key lookups by table name; tables without one answer QUERY_LOOKUP_UNSUPPORTED. */
+  lookups: Record<string, EntityLookup>;
+  dashboard: DashboardSettings;
+  /** False while starting or draining: /readyz answers 503. */
+  isReady: () => boolean;
+  /** Prometheus exposition text, when telemetry is wired. */
+  metrics?: () => Promise<string>;
+  bodyLimit: number;
+  logger?: boolean | { level: string };
+}
+
+/** Builds the fastify app without listening; tests drive it with `app.inject()`. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: deps.bodyLimit,
+    // Reject what the schema does not name instead of silently dropping it, and never coerce a
+    // body value into another type (null would become "" and match the wrong rows).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    return503OnClosing: true,
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request) => {
+    throw queryError('QUERY_ROUTE_UNKNOWN', `${request.method} ${request.url.split('?')[0]}`);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Sluice query-api',
+        version: '1',
+        description:
+          'Read-only queries over Sluice lake tables. Every answer carries `freshness` (table version, commit time, ' +
+          'max event time, committed offsets). Errors: `{ "error": { code, message, retryable, details? } }`; the codes ' +
+          'are listed in docs/design/query-api.md.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerAuth(app, deps.auth);
+
+  app.get('/healthz', { schema: { tags: ['ops'], summary: 'Liveness' } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { tags: ['ops'], summary: 'Readiness: 503 while starting or draining' } }, async () => {
+    if (!deps.isReady()) throw queryError('QUERY_NOT_READY', undefined, { retryAfterSeconds: 1 });
+    return { status: 'ready' };
+  });
+  app.get('/metrics', { schema: { tags: ['ops'], summary: 'Prometheus metrics' } }, async (_request, reply) => {
+    if (!deps.metrics) throw queryError('QUERY_ROUTE_UNKNOWN', 'metrics are not wired in this process');
+    void reply.type('text/plain; version=0.0.4');
+    return deps.metrics();
+  });
+
+  tableRoutes(app, deps.service, deps.lookups);
+  dashboardRoutes(app, deps.dashboard);
+  return app;
+}

@@ -1,0 +1,57 @@
+import { type ConfigOf, int, json, list, loadConfig, oneOf, str } from '@sluice/config';
+import type { TokenGrant } from './auth/tokens';
+
+function checkTokens(v: unknown): string | undefined {
+  if (!Array.isArray(v) || v.length === 0) return 'must be a non-empty JSON array of {name, token, tables}';
+  for (const [i, g] of v.entries()) {
+    if (!g || typeof g !== 'object') return `entry ${i} must be an object`;
+    const { name, token, tables } = g as Record<string, unknown>;
+    if (typeof name !== 'string' || name.length === 0) return `entry ${i} needs a name`;
+    if (typeof token !== 'string' || token.length < 16 || !/^[\x21-\x7e]+$/.test(token)) {
+      return `entry ${i} (${name}) needs a token of at least 16 visible ASCII characters`;
+    }
+    if (!Array.isArray(tables) || tables.length === 0 || !tables.every((t) => typeof t === 'string' && t.length > 0)) {
+      return `entry ${i} (${name}) needs a non-empty tables list ("*" for all)`;
+    }
+  }
+  return undefined;
+}
+
+/** Environment of query-api; loaded once at start, every problem reported at once. */
+export const configSchema = {
+  host: str('QUERY_API_HOST', { default: '127.0.0.1', doc: 'listen address' }),
+  port: int('QUERY_API_PORT', { default: 8083, min: 0, max: 65535 }),
+  logLevel: oneOf('QUERY_API_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, { default: 'info' }),
+  lakeRoot: str('QUERY_API_LAKE_ROOT', { doc: 'directory holding the tables, or s3://bucket/prefix' }),
+  tables: list('QUERY_API_TABLES', { doc: 'table names to serve (directories under the lake root)' }),
+  tokens: json<TokenGrant[]>('QUERY_API_TOKENS', checkTokens, {
+    secret: true,
+    doc: 'JSON [{"name":"dash","token":"…","tables":["orders_silver"]}]',
+  }),
+  s3Endpoint: str('QUERY_API_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint (empty: AWS)' }),
+  s3Region: str('QUERY_API_S3_REGION', { default: 'us-east-1' }),
+  s3AccessKeyId: str('QUERY_API_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, secret: true }),
+  s3SecretAccessKey: str('QUERY_API_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, secret: true }),
+  cacheDir: str('QUERY_API_CACHE_DIR', { default: '/tmp/sluice-query-api-cache', doc: 'local copies of S3 files' }),
+  maxRows: int('QUERY_API_MAX_ROWS', { default: 10_000, min: 1, max: 1_000_000 }),
+  queryTimeoutMs: int('QUERY_API_QUERY_TIMEOUT_MS', { default: 10_000, min: 10, max: 600_000 }),
+  maxConcurrent: int('QUERY_API_MAX_CONCURRENT', { default: 4, min: 1, max: 256 }),
+  maxQueued: int('QUERY_API_MAX_QUEUED', { default: 64, min: 0, max: 10_000 }),
+  queueWaitMs: int('QUERY_API_QUEUE_WAIT_MS', { default: 2_000, min: 0, max: 60_000 }),
+  waitTimeoutMs: int('QUERY_API_WAIT_TIMEOUT_MS', { default: 5_000, min: 0, max: 60_000, doc: 'default read-your-writes wait' }),
+  cacheEntries: int('QUERY_API_CACHE_ENTRIES', { default: 2_000, min: 0, max: 1_000_000 }),
+  cacheBytes: int('QUERY_API_CACHE_BYTES', { default: 64 * 1024 * 1024, min: 0 }),
+  snapshotRefreshMs: int('QUERY_API_SNAPSHOT_REFRESH_MS', { default: 250, min: 0, max: 60_000 }),
+  eventTimeColumn: str('QUERY_API_EVENT_TIME_COLUMN', { default: 'event_time' }),
+  bodyLimit: int('QUERY_API_BODY_LIMIT_BYTES', { default: 256 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
+  duckdbThreads: int('QUERY_API_DUCKDB_THREADS', { default: 2, min: 1, max: 64 }),
+  duckdbMemoryMb: int('QUERY_API_DUCKDB_MEMORY_MB', { default: 1024, min: 64 }),
+};
+
+/** The loaded configuration. */
+export type QueryApiConfig = ConfigOf<typeof configSchema>;
+
+/** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
+export function loadQueryApiConfig(env: Record<string, string | undefined>): QueryApiConfig {
+  return loadConfig(configSchema, env);
+}

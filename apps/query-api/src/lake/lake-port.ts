@@ -1,0 +1,53 @@
+import type { FileFacts } from '../query/prune';
+import type { Scalar } from '../query/query-types';
+import type { TableShape } from '../query/table-schema';
+
+/** One live data file of a snapshot. */
+export interface LiveFile extends FileFacts {
+  /** Path relative to the table root, as in the `add` action. */
+  path: string;
+  size: number;
+}
+
+/** One consistent version of one table: everything an answer is computed from. */
+export interface TableSnapshot {
+  table: string;
+  version: number;
+  /** When the commit became visible (ms since epoch). */
+  commitTimeMs: number;
+  shape: TableShape;
+  files: LiveFile[];
+  /** Latest committed `txn` version per appId (for Sluice writers: the last Kafka offset written). */
+  txns: Record<string, number>;
+  configuration: Record<string, string>;
+}
+
+/** A compiled read: SQL over {@link LakePort.relation} with `$n` parameters. */
+export interface LakeRead {
+  sql: string;
+  params: Scalar[];
+}
+
+/**
+ * What query-api needs from the lake. The adapter in lake-adapter.ts implements it over
+ * @sluice/lake (the only importer of DuckDB); keeping the port here keeps the HTTP layer and the
+ * compiler independent of how the lake executes SQL.
+ */
+export interface LakePort {
+  /** The relation name compiled SQL reads from; the adapter binds it to the chosen files. */
+  readonly relation: string;
+  /** Names of the tables this service serves. */
+  tables(): string[];
+  /** The newest committed version (throws QUERY_TABLE_UNKNOWN). */
+  latest(table: string): Promise<TableSnapshot>;
+  /** A past version (throws QUERY_VERSION_UNKNOWN). */
+  atVersion(table: string, version: number): Promise<TableSnapshot>;
+  /** The last version committed at or before `ms` (throws QUERY_VERSION_UNKNOWN). */
+  atTimestamp(table: string, ms: number): Promise<TableSnapshot>;
+  /**
+   * Runs `read` over exactly `files` of `snapshot`, in the locked-down DuckDB mode; cancels and
+   * throws QUERY_TIMEOUT after `timeoutMs`. Rows come back as plain JSON-able objects.
+   */
+  query(snapshot: TableSnapshot, files: LiveFile[], read: LakeRead, timeoutMs: number): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}

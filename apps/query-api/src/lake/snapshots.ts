@@ -1,0 +1,84 @@
+import { queryError } from '../errors';
+import type { WaitFor } from '../query/query-types';
+import type { LakePort, TableSnapshot } from './lake-port';
+
+/**
+ * The latest snapshot per table, re-read at most every `refreshMs` and loaded once for all
+ * concurrent callers: a hundred polling dashboards cost one log read per interval, not a hundred.
+ */
+export class SnapshotTracker {
+  private readonly latestByTable = new Map<string, { snapshot: TableSnapshot; loadedAt: number }>();
+  private readonly loading = new Map<string, Promise<TableSnapshot>>();
+
+  constructor(
+    private readonly lake: LakePort,
+    private readonly refreshMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async latest(table: string, maxAgeMs = this.refreshMs): Promise<TableSnapshot> {
+    const known = this.latestByTable.get(table);
+    if (known && this.now() - known.loadedAt <= maxAgeMs) return known.snapshot;
+    let pending = this.loading.get(table);
+    if (!pending) {
+      pending = this.lake.latest(table).then(
+        (snapshot) => {
+          const prev = this.latestByTable.get(table);
+          // Never step back: a slow load started earlier must not replace a newer snapshot.
+          if (!prev || prev.snapshot.version <= snapshot.version) {
+            this.latestByTable.set(table, { snapshot, loadedAt: this.now() });
+          }
+          this.loading.delete(table);
+          return this.latestByTable.get(table)!.snapshot;
+        },
+        (err: unknown) => {
+          this.loading.delete(table);
+          throw err;
+        },
+      );
+      this.loading.set(table, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Read-your-writes: the latest snapshot once it has `wait.version` and every `wait.offsets`
+   * appId at or past its offset, polling the log; QUERY_WAIT_TIMEOUT after `wait.timeoutMs`.
+   */
+  async waitFor(table: string, wait: WaitFor, defaultTimeoutMs: number): Promise<TableSnapshot> {
+    const deadline = this.now() + (wait.timeoutMs ?? defaultTimeoutMs);
+    let delay = 20;
+    let snapshot = await this.latest(table);
+    while (!reached(snapshot, wait)) {
+      if (this.now() >= deadline) {
+        throw queryError('QUERY_WAIT_TIMEOUT', `table ${table} is at version ${snapshot.version}`, {
+          version: snapshot.version,
+          offsets: pick(snapshot.txns, Object.keys(wait.offsets ?? {})),
+          wanted: { version: wait.version, offsets: wait.offsets },
+        });
+      }
+      await sleep(Math.min(delay, Math.max(1, deadline - this.now())));
+      delay = Math.min(delay * 2, 200);
+      snapshot = await this.latest(table, 0);
+    }
+    return snapshot;
+  }
+}
+
+/** True when `snapshot` satisfies a read-your-writes request. */
+export function reached(snapshot: TableSnapshot, wait: WaitFor): boolean {
+  if (wait.version !== undefined && snapshot.version < wait.version) return false;
+  for (const [appId, offset] of Object.entries(wait.offsets ?? {})) {
+    const have = snapshot.txns[appId];
+    if (have === undefined || have < offset) return false;
+  }
+  return true;
+}
+
+function pick(txns: Record<string, number>, keys: string[]): Record<string, number | null> {
+  return Object.fromEntries(keys.map((k) => [k, txns[k] ?? null]));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

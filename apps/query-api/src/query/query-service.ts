@@ -1,0 +1,151 @@
+import { canonicalJson, type ResultCache } from '../cache/result-cache';
+import { queryError } from '../errors';
+import type { LakePort, TableSnapshot } from '../lake/lake-port';
+import type { SnapshotTracker } from '../lake/snapshots';
+import type { Limiter } from '../limits/limiter';
+import { compileQuery } from './compile';
+import { pruneFiles } from './prune';
+import type { AsOf, QueryRequest, WaitFor } from './query-types';
+
+/** Where a table stands: carried by every answer so a dashboard knows how fresh it is. */
+export interface Freshness {
+  table: string;
+  version: number;
+  /** ISO time the version was committed. */
+  commitTime: string;
+  /** Largest event time in the version's files (from file statistics), or null when unknown. */
+  maxEventTime: string | null;
+  /** Committed offsets: the table's `txn` versions by appId. */
+  offsets: Record<string, number>;
+}
+
+/** The answer to a JSON query. */
+export interface QueryAnswer {
+  columns: string[];
+  rows: Record<string, unknown>[];
+  rowCount: number;
+  /** True when more rows matched than `limit`; page on with `offset`. */
+  truncated: boolean;
+  freshness: Freshness;
+  stats: { filesTotal: number; filesRead: number; cached: boolean; elapsedMs: number };
+}
+
+/** Table metadata for `GET /v1/tables/:table`. */
+export interface TableDescription {
+  table: string;
+  columns: { name: string; type: string; nullable: boolean }[];
+  partitionColumns: string[];
+  rowCount: number | null;
+  fileCount: number;
+  sizeBytes: number;
+  freshness: Freshness;
+}
+
+export interface QueryServiceOptions {
+  maxRows: number;
+  queryTimeoutMs: number;
+  waitTimeoutMs: number;
+  /** Column whose max statistic is the table's max event time. */
+  eventTimeColumn: string;
+}
+
+/** Resolves snapshots (time travel, read-your-writes), compiles, prunes, caches and runs queries. */
+export class QueryService {
+  constructor(
+    private readonly lake: LakePort,
+    private readonly tracker: SnapshotTracker,
+    private readonly cache: ResultCache<Omit<QueryAnswer, 'stats'> & { filesRead: number }>,
+    private readonly limiter: Limiter,
+    private readonly options: QueryServiceOptions,
+  ) {}
+
+  tables(): string[] {
+    return this.lake.tables();
+  }
+
+  /** Throws QUERY_TABLE_UNKNOWN for a table this service does not serve. */
+  assertTable(table: string): void {
+    if (!this.lake.tables().includes(table)) throw queryError('QUERY_TABLE_UNKNOWN', JSON.stringify(table), { table });
+  }
+
+  /** The snapshot a request reads: as of a version or time, or the latest (after waiting, if asked). */
+  async snapshot(table: string, asOf?: AsOf, waitFor?: WaitFor): Promise<TableSnapshot> {
+    this.assertTable(table);
+    if (asOf && waitFor) throw queryError('QUERY_SHAPE_INVALID', 'asOf and waitFor cannot be combined');
+    if (asOf && 'version' in asOf) return this.lake.atVersion(table, asOf.version);
+    if (asOf && 'timestamp' in asOf) {
+      const ms = Date.parse(asOf.timestamp);
+      if (Number.isNaN(ms)) throw queryError('QUERY_VALUE_INVALID', `asOf.timestamp ${JSON.stringify(asOf.timestamp)}`);
+      return this.lake.atTimestamp(table, ms);
+    }
+    if (waitFor && (waitFor.version !== undefined || Object.keys(waitFor.offsets ?? {}).length > 0)) {
+      return this.tracker.waitFor(table, waitFor, this.options.waitTimeoutMs);
+    }
+    return this.tracker.latest(table);
+  }
+
+  freshness(s: TableSnapshot): Freshness {
+    let maxEvent: number | undefined;
+    for (const f of s.files) {
+      const v = f.stats?.maxValues?.[this.options.eventTimeColumn];
+      const ms = typeof v === 'string' ? Date.parse(v) : NaN;
+      if (!Number.isNaN(ms) && (maxEvent === undefined || ms > maxEvent)) maxEvent = ms;
+    }
+    return {
+      table: s.table,
+      version: s.version,
+      commitTime: new Date(s.commitTimeMs).toISOString(),
+      maxEventTime: maxEvent === undefined ? null : new Date(maxEvent).toISOString(),
+      offsets: { ...s.txns },
+    };
+  }
+
+  describe(s: TableSnapshot): TableDescription {
+    let rows: number | null = 0;
+    let bytes = 0;
+    for (const f of s.files) {
+      bytes += f.size;
+      const n = f.stats?.numRecords;
+      rows = rows !== null && typeof n === 'number' ? rows + n : null;
+    }
+    return {
+      table: s.table,
+      columns: s.shape.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable })),
+      partitionColumns: [...s.shape.partitionColumns],
+      rowCount: rows,
+      fileCount: s.files.length,
+      sizeBytes: bytes,
+      freshness: this.freshness(s),
+    };
+  }
+
+  /** Answers a validated JSON query; the answer is cached under (table, version, query). */
+  async query(table: string, request: QueryRequest): Promise<QueryAnswer> {
+    const started = Date.now();
+    const snapshot = await this.snapshot(table, request.asOf, request.waitFor);
+    const { asOf: _a, waitFor: _w, ...shapeOfQuery } = request;
+    const key = `${table}@${snapshot.version}:${canonicalJson(shapeOfQuery)}`;
+    const hit = this.cache.get(key);
+    if (hit) {
+      const { filesRead, ...answer } = hit;
+      return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: true, elapsedMs: Date.now() - started } };
+    }
+    const compiled = compileQuery(shapeOfQuery, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
+    const files = pruneFiles(snapshot.files, request.where, snapshot.shape);
+    const rows = await this.limiter.run(() =>
+      this.lake.query(snapshot, files, { sql: compiled.sql, params: compiled.params }, this.options.queryTimeoutMs),
+    );
+    const truncated = rows.length > compiled.limit;
+    if (truncated) rows.length = compiled.limit;
+    const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated, freshness: this.freshness(snapshot) };
+    this.cache.set(key, { ...answer, filesRead: files.length }, approxBytes(rows));
+    return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead: files.length, cached: false, elapsedMs: Date.now() - started } };
+  }
+}
+
+function approxBytes(rows: Record<string, unknown>[]): number {
+  // Exact size does not matter, only that the cache budget follows the data; sample to stay cheap.
+  if (rows.length === 0) return 256;
+  const sample = JSON.stringify(rows.slice(0, 20)).length / Math.min(rows.length, 20);
+  return Math.ceil(sample * rows.length) + 256;
+}

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Which tables and columns the dashboard page charts. Sent to the page as /dashboard/config.json
+ * (names only, nothing secret); the page itself calls the normal /v1 API with the viewer's token.
+ */
+export interface DashboardSettings {
+  refreshMs: number;
+  /** Bucket width of the charts, one of the query API's intervals. */
+  interval: '10s' | '1m' | '5m' | '15m' | '1h';
+  /** How many buckets back from the table's newest event the charts span. */
+  buckets: number;
+  /** Tables whose freshness is listed (all readable tables when empty). */
+  freshnessTables: string[];
+  /** Events per bucket: a table with an event-time column (bronze). */
+  throughput?: { table: string; timeColumn: string };
+  /** Dead-letter records by reason, when a DLQ table exists. */
+  dlq?: { table: string; reasonColumn: string; timeColumn: string };
+  /** Orders by status over time (silver or gold). */
+  orders?: { table: string; statusColumn: string; timeColumn: string };
+}
+
+const ASSETS = join(__dirname, '..', 'dashboard');
+
+/** `GET /dashboard`: a plain HTML page and a small script, no build step. */
+export function dashboardRoutes(app: FastifyInstance, settings: DashboardSettings): void {
+  // Read once at start: the page is static and small.
+  const html = readFileSync(join(ASSETS, 'index.html'), 'utf8');
+  const script = readFileSync(join(ASSETS, 'dashboard.js'), 'utf8');
+  const headers = {
+    'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:",
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-cache',
+  };
+  app.get('/dashboard', { schema: { tags: ['dashboard'], summary: 'Pipeline dashboard page' } }, async (_req, reply) =>
+    reply.headers(headers).type('text/html; charset=utf-8').send(html),
+  );
+  app.get('/dashboard/dashboard.js', { schema: { hide: true } }, async (_req, reply) =>
+    reply.headers(headers).type('text/javascript; charset=utf-8').send(script),
+  );
+  app.get('/dashboard/config.json', { schema: { hide: true } }, async () => settings);
+}
