@@ -1,0 +1,18 @@
+import { loadConfig } from '@sluice/config';
+import { mergeConfigSchema } from './config';
+
+describe('merge-compaction config', () => {
+  it('defaults to every role, embedded', () => {
+    const c = loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: '127.0.0.1:19092' });
+    expect([...c.roles].sort()).toEqual(['compaction', 'tier1', 'tier2']);
+    expect(c.batchMaxMs).toBe(1000);
+  });
+
+  it('parses a role subset and reports every problem at once', () => {
+    const c = loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_ROLES: 'tier2, compaction' });
+    expect([...c.roles]).toEqual(['tier2', 'compaction']);
+    expect(() => loadConfig(mergeConfigSchema, { SLUICE_ROLES: 'tier1,tier3', SLUICE_BATCH_MAX_MS: 'soon' })).toThrow(
+      /SLUICE_ROLES unknown role\(s\) tier3[\s\S]*SLUICE_KAFKA_BROKERS is required[\s\S]*SLUICE_BATCH_MAX_MS must be an integer/,
+    );
+  });
+});

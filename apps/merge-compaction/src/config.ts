@@ -1,0 +1,51 @@
+import { bool, int, list, str, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { parseRoles, ROLES, type Role } from './roles';
+
+function roles(env: string): FieldSpec<ReadonlySet<Role>> {
+  const items = list(env);
+  return {
+    env,
+    secret: false,
+    doc: `comma-separated subset of ${ROLES.join(',')}`,
+    default: new Set(ROLES),
+    parse(raw) {
+      const parsed = items.parse(raw);
+      return parsed.ok ? parseRoles(parsed.value) : parsed;
+    },
+  };
+}
+
+/**
+ * Environment schema of merge-compaction; loaded once in main.ts. Durations are ms, sizes bytes.
+ * Defaults are the embedded single-process setup on local disk.
+ */
+export const mergeConfigSchema = {
+  roles: roles('SLUICE_ROLES'),
+  brokers: list('SLUICE_KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
+  groupId: str('SLUICE_MERGE_GROUP_ID', { default: 'sluice-merge-compaction', doc: 'tier-1 consumer group' }),
+  contracts: list('SLUICE_CONTRACTS', { default: [], doc: 'contract names to serve; empty = every contract' }),
+  topicPrefix: str('SLUICE_TOPIC_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts topic names (tests, tenants)' }),
+  lakeRoot: str('SLUICE_LAKE_ROOT', { default: '.sluice/lake', doc: 'directory holding the tables' }),
+  tablePrefix: str('SLUICE_TABLE_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts table names' }),
+  batchMaxMs: int('SLUICE_BATCH_MAX_MS', { default: 1000, min: 10, max: 600_000, doc: 'tier-1 micro-batch time bound' }),
+  batchMaxBytes: int('SLUICE_BATCH_MAX_BYTES', { default: 16 * 1024 * 1024, min: 1024, doc: 'tier-1 micro-batch size bound' }),
+  batchMaxEvents: int('SLUICE_BATCH_MAX_EVENTS', { default: 200_000, min: 1, doc: 'tier-1 micro-batch count bound' }),
+  maxBufferedBytes: int('SLUICE_MAX_BUFFERED_BYTES', { default: 64 * 1024 * 1024, min: 4096, doc: 'pause consumption above this' }),
+  dedupWatermarkMs: int('SLUICE_DEDUP_WATERMARK_MS', { default: 10 * 60_000, min: 0, doc: 'event_id dedup horizon, by event time' }),
+  mergeIntervalMs: int('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
+  mergeMaxRows: int('SLUICE_MERGE_MAX_ROWS', { default: 500_000, min: 1, doc: 'bronze rows folded per tier-2 step (merge window)' }),
+  compactionIntervalMs: int('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction/vacuum cadence' }),
+  compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),
+  compactionSmallFileBytes: int('SLUICE_COMPACTION_SMALL_FILE_BYTES', { default: 32 * 1024 * 1024, min: 1, doc: 'a file below this is small' }),
+  compactionTargetFileBytes: int('SLUICE_COMPACTION_TARGET_FILE_BYTES', { default: 128 * 1024 * 1024, min: 1024, doc: 'target size of compacted files' }),
+  vacuumRetentionMs: int('SLUICE_VACUUM_RETENTION_MS', { default: 7 * 24 * 3600_000, min: 0, doc: 'keep removed files this long' }),
+  vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
+  retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
+  opsHost: str('SLUICE_OPS_HOST', { default: '127.0.0.1', doc: '/healthz /readyz /metrics listen address' }),
+  opsPort: int('SLUICE_OPS_PORT', { default: 9464, min: 0, max: 65535, doc: 'ops port (0 = any)' }),
+  shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
+  logLevel: str('SLUICE_LOG_LEVEL', { default: 'info' }),
+};
+
+/** The loaded, frozen merge-compaction configuration. */
+export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;

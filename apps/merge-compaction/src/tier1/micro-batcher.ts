@@ -1,0 +1,94 @@
+/** Bounds of one tier-1 micro-batch. A batch closes on whichever bound it reaches first. */
+export interface BatchBounds {
+  /** Age of the oldest record in the batch, ms. */
+  readonly maxMs: number;
+  /** Sum of record sizes, bytes. */
+  readonly maxBytes: number;
+  /** Number of records. */
+  readonly maxRecords: number;
+}
+
+/** Why a batch was closed (a log/metric label). */
+export type CloseReason = 'time' | 'bytes' | 'records' | 'flush';
+
+/** A closed batch. */
+export interface Batch<T> {
+  readonly records: T[];
+  readonly bytes: number;
+  /** When its first record was added, ms (the batcher's clock). */
+  readonly openedAt: number;
+  readonly reason: CloseReason;
+}
+
+/**
+ * Accumulates records into micro-batches bounded by time, bytes and count. Pure bookkeeping with
+ * an injected clock: the caller polls `due()` and `take()`, so there are no timers to leak and
+ * tests control time.
+ */
+export class MicroBatcher<T> {
+  private records: T[] = [];
+  private bytes = 0;
+  private openedAt = 0;
+
+  constructor(
+    private readonly bounds: BatchBounds,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Adds one record of `bytes` size. Returns true when the batch reached a size bound. */
+  add(record: T, bytes: number): boolean {
+    if (this.records.length === 0) this.openedAt = this.now();
+    this.records.push(record);
+    this.bytes += bytes;
+    return this.sizeReason() !== undefined;
+  }
+
+  /** Records held. */
+  get size(): number {
+    return this.records.length;
+  }
+
+  /** Bytes held. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  /** Ms until the time bound closes the open batch; Infinity when empty. */
+  msUntilDue(): number {
+    if (this.records.length === 0) return Infinity;
+    return Math.max(0, this.openedAt + this.bounds.maxMs - this.now());
+  }
+
+  /** Why the open batch should close now, or undefined when it should keep filling. */
+  due(): CloseReason | undefined {
+    if (this.records.length === 0) return undefined;
+    return this.sizeReason() ?? (this.msUntilDue() === 0 ? 'time' : undefined);
+  }
+
+  /** Closes and returns the open batch (reason `flush` unless a bound was hit), or undefined when empty. */
+  take(): Batch<T> | undefined {
+    if (this.records.length === 0) return undefined;
+    const batch: Batch<T> = { records: this.records, bytes: this.bytes, openedAt: this.openedAt, reason: this.due() ?? 'flush' };
+    this.records = [];
+    this.bytes = 0;
+    return batch;
+  }
+
+  /** Drops everything held (after a rebalance revoked the partitions the records came from). */
+  clear(): void {
+    this.records = [];
+    this.bytes = 0;
+  }
+
+  /** Keeps only records for which `keep` is true (e.g. of partitions still assigned). */
+  retain(keep: (record: T) => boolean, sizeOf: (record: T) => number): void {
+    this.records = this.records.filter(keep);
+    this.bytes = this.records.reduce((sum, r) => sum + sizeOf(r), 0);
+  }
+
+  private sizeReason(): CloseReason | undefined {
+    if (this.bytes >= this.bounds.maxBytes) return 'bytes';
+    if (this.records.length >= this.bounds.maxRecords) return 'records';
+    return undefined;
+  }
+}
