@@ -1,1 +1,33 @@
-export {};
+/**
+ * @sluice/kafka — typed wrappers over @confluentinc/kafka-javascript (its node-rdkafka-style API):
+ * idempotent producer, batch consumer with manual offsets, transactional
+ * consume-transform-produce, admin helpers, one error translation point, diagnostics channels,
+ * and the Java-compatible murmur2 partitioner.
+ */
+export * from './producer';
+export * from './consumer';
+export * from './transactions';
+export * from './admin';
+export {
+  KAFKA_ERRORS,
+  type KafkaErrorCode,
+  type KafkaError,
+  type KafkaErrorContext,
+  kafkaError,
+  translateKafkaError,
+  librdkafkaErrorName,
+} from './errors';
+export {
+  KAFKA_CHANNELS,
+  type KafkaChannel,
+  type ProduceAckedEvent,
+  type ProduceFailedEvent,
+  type ConsumerBatchEvent,
+  type PartitionsEvent,
+  type OffsetsCommittedEvent,
+  type TransactionEvent,
+  type LagEvent,
+  type ClientErrorEvent,
+} from './channels';
+export { type ConnectionOptions, type RdkafkaProperties, brokerList } from './connection';
+export { murmur2, toPositive, partitionForKey } from './murmur2';

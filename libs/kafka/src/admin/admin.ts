@@ -1,0 +1,167 @@
+import { AdminClient, IsolationLevel, OffsetSpec, type IAdminClient } from '@confluentinc/kafka-javascript';
+import { KAFKA_CHANNELS, publish } from '../channels';
+import { baseProperties, brokerList, callback } from '../connection';
+import { translateKafkaError } from '../errors';
+import { alterTopicConfigs, describeTopicConfigs, type ConfigEntry, type WireOptions } from './config-protocol';
+import type { AdminOptions } from './options';
+import type { PartitionOffsets, TopicDescription, TopicSpec } from './types';
+
+/**
+ * Topic and offset administration: create/describe/list/delete topics, read and alter topic
+ * configs, read committed offsets, end offsets and lag. Every failure is a KafkaError.
+ */
+export class KafkaAdmin {
+  private readonly native: IAdminClient;
+  private readonly timeoutMs: number;
+  private readonly wire: WireOptions;
+  private closed = false;
+
+  constructor(options: AdminOptions) {
+    this.timeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.native = AdminClient.create(baseProperties(options) as never);
+    this.wire = { brokers: brokerList(options.brokers).split(','), clientId: options.clientId ?? 'sluice', timeoutMs: this.timeoutMs };
+  }
+
+  /** Creates one topic; KAFKA_TOPIC_EXISTS if it already exists. */
+  async createTopic(spec: TopicSpec): Promise<void> {
+    await this.call('admin.createTopic', spec.name, (done) =>
+      this.native.createTopic(
+        { topic: spec.name, num_partitions: spec.partitions, replication_factor: spec.replicationFactor ?? 1, config: { ...spec.configs } },
+        this.timeoutMs,
+        done,
+      ),
+    );
+  }
+
+  /** Deletes topics (each must exist). */
+  async deleteTopics(names: readonly string[]): Promise<void> {
+    for (const name of names) await this.call('admin.deleteTopic', name, (done) => this.native.deleteTopic(name, this.timeoutMs, done));
+  }
+
+  /** Raises a topic's partition count to `total` (Kafka cannot lower it). */
+  async createPartitions(name: string, total: number): Promise<void> {
+    await this.call('admin.createPartitions', name, (done) => this.native.createPartitions(name, total, this.timeoutMs, done));
+  }
+
+  /** Names of all topics, internal ones (`__consumer_offsets`…) excluded. */
+  async listTopics(): Promise<string[]> {
+    const names = await this.call<string[]>('admin.listTopics', undefined, (done) => this.native.listTopics({ timeout: this.timeoutMs }, done));
+    return names.filter((n) => !n.startsWith('__')).sort();
+  }
+
+  /** Partition count and replication factor of each topic; KAFKA_TOPIC_NOT_FOUND if one is missing. */
+  async describeTopics(names: readonly string[]): Promise<TopicDescription[]> {
+    if (names.length === 0) return [];
+    const described = await this.call<Array<{ name: string; partitions: Array<{ replicas: unknown[] }>; error?: unknown }>>(
+      'admin.describeTopics',
+      names.join(','),
+      (done) => this.native.describeTopics([...names], { timeout: this.timeoutMs }, done),
+    );
+    return described.map((t) => {
+      if (t.error) throw translateKafkaError(t.error, { operation: 'admin.describeTopics', topic: t.name });
+      return { name: t.name, partitions: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0 };
+    });
+  }
+
+  /** Every config entry of each topic, with where its value comes from. */
+  describeTopicConfigs(names: readonly string[]): Promise<Map<string, Record<string, ConfigEntry>>> {
+    return describeTopicConfigs(this.wire, names);
+  }
+
+  /** Sets the given topic-level configs (other keys untouched). */
+  alterTopicConfigs(name: string, set: Readonly<Record<string, string>>): Promise<void> {
+    return alterTopicConfigs(this.wire, name, set);
+  }
+
+  /**
+   * Per partition of `topics`: the group's committed offset, the end offset and the lag.
+   * `readCommitted` (default true) measures against the last stable offset, which is what a
+   * read_committed consumer can reach. Publishes one `lag` event per partition.
+   */
+  async fetchLag(groupId: string, topics: readonly string[], readCommitted = true): Promise<PartitionOffsets[]> {
+    const described = await this.call<Array<{ name: string; partitions: Array<{ partition: number }>; error?: unknown }>>(
+      'admin.describeTopics',
+      topics.join(','),
+      (done) => this.native.describeTopics([...topics], { timeout: this.timeoutMs }, done),
+    );
+    const partitions = described.flatMap((t) => {
+      if (t.error) throw translateKafkaError(t.error, { operation: 'admin.fetchLag', topic: t.name });
+      return t.partitions.map((p) => ({ topic: t.name, partition: p.partition }));
+    });
+    const committed = await this.fetchCommittedOffsets(groupId, partitions);
+    const ends = await this.listOffsets(partitions, OffsetSpec.LATEST, readCommitted);
+    const starts = await this.listOffsets(partitions, OffsetSpec.EARLIEST, readCommitted);
+    const out = partitions.map((p) => {
+      const k = `${p.topic}:${p.partition}`;
+      const c = committed.get(k) ?? null;
+      const end = ends.get(k) ?? 0;
+      const from = c ?? starts.get(k) ?? 0;
+      return { topic: p.topic, partition: p.partition, committed: c, end, lag: Math.max(0, end - from) };
+    });
+    for (const o of out) publish(KAFKA_CHANNELS.lag, { groupId, topic: o.topic, partition: o.partition, lag: o.lag });
+    return out;
+  }
+
+  /** The group's committed offsets (next offset to read), keyed `topic:partition`; absent = none. */
+  async fetchCommittedOffsets(
+    groupId: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<Map<string, number>> {
+    const results = await this.call<Array<{ groupId: string; error?: unknown; partitions: Array<{ topic: string; partition: number; offset: number; error?: unknown }> }>>(
+      'admin.fetchCommittedOffsets',
+      undefined,
+      (done) =>
+        this.native.listConsumerGroupOffsets([{ groupId, partitions: partitions.map((p) => ({ topic: p.topic, partition: p.partition })) }], { timeout: this.timeoutMs, requireStableOffsets: true }, done),
+    );
+    const out = new Map<string, number>();
+    for (const group of results) {
+      if (group.error) throw translateKafkaError(group.error, { operation: 'admin.fetchCommittedOffsets', groupId });
+      for (const p of group.partitions) {
+        if (p.error) throw translateKafkaError(p.error, { operation: 'admin.fetchCommittedOffsets', topic: p.topic, groupId });
+        if (p.offset >= 0) out.set(`${p.topic}:${p.partition}`, p.offset);
+      }
+    }
+    return out;
+  }
+
+  /** End offsets of the partitions, keyed `topic:partition` (last stable offset when `readCommitted`). */
+  async fetchEndOffsets(partitions: ReadonlyArray<{ topic: string; partition: number }>, readCommitted = true): Promise<Map<string, number>> {
+    return this.listOffsets(partitions, OffsetSpec.LATEST, readCommitted);
+  }
+
+  /** Disconnects. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.native.disconnect();
+  }
+
+  private async listOffsets(
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+    spec: OffsetSpec,
+    readCommitted: boolean,
+  ): Promise<Map<string, number>> {
+    if (partitions.length === 0) return new Map();
+    const results = await this.call<Array<{ topic: string; partition: number; offset: number; error?: unknown }>>('admin.listOffsets', undefined, (done) =>
+      this.native.listOffsets(
+        partitions.map((p) => ({ topic: p.topic, partition: p.partition, offset: spec })),
+        { timeout: this.timeoutMs, isolationLevel: readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED },
+        done,
+      ),
+    );
+    const out = new Map<string, number>();
+    for (const r of results) {
+      if (r.error) throw translateKafkaError(r.error, { operation: 'admin.listOffsets', topic: r.topic });
+      out.set(`${r.topic}:${r.partition}`, r.offset);
+    }
+    return out;
+  }
+
+  private async call<T = void>(operation: string, topic: string | undefined, run: (done: (err: unknown, value?: T) => void) => void): Promise<T> {
+    try {
+      return await callback<T>((done) => run((err, value) => done(err, value)));
+    } catch (err) {
+      throw translateKafkaError(err, { operation, topic });
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import type { ConfigEntry } from './config-protocol';
+
+export type { ConfigEntry };
+
+/** A topic to create. */
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  /** Default 1 (the local single broker); production clusters use 3. */
+  replicationFactor?: number;
+  /** Topic-level configs, e.g. `{ 'retention.ms': '604800000' }`. */
+  configs?: Readonly<Record<string, string>>;
+}
+
+/** What the cluster says about a topic. */
+export interface TopicDescription {
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+}
+
+/** Offsets of one partition: committed by a group (next offset to read; null if none) and the end. */
+export interface PartitionOffsets {
+  topic: string;
+  partition: number;
+  committed: number | null;
+  /** End offset: high watermark, or the last stable offset under read_committed. */
+  end: number;
+  /** `end - committed` (or `end - start` when nothing committed, since the group would read from the start). */
+  lag: number;
+}

@@ -1,0 +1,426 @@
+import {
+  KafkaConsumer as NativeConsumer,
+  CODES,
+  type LibrdKafkaError,
+  type Message,
+  type TopicPartition,
+} from '@confluentinc/kafka-javascript';
+import { KAFKA_CHANNELS, publish } from '../channels';
+import { baseProperties, callback, type RdkafkaProperties } from '../connection';
+import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
+import { CONSUMER_DEFAULTS, type ConsumerOptions } from './options';
+import type { ConsumedMessage, PartitionLag, PartitionRef, TopicPartitionOffset } from './types';
+
+// The native consume call blocks a libuv worker for at most this long, so close() and
+// rebalance handling never wait longer than one slice.
+const CONSUME_SLICE_MS = 100;
+
+interface RebalanceEvent {
+  kind: 'assign' | 'revoke';
+  partitions: PartitionRef[];
+}
+
+/** librdkafka properties of a batch consumer: defaults, caller overrides, then the invariants. */
+export function consumerProperties(options: ConsumerOptions): RdkafkaProperties {
+  const o = { ...CONSUMER_DEFAULTS, ...options };
+  return {
+    'isolation.level': o.isolationLevel,
+    'auto.offset.reset': o.autoOffsetReset,
+    'session.timeout.ms': o.sessionTimeoutMs,
+    'max.poll.interval.ms': o.maxPollIntervalMs,
+    'queued.max.messages.kbytes': o.maxPrefetchKbytes,
+    ...baseProperties(options),
+    'group.id': options.groupId,
+    // Invariants: offsets move only when the application says so.
+    'enable.auto.commit': false,
+    'enable.auto.offset.store': false,
+    'enable.partition.eof': false,
+  };
+}
+
+/** Key of a partition in maps and sets. */
+export function partitionKey(p: PartitionRef): string {
+  return `${p.topic}\u0000${p.partition}`;
+}
+
+/** The offsets to commit after processing `messages`: per partition, the highest offset + 1. */
+export function nextOffsets(messages: readonly ConsumedMessage[]): TopicPartitionOffset[] {
+  const next = new Map<string, TopicPartitionOffset>();
+  for (const m of messages) {
+    const k = partitionKey(m);
+    const current = next.get(k);
+    if (current === undefined || current.offset <= m.offset) next.set(k, { topic: m.topic, partition: m.partition, offset: m.offset + 1 });
+  }
+  return [...next.values()];
+}
+
+/**
+ * Consumer-group member that hands out bounded batches and never commits on its own.
+ *
+ * Rebalance hooks run inside `poll()` (Java's model): never concurrently with the application's
+ * handling of a batch, and a batch never holds messages of a partition revoked before it was
+ * returned. Pause/resume gives backpressure without leaving the group.
+ */
+export class BatchConsumer {
+  /** Client id used in events. */
+  readonly clientId: string;
+  /** Consumer group id. */
+  readonly groupId: string;
+  /** @internal the native client, for sendOffsetsToTransaction. */
+  readonly native: NativeConsumer;
+  private readonly options: ConsumerOptions;
+  private readonly maxBatch: number;
+  private readonly maxWaitMs: number;
+  private readonly assigned = new Map<string, PartitionRef>();
+  private readonly pausedSet = new Map<string, PartitionRef>();
+  private readonly rebalances: RebalanceEvent[] = [];
+  private hookError: KafkaError | undefined;
+  private connected = false;
+  private polling: Promise<ConsumedMessage[]> | undefined;
+  private stopRequested = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: ConsumerOptions) {
+    if (options.topics.length === 0) throw new RangeError('topics must name at least one topic');
+    this.options = options;
+    this.clientId = options.clientId ?? 'sluice';
+    this.groupId = options.groupId;
+    this.maxBatch = options.maxBatchMessages ?? CONSUMER_DEFAULTS.maxBatchMessages;
+    this.maxWaitMs = options.maxBatchWaitMs ?? CONSUMER_DEFAULTS.maxBatchWaitMs;
+    this.native = new NativeConsumer({
+      ...consumerProperties(options),
+      // librdkafka calls this on its thread and the binding forwards it to the JS loop; we only
+      // queue it, and poll() applies it (assign/unassign) after running the application hooks.
+      rebalance_cb: (err: LibrdKafkaError, partitions: TopicPartition[]) => this.queueRebalance(err, partitions),
+    } as never);
+    this.native.on('event.error', (err) => {
+      const e = translateKafkaError(err, { operation: 'consumer' });
+      publish(KAFKA_CHANNELS.clientError, { clientId: this.clientId, code: e.code, retryable: e.retryable, message: e.message });
+    });
+  }
+
+  /** Connects and subscribes; partitions arrive through `poll()`. */
+  async connect(timeoutMs = 10_000): Promise<void> {
+    try {
+      await callback((done) => this.native.connect({ timeout: timeoutMs }, (err) => done(err)));
+      this.native.setDefaultConsumeTimeout(CONSUME_SLICE_MS);
+      // Wait for the first message only; then take what is already fetched (batch by count).
+      (this.native as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(v: boolean): void }).setDefaultIsTimeoutOnlyForFirstMessage(true);
+      this.native.subscribe([...this.options.topics]);
+    } catch (err) {
+      throw translateKafkaError(err, { operation: 'consumer.connect', topic: this.options.topics.join(',') });
+    }
+    this.connected = true;
+  }
+
+  /** Partitions currently assigned to this member. */
+  assignment(): PartitionRef[] {
+    return [...this.assigned.values()];
+  }
+
+  /** Partitions currently paused. */
+  paused(): PartitionRef[] {
+    return [...this.pausedSet.values()];
+  }
+
+  /**
+   * Returns the next batch: up to `maxBatchMessages`, waiting at most `maxBatchWaitMs` (an empty
+   * array when nothing arrived). Runs pending rebalance hooks first. One poll at a time.
+   */
+  async poll(): Promise<ConsumedMessage[]> {
+    if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'consumer.poll: consumer is not connected');
+    if (this.polling !== undefined) throw kafkaError('KAFKA_INVALID_CONFIG', 'consumer.poll: a poll is already running');
+    this.polling = this.pollBatch();
+    try {
+      return await this.polling;
+    } finally {
+      this.polling = undefined;
+    }
+  }
+
+  /**
+   * Polls and hands each non-empty batch to `handler` until `stop()`/`close()`; rejects with the
+   * first error (handler's or the client's). Offsets are the handler's business (`commit`).
+   */
+  async run(handler: (batch: ConsumedMessage[]) => Promise<void> | void): Promise<void> {
+    this.stopRequested = false;
+    while (!this.stopRequested && this.connected) {
+      const batch = await this.poll();
+      if (batch.length > 0) await handler(batch);
+    }
+  }
+
+  /** Makes `run()` return after the current batch. */
+  stop(): void {
+    this.stopRequested = true;
+  }
+
+  /** Stops fetching these partitions (backpressure); the member keeps them. */
+  pause(partitions: readonly PartitionRef[]): void {
+    const owned = partitions.filter((p) => this.assigned.has(partitionKey(p)));
+    if (owned.length === 0) return;
+    this.call('consumer.pause', () => this.native.pause(owned.map(toNative)));
+    for (const p of owned) this.pausedSet.set(partitionKey(p), { topic: p.topic, partition: p.partition });
+    publish(KAFKA_CHANNELS.paused, { clientId: this.clientId, groupId: this.groupId, partitions: owned.map(toRef) });
+  }
+
+  /** Restarts fetching paused partitions. */
+  resume(partitions: readonly PartitionRef[]): void {
+    const owned = partitions.filter((p) => this.pausedSet.has(partitionKey(p)));
+    if (owned.length === 0) return;
+    this.call('consumer.resume', () => this.native.resume(owned.map(toNative)));
+    for (const p of owned) this.pausedSet.delete(partitionKey(p));
+    publish(KAFKA_CHANNELS.resumed, { clientId: this.clientId, groupId: this.groupId, partitions: owned.map(toRef) });
+  }
+
+  /** Moves the read position of an assigned partition; the next `poll()` reads from `offset`. */
+  async seek(position: TopicPartitionOffset, timeoutMs = 10_000): Promise<void> {
+    try {
+      await callback((done) => this.native.seek(toNativeOffset(position), timeoutMs, (err) => done(err)));
+    } catch (err) {
+      throw translateKafkaError(err, { operation: 'consumer.seek', topic: position.topic, partition: position.partition });
+    }
+  }
+
+  /** Commits explicit offsets (the NEXT offset to read per partition; see {@link nextOffsets}). */
+  async commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'consumer.commit: consumer is not connected');
+    const native = this.native as unknown as { commitCb(o: unknown[], cb: (err: unknown) => void): void };
+    try {
+      await callback((done) => native.commitCb(offsets.map(toNativeOffset), (err) => done(err)));
+    } catch (err) {
+      throw translateKafkaError(err, { operation: 'consumer.commit' });
+    }
+    publish(KAFKA_CHANNELS.offsetsCommitted, { clientId: this.clientId, groupId: this.groupId, offsets: offsets.map(toNativeOffset), transactional: false });
+  }
+
+  /** The group's committed offsets (next offset to read; -1001 when none) for the given or assigned partitions. */
+  async committed(partitions: readonly PartitionRef[] = this.assignment(), timeoutMs = 10_000): Promise<TopicPartitionOffset[]> {
+    try {
+      const result = await callback<Array<{ topic: string; partition: number; offset: number }>>((done) =>
+        this.native.committed(partitions.map(toNative), timeoutMs, (err, tps) => done(err, tps)),
+      );
+      return result.map((r) => ({ topic: r.topic, partition: r.partition, offset: r.offset }));
+    } catch (err) {
+      throw translateKafkaError(err, { operation: 'consumer.committed' });
+    }
+  }
+
+  /**
+   * Lag of the assigned partitions from locally cached watermarks (no broker round trip);
+   * partitions not fetched yet are left out.
+   */
+  lag(): PartitionLag[] {
+    if (!this.connected || this.assigned.size === 0) return [];
+    const positions = this.native.position(this.assignment().map(toNative));
+    const out: PartitionLag[] = [];
+    for (const p of positions) {
+      if (typeof p.offset !== 'number' || p.offset < 0) continue;
+      let high: number;
+      try {
+        high = this.native.getWatermarkOffsets(p.topic, p.partition).highOffset;
+      } catch {
+        continue;
+      }
+      if (typeof high !== 'number' || high < 0) continue;
+      out.push({ topic: p.topic, partition: p.partition, nextOffset: p.offset, highWatermark: high, lag: Math.max(0, high - p.offset) });
+    }
+    return out;
+  }
+
+  /**
+   * Stops polling, runs `onRevoke` for the partitions still held (last chance to commit),
+   * leaves the group and disconnects. Idempotent.
+   */
+  close(timeoutMs = 10_000): Promise<void> {
+    this.closing ??= this.doClose(timeoutMs);
+    return this.closing;
+  }
+
+  private async doClose(_timeoutMs: number): Promise<void> {
+    this.stopRequested = true;
+    await this.polling?.catch(() => undefined);
+    if (!this.connected) return;
+    this.connected = false;
+    if (this.assigned.size > 0) {
+      const held = this.assignment();
+      try {
+        await this.options.onRevoke?.(held);
+      } catch {
+        // The application is shutting down; a failed hook must not keep the member in the group.
+      }
+      this.assigned.clear();
+      this.pausedSet.clear();
+      publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions: held });
+    }
+    this.rebalances.length = 0;
+    try {
+      this.native.unsubscribe();
+    } catch {
+      // already unsubscribed or not connected: nothing to leave
+    }
+    await callback((done) => this.native.disconnect((err) => done(err))).catch(() => undefined);
+  }
+
+  private async pollBatch(): Promise<ConsumedMessage[]> {
+    const started = performance.now();
+    const deadline = started + this.maxWaitMs;
+    const batch: ConsumedMessage[] = [];
+    let bytes = 0;
+    await this.applyRebalances();
+    while (batch.length < this.maxBatch && !this.stopRequested) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      this.native.setDefaultConsumeTimeout(Math.max(1, Math.min(CONSUME_SLICE_MS, Math.ceil(left))));
+      const messages = await this.consumeNative(this.maxBatch - batch.length);
+      // Rebalance events that arrived while librdkafka was fetching: apply them before handing
+      // anything out, and drop messages of partitions no longer ours.
+      await this.applyRebalances();
+      for (const m of messages) {
+        if (!this.assigned.has(partitionKey(m))) continue;
+        batch.push(toMessage(m));
+        bytes += m.size;
+      }
+    }
+    if (batch.length > 0) {
+      publish(KAFKA_CHANNELS.consumerBatch, {
+        clientId: this.clientId,
+        groupId: this.groupId,
+        count: batch.length,
+        bytes,
+        waitMs: performance.now() - started,
+      });
+      this.publishLag(batch);
+    }
+    return batch;
+  }
+
+  private consumeNative(count: number): Promise<Message[]> {
+    return new Promise<Message[]>((resolve, reject) => {
+      this.native.consume(count, (err, messages) => {
+        if (!err) return resolve(messages ?? []);
+        const code = (err as LibrdKafkaError).code;
+        // A timeout just means "nothing more yet"; a fatal or unknown error surfaces.
+        if (code === CODES.ERRORS.ERR__TIMED_OUT || code === CODES.ERRORS.ERR__TIMED_OUT_QUEUE) return resolve([]);
+        reject(translateKafkaError(err, { operation: 'consumer.poll' }));
+      });
+    });
+  }
+
+  private queueRebalance(err: LibrdKafkaError | undefined, partitions: TopicPartition[]): void {
+    if (!this.connected) return;
+    const refs = partitions.map(toRef);
+    if (err?.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) this.rebalances.push({ kind: 'assign', partitions: refs });
+    else this.rebalances.push({ kind: 'revoke', partitions: refs });
+  }
+
+  private async applyRebalances(): Promise<void> {
+    while (this.rebalances.length > 0) {
+      const event = this.rebalances.shift() as RebalanceEvent;
+      if (event.kind === 'assign') await this.assign(event.partitions);
+      else await this.revoke(event.partitions);
+    }
+    if (this.hookError !== undefined) {
+      const err = this.hookError;
+      this.hookError = undefined;
+      throw err;
+    }
+  }
+
+  private cooperative(): boolean {
+    return (this.native as unknown as { rebalanceProtocol(): string }).rebalanceProtocol() === 'COOPERATIVE';
+  }
+
+  private async assign(partitions: PartitionRef[]): Promise<void> {
+    let start: readonly TopicPartitionOffset[] | void;
+    try {
+      start = await this.options.onAssign?.(partitions);
+    } catch (err) {
+      // Without its stored offsets the application cannot know where to resume: do not
+      // assign (so nothing is read from a wrong position) and fail the poll.
+      this.hookError = translateHookError(err, 'consumer.onAssign');
+      return;
+    }
+    const from = new Map((start ?? []).map((o) => [partitionKey(o), o.offset]));
+    const withOffsets = partitions.map((p) => {
+      const offset = from.get(partitionKey(p));
+      return offset === undefined ? toNative(p) : toNativeOffset({ ...p, offset });
+    });
+    const native = this.native as unknown as { incrementalAssign(p: unknown[]): void };
+    this.call('consumer.assign', () => (this.cooperative() ? native.incrementalAssign(withOffsets) : this.native.assign(withOffsets)));
+    for (const p of partitions) this.assigned.set(partitionKey(p), p);
+    publish(KAFKA_CHANNELS.assigned, { clientId: this.clientId, groupId: this.groupId, partitions });
+  }
+
+  private async revoke(partitions: PartitionRef[]): Promise<void> {
+    try {
+      await this.options.onRevoke?.(partitions);
+    } catch (err) {
+      this.hookError = translateHookError(err, 'consumer.onRevoke');
+    }
+    // Always give the partitions back, or the whole group waits on this member.
+    const native = this.native as unknown as { incrementalUnassign(p: unknown[]): void };
+    this.call('consumer.unassign', () => (this.cooperative() ? native.incrementalUnassign(partitions.map(toNative)) : this.native.unassign()));
+    if (this.cooperative()) {
+      for (const p of partitions) {
+        this.assigned.delete(partitionKey(p));
+        this.pausedSet.delete(partitionKey(p));
+      }
+    } else {
+      this.assigned.clear();
+      this.pausedSet.clear();
+    }
+    publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions });
+  }
+
+  private publishLag(batch: readonly ConsumedMessage[]): void {
+    for (const next of nextOffsets(batch)) {
+      try {
+        const high = this.native.getWatermarkOffsets(next.topic, next.partition).highOffset;
+        if (typeof high === 'number' && high >= 0) {
+          publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: next.topic, partition: next.partition, lag: Math.max(0, high - next.offset) });
+        }
+      } catch {
+        // watermarks not cached yet: no lag sample this time
+      }
+    }
+  }
+
+  private call(operation: string, run: () => unknown): void {
+    try {
+      run();
+    } catch (err) {
+      throw translateKafkaError(err, { operation });
+    }
+  }
+}
+
+function translateHookError(err: unknown, operation: string): KafkaError {
+  return kafkaError('KAFKA_UNKNOWN', `${operation}: ${err instanceof Error ? err.message : String(err)}`, {
+    cause: err,
+    retryable: false,
+    details: { operation },
+  });
+}
+
+function toRef(p: { topic: string; partition: number }): PartitionRef {
+  return { topic: p.topic, partition: p.partition };
+}
+
+function toNative(p: PartitionRef): TopicPartition {
+  return { topic: p.topic, partition: p.partition };
+}
+
+function toNativeOffset(p: TopicPartitionOffset): { topic: string; partition: number; offset: number } {
+  return { topic: p.topic, partition: p.partition, offset: p.offset };
+}
+
+function toMessage(m: Message): ConsumedMessage {
+  const headers: Record<string, Buffer> = {};
+  for (const h of m.headers ?? []) {
+    for (const [k, v] of Object.entries(h)) headers[k] = Buffer.isBuffer(v) ? v : Buffer.from(String(v));
+  }
+  const key = m.key === undefined || m.key === null ? null : Buffer.isBuffer(m.key) ? m.key : Buffer.from(m.key);
+  return { topic: m.topic, partition: m.partition, offset: m.offset, key, value: m.value, timestamp: m.timestamp, headers, size: m.size };
+}

@@ -1,0 +1,57 @@
+import type { ConnectionOptions } from '../connection';
+import type { PartitionRef, TopicPartitionOffset } from './types';
+
+/**
+ * Called inside `poll()` when partitions are assigned, before any of their messages is
+ * returned. Return the offsets (next offset to read) to start from — e.g. those a table commit
+ * stored — or nothing to start from the group's committed offsets (else `autoOffsetReset`).
+ */
+export type OnAssign = (
+  partitions: PartitionRef[],
+) => Promise<readonly TopicPartitionOffset[] | void> | readonly TopicPartitionOffset[] | void;
+
+/**
+ * Called inside `poll()` (or `close()`) when partitions are taken away, never while the
+ * application holds a batch: the last chance to commit their offsets.
+ */
+export type OnRevoke = (partitions: PartitionRef[]) => Promise<void> | void;
+
+/**
+ * Batch consumer settings. Invariants not configurable: no auto-commit, no auto offset store
+ * (offsets move only through `commit` or a transaction).
+ */
+export interface ConsumerOptions extends ConnectionOptions {
+  /** Consumer group id. */
+  groupId: string;
+  /** Topics to subscribe to. */
+  topics: readonly string[];
+  /** `read_committed` (default) hides aborted and open transactions; `read_uncommitted` does not. */
+  isolationLevel?: 'read_committed' | 'read_uncommitted';
+  /** Where to start when the group has no committed offset; default `earliest`. */
+  autoOffsetReset?: 'earliest' | 'latest' | 'error';
+  /** Max messages per batch; default 500. */
+  maxBatchMessages?: number;
+  /** Max time `poll()` waits to fill a batch, ms; it returns earlier when the batch is full; default 100. */
+  maxBatchWaitMs?: number;
+  /** Group session timeout, ms; default 10 000. */
+  sessionTimeoutMs?: number;
+  /** Max time between two `poll()` calls before the group evicts this member, ms; default 300 000. */
+  maxPollIntervalMs?: number;
+  /** Max KiB prefetched per partition queue (`queued.max.messages.kbytes`); bounds memory; default 16 384. */
+  maxPrefetchKbytes?: number;
+  /** Rebalance hook, see {@link OnAssign}. */
+  onAssign?: OnAssign;
+  /** Rebalance hook, see {@link OnRevoke}. */
+  onRevoke?: OnRevoke;
+}
+
+/** Defaults of {@link ConsumerOptions}. */
+export const CONSUMER_DEFAULTS = Object.freeze({
+  isolationLevel: 'read_committed' as const,
+  autoOffsetReset: 'earliest' as const,
+  maxBatchMessages: 500,
+  maxBatchWaitMs: 100,
+  sessionTimeoutMs: 10_000,
+  maxPollIntervalMs: 300_000,
+  maxPrefetchKbytes: 16_384,
+});

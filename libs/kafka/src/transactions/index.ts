@@ -1,0 +1,3 @@
+export { TransactionalProducer } from './transactional-producer';
+export { TransactionalProcessor } from './transactional-processor';
+export type { TransactionalProducerOptions, TransactionalProcessorOptions, Transform, ProcessResult } from './options';

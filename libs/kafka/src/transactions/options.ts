@@ -1,0 +1,35 @@
+import type { ConsumerOptions } from '../consumer/options';
+import type { ProducerOptions } from '../producer/options';
+import type { ConsumedMessage } from '../consumer/types';
+import type { ProducerRecord } from '../producer/types';
+
+/** Transactional producer settings. */
+export interface TransactionalProducerOptions extends ProducerOptions {
+  /**
+   * Stable id of THIS instance (e.g. `validate-0`, from the pod ordinal): a restarted instance
+   * with the same id fences its zombie predecessor. Two live instances must never share one.
+   */
+  transactionalId: string;
+  /** Broker aborts a transaction open longer than this (`transaction.timeout.ms`); default 60 000. */
+  transactionTimeoutMs?: number;
+}
+
+/** Turns one consumed batch into the records to produce; must be deterministic to be replay-safe. */
+export type Transform = (batch: ConsumedMessage[]) => Promise<ProducerRecord[]> | ProducerRecord[];
+
+/** Consume-transform-produce loop settings. Consumer isolation is forced to read_committed. */
+export interface TransactionalProcessorOptions {
+  consumer: Omit<ConsumerOptions, 'isolationLevel'>;
+  producer: TransactionalProducerOptions;
+  transform: Transform;
+  /** First retry delay after a retryable failure, ms (doubles up to 5 s); default 100. */
+  retryBackoffMs?: number;
+}
+
+/** What one processed batch did. */
+export interface ProcessResult {
+  /** Messages consumed (and whose offsets were committed in the transaction). */
+  input: number;
+  /** Records produced in the transaction. */
+  output: number;
+}

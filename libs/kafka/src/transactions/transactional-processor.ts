@@ -1,0 +1,137 @@
+import { isRetryable, isSluiceError } from '@sluice/errors';
+import { KAFKA_CHANNELS, publish } from '../channels';
+import { kafkaError } from '../errors';
+import { BatchConsumer, nextOffsets, partitionKey } from '../consumer/consumer';
+import type { ConsumedMessage, TopicPartitionOffset } from '../consumer/types';
+import type { ProcessResult, TransactionalProcessorOptions } from './options';
+import { TransactionalProducer } from './transactional-producer';
+
+const MAX_BACKOFF_MS = 5_000;
+
+/**
+ * Consume-transform-produce, exactly once: each batch's output records and its consumer offsets
+ * are committed in ONE Kafka transaction. On any failure the transaction is aborted and the
+ * consumer rewound to the batch's first offsets, so the batch is processed again (or, after a
+ * non-retryable error, by whichever instance takes the partitions over).
+ */
+export class TransactionalProcessor {
+  /** The consumer (read_committed, manual offsets). */
+  readonly consumer: BatchConsumer;
+  /** The transactional producer. */
+  readonly producer: TransactionalProducer;
+  private readonly options: TransactionalProcessorOptions;
+  private stopRequested = false;
+
+  constructor(options: TransactionalProcessorOptions) {
+    this.options = options;
+    this.consumer = new BatchConsumer({ ...options.consumer, isolationLevel: 'read_committed' });
+    this.producer = new TransactionalProducer(options.producer);
+  }
+
+  /** Connects the producer (fencing older instances with the same transactional.id) and the consumer. */
+  async connect(): Promise<void> {
+    await this.producer.connect();
+    await this.consumer.connect();
+  }
+
+  /**
+   * Polls one batch and, if non-empty, transforms it and commits output + offsets in one
+   * transaction. On failure: aborts, rewinds, rethrows (a KafkaError, or the transform's error).
+   */
+  async processOnce(): Promise<ProcessResult> {
+    const batch = await this.consumer.poll();
+    if (batch.length === 0) return { input: 0, output: 0 };
+    const started = performance.now();
+    let output = 0;
+    try {
+      await this.producer.begin();
+      const records = await this.options.transform(batch);
+      output = records.length;
+      if (records.length > 0) await this.producer.sendBatch(records);
+      await this.producer.sendOffsets(this.consumer, nextOffsets(batch));
+      await this.producer.commit();
+    } catch (err) {
+      await this.abortAndRewind(batch, err, started, output);
+      throw err;
+    }
+    publish(KAFKA_CHANNELS.transactionCommitted, {
+      transactionalId: this.producer.transactionalId,
+      inputCount: batch.length,
+      outputCount: output,
+      latencyMs: performance.now() - started,
+    });
+    return { input: batch.length, output };
+  }
+
+  /**
+   * Runs `processOnce` until `stop()`/`close()`. Retryable failures are retried with backoff;
+   * the first non-retryable one (fenced producer, fatal error, a throwing transform) is thrown.
+   */
+  async run(): Promise<void> {
+    this.stopRequested = false;
+    let backoff = this.options.retryBackoffMs ?? 100;
+    while (!this.stopRequested) {
+      try {
+        await this.processOnce();
+        backoff = this.options.retryBackoffMs ?? 100;
+      } catch (err) {
+        if (!isRetryable(err) || this.stopRequested) throw err;
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  /** Makes `run()` return after the current batch. */
+  stop(): void {
+    this.stopRequested = true;
+    this.consumer.stop();
+  }
+
+  /** Stops, then closes consumer and producer. An open transaction was already aborted or committed. */
+  async close(): Promise<void> {
+    this.stop();
+    await this.consumer.close();
+    await this.producer.close();
+  }
+
+  private async abortAndRewind(batch: readonly ConsumedMessage[], cause: unknown, started: number, output: number): Promise<void> {
+    try {
+      await this.producer.abort();
+    } catch (abortErr) {
+      // A fenced or fatal producer cannot abort; the broker aborts its transaction on timeout
+      // or when the new owner of the transactional.id initialises.
+      if (!isSluiceError(abortErr)) throw abortErr;
+    }
+    publish(KAFKA_CHANNELS.transactionAborted, {
+      transactionalId: this.producer.transactionalId,
+      inputCount: batch.length,
+      outputCount: output,
+      latencyMs: performance.now() - started,
+      code: isSluiceError(cause) ? cause.code : 'TRANSFORM_FAILED',
+    });
+    for (const position of firstOffsets(batch)) {
+      try {
+        await this.consumer.seek(position);
+      } catch (seekErr) {
+        // Going on without the rewind would let the next transaction commit offsets past a
+        // batch that was never produced: stop instead; a restart resumes from committed offsets.
+        throw kafkaError('KAFKA_FATAL', `transaction: could not rewind ${position.topic}[${position.partition}] to ${position.offset} after abort`, {
+          cause: seekErr,
+          details: { operation: 'transaction.rewind', topic: position.topic, partition: position.partition },
+        });
+      }
+    }
+  }
+}
+
+/** Per partition, the lowest offset in the batch: where to resume to see the batch again. */
+function firstOffsets(batch: readonly ConsumedMessage[]): TopicPartitionOffset[] {
+  const first = new Map<string, TopicPartitionOffset>();
+  for (const m of batch) {
+    const k = partitionKey(m);
+    const current = first.get(k);
+    if (current === undefined || m.offset < current.offset) first.set(k, { topic: m.topic, partition: m.partition, offset: m.offset });
+  }
+  return [...first.values()];
+}
