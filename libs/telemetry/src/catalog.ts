@@ -1,0 +1,265 @@
+/**
+ * The one catalog of every metric Sluice exposes. Alert rules, the Grafana dashboard, the
+ * exposition checker and the instruments themselves are all derived from or checked against
+ * this list, so a metric cannot be renamed in one place and forgotten in another.
+ *
+ * A Prometheus name is `sluice_<service>_<thing>_<unit>`; `<service>` is the service id with
+ * `-` replaced by `_` (`merge-compaction` → `merge_compaction`).
+ */
+
+/** The four deployable services; the id is also the OpenTelemetry `service.name`. */
+export const SERVICES = ['ingest', 'validate', 'merge-compaction', 'query-api'] as const;
+/** One of {@link SERVICES}. */
+export type ServiceId = (typeof SERVICES)[number];
+
+/** Instrument kinds. A `gauge` holds the last value set per label set. */
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** One catalog entry, before it is bound to a service. */
+export interface MetricSpec {
+  /** Middle part of the name, snake_case. */
+  readonly thing: string;
+  /** Last part of the name: `total` for counters, else the base unit (`seconds`, `files`, …). */
+  readonly unit: string;
+  readonly type: MetricType;
+  /** Label names; each has a small closed or bounded value set (see `help`). */
+  readonly labels: readonly string[];
+  /** Services that emit this metric. */
+  readonly services: readonly ServiceId[];
+  readonly help: string;
+  /** Histogram bucket upper bounds, in `unit`. */
+  readonly buckets?: readonly number[];
+}
+
+const ALL = SERVICES;
+const CONSUMERS = ['validate', 'merge-compaction'] as const;
+const PRODUCERS = ['ingest', 'validate'] as const;
+const HTTP = ['ingest', 'query-api'] as const;
+
+/** Latency buckets in seconds: 1 ms … 60 s. */
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+/** Freshness buckets in seconds: 0.5 s … 1 h (the SLO target lives in the alert rules). */
+const FRESHNESS_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600] as const;
+
+/**
+ * Every metric, keyed by the property name apps use (`telemetry.metrics.eventsIn`).
+ * Label value sets: `outcome` is a short closed word per metric (listed in `help`); `topic`,
+ * `table`, `contract` and `tier` come from contracts (bounded); `partition` is bounded by the
+ * topic's partition count; `route` is the route pattern, never the raw URL.
+ */
+export const METRICS = {
+  eventsIn: {
+    thing: 'events_in',
+    unit: 'total',
+    type: 'counter',
+    labels: ['outcome'],
+    services: ALL,
+    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|consumed.',
+  },
+  eventsOut: {
+    thing: 'events_out',
+    unit: 'total',
+    type: 'counter',
+    labels: ['outcome'],
+    services: ALL,
+    help: 'Events handed on (produced, written or served); outcome: ok|valid|invalid|dlq|duplicate|error.',
+  },
+  consumerLag: {
+    thing: 'consumer_lag',
+    unit: 'messages',
+    type: 'gauge',
+    labels: ['topic', 'partition'],
+    services: CONSUMERS,
+    help: 'High watermark minus the committed offset, per assigned topic-partition.',
+  },
+  pausedPartitions: {
+    thing: 'paused_partitions',
+    unit: 'partitions',
+    type: 'gauge',
+    labels: ['topic'],
+    services: CONSUMERS,
+    help: 'Partitions currently paused by backpressure.',
+  },
+  dlqRecords: {
+    thing: 'dlq_records',
+    unit: 'total',
+    type: 'counter',
+    labels: ['reason', 'contract'],
+    services: CONSUMERS,
+    help: 'Records written to the dead-letter topic, by reason code and contract.',
+  },
+  batchDuration: {
+    thing: 'batch_duration',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: ['outcome'],
+    services: CONSUMERS,
+    help: 'Time to process one consumed batch end to end; outcome: ok|error.',
+    buckets: LATENCY_BUCKETS,
+  },
+  commitDuration: {
+    thing: 'commit_duration',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: ['tier', 'outcome'],
+    services: CONSUMERS,
+    help: 'Commit latency: Kafka transaction (tier=kafka) or table commit (tier=bronze|silver|gold|compaction); outcome: ok|conflict|error.',
+    buckets: LATENCY_BUCKETS,
+  },
+  commits: {
+    thing: 'commits',
+    unit: 'total',
+    type: 'counter',
+    labels: ['tier', 'outcome'],
+    services: CONSUMERS,
+    help: 'Commits attempted, by tier and outcome (ok|conflict|error).',
+  },
+  lastCommit: {
+    thing: 'last_commit',
+    unit: 'timestamp_seconds',
+    type: 'gauge',
+    labels: ['table', 'tier'],
+    services: ['merge-compaction'],
+    help: 'Unix time of the last successful table commit, per table and tier.',
+  },
+  freshness: {
+    thing: 'freshness',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: ['table'],
+    services: ['merge-compaction', 'query-api'],
+    help: 'Event time to queryable (committed) time, per table.',
+    buckets: FRESHNESS_BUCKETS,
+  },
+  tableVersion: {
+    thing: 'table',
+    unit: 'version',
+    type: 'gauge',
+    labels: ['table'],
+    services: ['merge-compaction', 'query-api'],
+    help: 'Latest committed (merge-compaction) or served (query-api) table version.',
+  },
+  tableFiles: {
+    thing: 'table_data',
+    unit: 'files',
+    type: 'gauge',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Live data files in the latest table snapshot.',
+  },
+  tableSmallFiles: {
+    thing: 'table_small',
+    unit: 'files',
+    type: 'gauge',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Live data files smaller than the compaction target size.',
+  },
+  compactionBacklog: {
+    thing: 'compaction_backlog',
+    unit: 'files',
+    type: 'gauge',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Small files waiting for compaction.',
+  },
+  httpRequestDuration: {
+    thing: 'http_request_duration',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: ['method', 'route', 'status'],
+    services: HTTP,
+    help: 'HTTP request latency by method, route pattern and status code.',
+    buckets: LATENCY_BUCKETS,
+  },
+  producerQueue: {
+    thing: 'producer_queue',
+    unit: 'messages',
+    type: 'gauge',
+    labels: [],
+    services: PRODUCERS,
+    help: 'Messages waiting in the Kafka producer queue (not yet acknowledged).',
+  },
+  produceErrors: {
+    thing: 'produce_errors',
+    unit: 'total',
+    type: 'counter',
+    labels: ['topic', 'code'],
+    services: PRODUCERS,
+    help: 'Produce requests that failed, by topic and error code.',
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** Property name of a catalog entry. */
+export type MetricKey = keyof typeof METRICS;
+
+/** A catalog entry bound to one service: the concrete Prometheus name. */
+export interface CatalogEntry {
+  readonly key: MetricKey;
+  readonly service: ServiceId;
+  /** Full Prometheus name as scraped (histograms add `_bucket`, `_sum`, `_count`). */
+  readonly name: string;
+  readonly type: MetricType;
+  readonly unit: string;
+  readonly labels: readonly string[];
+  readonly help: string;
+  readonly buckets?: readonly number[];
+}
+
+/** `merge-compaction` → `merge_compaction`. */
+export function servicePrefix(service: ServiceId): string {
+  return `sluice_${service.replace(/-/g, '_')}`;
+}
+
+/** The Prometheus name of `key` as emitted by `service`. */
+export function metricName(service: ServiceId, key: MetricKey): string {
+  const spec: MetricSpec = METRICS[key];
+  return `${servicePrefix(service)}_${spec.thing}_${spec.unit}`;
+}
+
+/** True when `service` emits `key`. */
+export function emits(service: ServiceId, key: MetricKey): boolean {
+  return (METRICS[key].services as readonly ServiceId[]).includes(service);
+}
+
+/** Every concrete metric, optionally for one service only. */
+export function metricCatalog(service?: ServiceId): CatalogEntry[] {
+  const out: CatalogEntry[] = [];
+  for (const key of Object.keys(METRICS) as MetricKey[]) {
+    const spec: MetricSpec = METRICS[key];
+    for (const s of spec.services) {
+      if (service !== undefined && s !== service) continue;
+      out.push({
+        key,
+        service: s,
+        name: metricName(s, key),
+        type: spec.type,
+        unit: spec.unit,
+        labels: spec.labels,
+        help: spec.help,
+        ...(spec.buckets ? { buckets: spec.buckets } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Maps a scraped series name to its catalog entry, stripping the `_bucket`/`_sum`/`_count`
+ * suffixes of histograms. Returns undefined for names the catalog does not know.
+ */
+export function lookupSeries(seriesName: string): CatalogEntry | undefined {
+  const byName = catalogIndex();
+  const direct = byName.get(seriesName);
+  if (direct) return direct;
+  const m = /^(.*)_(bucket|sum|count)$/.exec(seriesName);
+  if (!m) return undefined;
+  const base = byName.get(m[1]);
+  return base?.type === 'histogram' ? base : undefined;
+}
+
+let index: Map<string, CatalogEntry> | undefined;
+function catalogIndex(): Map<string, CatalogEntry> {
+  index ??= new Map(metricCatalog().map((e) => [e.name, e]));
+  return index;
+}

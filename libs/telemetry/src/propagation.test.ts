@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { activeTraceIds, extractTraceContext, injectTraceHeaders } from './propagation';
+import type { SpanRecord } from './span-exporters';
+import { createTelemetry } from './telemetry';
+
+const quiet = () => new Writable({ write: (_c, _e, done) => done() });
+
+describe('trace context in headers', () => {
+  const t = createTelemetry({ service: 'ingest', logDestination: quiet(), traces: { kind: 'memory' } });
+  afterAll(() => t.shutdown());
+
+  it('round-trips the active span through traceparent, also as Kafka Buffer headers', () => {
+    const headers: Record<string, string> = {};
+    const ids = t.withSpan('produce', (span) => {
+      injectTraceHeaders(headers);
+      return { traceId: span.traceId, spanId: span.spanId };
+    });
+    expect(headers.traceparent).toBe(`00-${ids.traceId}-${ids.spanId}-01`);
+
+    // What the Kafka client hands back on the consumer side: Buffers, sometimes a list.
+    for (const carrier of [
+      { traceparent: Buffer.from(headers.traceparent) },
+      { traceparent: [Buffer.from(headers.traceparent)] },
+      { TraceParent: headers.traceparent },
+    ]) {
+      const child = t.withSpan('consume', (span) => ({ traceId: span.traceId, spanId: span.spanId }), {
+        parent: extractTraceContext(carrier),
+      });
+      expect(child.traceId).toBe(ids.traceId);
+      const rec = t.finishedSpans().find((s) => s.spanId === child.spanId);
+      expect(rec?.parentSpanId).toBe(ids.spanId);
+    }
+  });
+
+  it('starts a new trace from missing or malformed headers instead of failing', () => {
+    for (const carrier of [
+      undefined,
+      {},
+      { traceparent: 'garbage' },
+      { traceparent: '00-00000000000000000000000000000000-0000000000000000-01' },
+      { traceparent: Buffer.from([0xff, 0xfe, 0x00]) },
+      { traceparent: [] },
+    ]) {
+      const id = t.withSpan('root', (span) => span.spanId, { parent: extractTraceContext(carrier) });
+      const rec = t.finishedSpans().find((s) => s.spanId === id);
+      expect(rec).toBeDefined();
+      expect(rec?.parentSpanId).toBeUndefined();
+    }
+  });
+
+  it('writes nothing outside a span', () => {
+    expect(injectTraceHeaders({})).toEqual({});
+    expect(activeTraceIds()).toBeUndefined();
+  });
+
+  it('keeps the span active across awaits and marks a throwing span failed', async () => {
+    await expect(
+      t.withSpan('fails', async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        expect(activeTraceIds()).toBeDefined();
+        throw Object.assign(new Error('boom'), { code: 'LAKE_COMMIT_CONFLICT' });
+      }),
+    ).rejects.toThrow('boom');
+    const rec = t.finishedSpans().find((s) => s.name === 'fails');
+    expect(rec?.status).toBe('error');
+    expect(rec?.statusMessage).toBe('boom');
+    expect(rec?.attributes['error.code']).toBe('LAKE_COMMIT_CONFLICT');
+    expect(() => t.withSpan('sync-fail', () => { throw new Error('sync'); })).toThrow('sync');
+    expect(t.finishedSpans().find((s) => s.name === 'sync-fail')?.status).toBe('error');
+  });
+});
+
+describe('one event, three services, one trace', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-telemetry-'));
+  const file = join(dir, 'spans.jsonl');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('links ingest → validate → merge-compaction through headers into one JSON-lines file', async () => {
+    const make = (service: 'ingest' | 'validate' | 'merge-compaction') =>
+      createTelemetry({ service, logDestination: quiet(), traces: { kind: 'jsonl', path: file } });
+    const ingest = make('ingest');
+    const validate = make('validate');
+    const merge = make('merge-compaction');
+
+    // Each hop only sees the previous hop's record headers, as over Kafka.
+    const raw = ingest.withSpan('ingest.request', () => injectTraceHeaders<Record<string, unknown>>({}), { kind: 'server' });
+    const valid = await validate.withSpan(
+      'validate.event',
+      async () => {
+        await new Promise((r) => setImmediate(r));
+        return injectTraceHeaders<Record<string, unknown>>({ 'content-type': 'avro' });
+      },
+      { parent: extractTraceContext(toKafka(raw)), kind: 'consumer' },
+    );
+    merge.withSpan('merge.event', () => undefined, { parent: extractTraceContext(toKafka(valid)), kind: 'consumer' });
+
+    await Promise.all([ingest.shutdown(), validate.shutdown(), merge.shutdown()]);
+    const spans: SpanRecord[] = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(spans.map((s) => s.service).sort()).toEqual(['ingest', 'merge-compaction', 'validate']);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+    const byName = new Map(spans.map((s) => [s.name, s]));
+    expect(byName.get('ingest.request')?.parentSpanId).toBeUndefined();
+    expect(byName.get('validate.event')?.parentSpanId).toBe(byName.get('ingest.request')?.spanId);
+    expect(byName.get('merge.event')?.parentSpanId).toBe(byName.get('validate.event')?.spanId);
+    expect(byName.get('validate.event')?.kind).toBe('consumer');
+  });
+});
+
+function toKafka(headers: Record<string, unknown>): Record<string, Buffer> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(String(v))]));
+}

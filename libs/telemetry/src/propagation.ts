@@ -1,0 +1,69 @@
+import { type Context, ROOT_CONTEXT, type TextMapGetter, type TextMapSetter, context, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+
+/** An extracted or captured trace position; pass it as `parent` to `withSpan`. Opaque. */
+export type TraceContext = Context;
+
+/**
+ * A header value as Kafka clients and Node's HTTP module hand it over: string, Buffer, or a
+ * list of either (repeated header). Only the first value of a list is used.
+ */
+export type HeaderValue = string | Buffer | Uint8Array | ReadonlyArray<string | Buffer | Uint8Array> | undefined;
+/** A headers object: Kafka message headers or Node HTTP request headers. */
+export type HeadersLike = Readonly<Record<string, HeaderValue>>;
+
+/** Name of the W3C trace context header carried on HTTP requests and Kafka records. */
+export const TRACEPARENT_HEADER = 'traceparent';
+/** Name of the W3C vendor trace state header. */
+export const TRACESTATE_HEADER = 'tracestate';
+
+const propagator = new W3CTraceContextPropagator();
+
+const getter: TextMapGetter<HeadersLike> = {
+  keys: (carrier) => Object.keys(carrier),
+  get(carrier, key) {
+    // HTTP lower-cases names; Kafka keeps whatever the producer wrote.
+    const raw = carrier[key] ?? findCaseInsensitive(carrier, key);
+    const first = Array.isArray(raw) ? raw[0] : raw;
+    if (first === undefined) return undefined;
+    return typeof first === 'string' ? first : Buffer.from(first as Uint8Array).toString('utf8');
+  },
+};
+
+const setter: TextMapSetter<Record<string, unknown>> = {
+  set(carrier, key, value) {
+    carrier[key] = value;
+  },
+};
+
+/**
+ * Writes `traceparent` (and `tracestate` when set) for `ctx` (default: the active context) into
+ * `headers` and returns it. Without a valid span in `ctx` nothing is written.
+ */
+export function injectTraceHeaders<H extends Record<string, unknown>>(headers: H, ctx: Context = context.active()): H {
+  propagator.inject(ctx, headers, setter);
+  return headers;
+}
+
+/**
+ * Reads `traceparent`/`tracestate` from Kafka or HTTP headers. A missing or malformed header
+ * yields a context without a parent (the span becomes a new trace root), never an error.
+ */
+export function extractTraceContext(headers: HeadersLike | undefined): TraceContext {
+  if (!headers) return ROOT_CONTEXT;
+  return propagator.extract(ROOT_CONTEXT, headers, getter);
+}
+
+/** The trace and span id of the active span, or undefined outside any span. */
+export function activeTraceIds(): { traceId: string; spanId: string } | undefined {
+  const span = trace.getSpan(context.active());
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return trace.isSpanContextValid(span.spanContext()) ? { traceId, spanId } : undefined;
+}
+
+function findCaseInsensitive(carrier: HeadersLike, key: string): HeaderValue {
+  const lower = key.toLowerCase();
+  for (const k of Object.keys(carrier)) if (k.toLowerCase() === lower) return carrier[k];
+  return undefined;
+}
