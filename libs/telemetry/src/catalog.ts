@@ -44,7 +44,7 @@ const FRESHNESS_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 36
 /**
  * Every metric, keyed by the property name apps use (`telemetry.metrics.eventsIn`).
  * Label value sets: `outcome` is a short closed word per metric (listed in `help`); `topic`,
- * `table`, `contract` and `tier` come from contracts (bounded); `partition` is bounded by the
+ * `table`, `contract` and `operation` are bounded by the contracts; `partition` is bounded by the
  * topic's partition count; `route` is the route pattern, never the raw URL.
  */
 export const METRICS = {
@@ -97,30 +97,72 @@ export const METRICS = {
     help: 'Time to process one consumed batch end to end; outcome: ok|error.',
     buckets: LATENCY_BUCKETS,
   },
+  transactionDuration: {
+    thing: 'transaction_duration',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: ['outcome'],
+    services: ['validate'],
+    help: 'Kafka consume-transform-produce transaction latency; outcome: committed|aborted (the _count counts transactions).',
+    buckets: LATENCY_BUCKETS,
+  },
   commitDuration: {
     thing: 'commit_duration',
     unit: 'seconds',
     type: 'histogram',
-    labels: ['tier', 'outcome'],
-    services: CONSUMERS,
-    help: 'Commit latency: Kafka transaction (tier=kafka) or table commit (tier=bronze|silver|gold|compaction); outcome: ok|conflict|error.',
+    labels: ['table', 'operation'],
+    services: ['merge-compaction'],
+    help: 'Table commit latency including conflict retries, by table and Delta operation (WRITE, MERGE, OPTIMIZE, …).',
     buckets: LATENCY_BUCKETS,
   },
   commits: {
     thing: 'commits',
     unit: 'total',
     type: 'counter',
-    labels: ['tier', 'outcome'],
-    services: CONSUMERS,
-    help: 'Commits attempted, by tier and outcome (ok|conflict|error).',
+    labels: ['table', 'outcome'],
+    services: ['merge-compaction'],
+    help: 'Table commit attempts; outcome: ok|retry (lost a race, retried)|conflict (refused)|error (recorded by the app).',
+  },
+  mergeDuration: {
+    thing: 'merge_duration',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Duration of one MERGE into a table (read, rewrite, commit).',
+    buckets: LATENCY_BUCKETS,
+  },
+  mergeRewrittenBytes: {
+    thing: 'merge_rewritten_bytes',
+    unit: 'total',
+    type: 'counter',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Bytes of existing files rewritten by MERGEs (write amplification).',
+  },
+  compactedFiles: {
+    thing: 'compacted_files',
+    unit: 'total',
+    type: 'counter',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Small files removed by compaction.',
+  },
+  vacuumedFiles: {
+    thing: 'vacuumed_files',
+    unit: 'total',
+    type: 'counter',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Unreferenced files deleted by vacuum.',
   },
   lastCommit: {
     thing: 'last_commit',
     unit: 'timestamp_seconds',
     type: 'gauge',
-    labels: ['table', 'tier'],
+    labels: ['table'],
     services: ['merge-compaction'],
-    help: 'Unix time of the last successful table commit, per table and tier.',
+    help: 'Unix time of the last successful commit per table (one table per contract and tier).',
   },
   freshness: {
     thing: 'freshness',
@@ -180,13 +222,30 @@ export const METRICS = {
     services: PRODUCERS,
     help: 'Messages waiting in the Kafka producer queue (not yet acknowledged).',
   },
-  produceErrors: {
-    thing: 'produce_errors',
+  produceDuration: {
+    thing: 'produce_duration',
+    unit: 'seconds',
+    type: 'histogram',
+    labels: [],
+    services: PRODUCERS,
+    help: 'From enqueue of the first message of a send to the broker acknowledging the last.',
+    buckets: LATENCY_BUCKETS,
+  },
+  produceFailedMessages: {
+    thing: 'produce_failed_messages',
     unit: 'total',
     type: 'counter',
-    labels: ['topic', 'code'],
+    labels: ['code'],
     services: PRODUCERS,
-    help: 'Produce requests that failed, by topic and error code.',
+    help: 'Messages the broker did not acknowledge, by KAFKA_* error code.',
+  },
+  kafkaClientErrors: {
+    thing: 'kafka_client_errors',
+    unit: 'total',
+    type: 'counter',
+    labels: ['code', 'retryable'],
+    services: ['ingest', 'validate', 'merge-compaction'],
+    help: 'Asynchronous Kafka client errors (broker down, fatal), by KAFKA_* code and retryable true|false.',
   },
 } as const satisfies Record<string, MetricSpec>;
 

@@ -3,76 +3,134 @@ import type { SluiceMetrics } from './metrics';
 import type { TracingRuntime } from './tracing';
 
 /**
- * Channel names telemetry subscribes to. Adapters publish on these with
- * `diagnostics_channel.channel(name).publish(payload)`; the payload shapes are below and in
- * docs/design/telemetry.md. Telemetry cannot import the adapters, so the names are repeated
- * here as strings and a test pins them.
+ * Channel names telemetry subscribes to. libs/kafka (`KAFKA_CHANNELS`) and libs/lake
+ * (`LAKE_CHANNELS`) publish on them; telemetry may not import those adapters, so the names
+ * are repeated here and tools/src/deploy/channels.test.ts keeps both lists in step. The
+ * payload shapes below mirror the adapters' event types; docs/design/telemetry.md lists them.
  */
 export const CHANNELS = {
-  kafkaConsumerLag: 'sluice:kafka:consumer-lag',
-  kafkaPausedPartitions: 'sluice:kafka:paused-partitions',
-  kafkaProducerQueue: 'sluice:kafka:producer-queue',
-  kafkaProduceError: 'sluice:kafka:produce-error',
-  kafkaTransactionCommit: 'sluice:kafka:transaction-commit',
+  kafkaLag: 'sluice:kafka:lag',
+  kafkaPaused: 'sluice:kafka:paused',
+  kafkaResumed: 'sluice:kafka:resumed',
+  kafkaRevoked: 'sluice:kafka:revoked',
+  kafkaProduceAcked: 'sluice:kafka:produce-acked',
+  kafkaProduceFailed: 'sluice:kafka:produce-failed',
+  kafkaTransactionCommitted: 'sluice:kafka:transaction-committed',
+  kafkaTransactionAborted: 'sluice:kafka:transaction-aborted',
+  kafkaClientError: 'sluice:kafka:client-error',
   lakeCommit: 'sluice:lake:commit',
+  lakeConflict: 'sluice:lake:conflict',
+  lakeMerge: 'sluice:lake:merge',
+  lakeCompaction: 'sluice:lake:compaction',
+  lakeVacuum: 'sluice:lake:vacuum',
+  /** Proposed, not yet published by libs/lake: live file counts of a snapshot. */
   lakeTableStats: 'sluice:lake:table-stats',
-  lakeCompactionBacklog: 'sluice:lake:compaction-backlog',
+  /** Proposed, not yet published by libs/kafka: producer queue depth. */
+  kafkaProducerQueue: 'sluice:kafka:producer-queue',
 } as const;
 
-/** `sluice:kafka:consumer-lag` — one per assigned partition, whenever lag is measured. */
-export interface ConsumerLagEvent {
+/** A partition of a topic, as in libs/kafka. */
+export interface PartitionRef {
   topic: string;
   partition: number;
-  /** High watermark − committed offset, ≥ 0. */
+}
+/** `sluice:kafka:lag`: `highWatermark - nextOffset` of one partition, ≥ 0. */
+export interface LagEvent {
+  groupId: string;
+  topic: string;
+  partition: number;
   lag: number;
 }
-/** `sluice:kafka:paused-partitions` — after every pause/resume, the current count per topic. */
-export interface PausedPartitionsEvent {
-  topic: string;
+/** `sluice:kafka:paused` | `resumed` | `revoked`: the partitions concerned. */
+export interface PartitionsEvent {
+  clientId: string;
+  groupId: string;
+  partitions: PartitionRef[];
+}
+/** `sluice:kafka:produce-acked`: a send whose every message was acknowledged. */
+export interface ProduceAckedEvent {
+  clientId: string;
   count: number;
+  bytes: number;
+  latencyMs: number;
 }
-/** `sluice:kafka:producer-queue` — current number of unacknowledged messages. */
-export interface ProducerQueueEvent {
-  depth: number;
-}
-/** `sluice:kafka:produce-error` — one per failed produce request. */
-export interface ProduceErrorEvent {
-  topic: string;
-  /** The adapter's `KAFKA_*` error code. */
+/** `sluice:kafka:produce-failed`: a send with `failed` unacknowledged messages. */
+export interface ProduceFailedEvent {
+  clientId: string;
+  count: number;
+  failed: number;
   code: string;
 }
-/** `sluice:kafka:transaction-commit` — after each transaction commit attempt. */
-export interface TransactionCommitEvent {
-  durationMs: number;
-  outcome: 'ok' | 'error';
-  error?: string;
+/** `sluice:kafka:transaction-committed` | `transaction-aborted`. */
+export interface TransactionEvent {
+  transactionalId: string;
+  inputCount: number;
+  outputCount: number;
+  latencyMs: number;
+  code?: string;
 }
-/** `sluice:lake:commit` — after each table commit attempt (published in the caller's async context). */
+/** `sluice:kafka:client-error`: an asynchronous client error. */
+export interface ClientErrorEvent {
+  clientId: string;
+  code: string;
+  retryable: boolean;
+  message: string;
+}
+/** `sluice:lake:commit`: a commit landed (published in the committing caller's async context). */
 export interface LakeCommitEvent {
   table: string;
-  /** bronze | silver | gold | compaction; the lake may leave it to the app (then "unknown"). */
-  tier?: string;
-  /** The committed version; present when outcome is ok. */
-  version?: number;
+  version: number;
+  operation: string;
+  attempts: number;
   durationMs: number;
-  outcome: 'ok' | 'conflict' | 'error';
-  error?: string;
 }
-/** `sluice:lake:table-stats` — after a commit or snapshot load, counts of the live snapshot. */
+/** `sluice:lake:conflict`: a commit attempt lost the race; outcome `retry` or the conflict kind. */
+export interface LakeConflictEvent {
+  table: string;
+  version: number;
+  operation: string;
+  outcome: string;
+}
+/** `sluice:lake:merge`: a MERGE finished. */
+export interface LakeMergeEvent {
+  table: string;
+  version: number;
+  filesRead: number;
+  bytesRead: number;
+  filesRewritten: number;
+  bytesRewritten: number;
+  durationMs: number;
+}
+/** `sluice:lake:compaction`: a compaction finished. */
+export interface LakeCompactionEvent {
+  table: string;
+  version: number | undefined;
+  filesRemoved: number;
+  filesAdded: number;
+  durationMs: number;
+}
+/** `sluice:lake:vacuum`: a vacuum finished. */
+export interface LakeVacuumEvent {
+  table: string;
+  filesDeleted: number;
+  durationMs: number;
+}
+/** `sluice:lake:table-stats` (proposed): counts of the latest snapshot after a commit or load. */
 export interface TableStatsEvent {
   table: string;
   files: number;
   /** Files below the compaction target size. */
   smallFiles: number;
+  /** Small files a compaction pass would pick up now (the backlog). */
+  compactionBacklog: number;
 }
-/** `sluice:lake:compaction-backlog` — after each compaction planning pass. */
-export interface CompactionBacklogEvent {
-  table: string;
-  /** Small files not yet compacted. */
-  files: number;
+/** `sluice:kafka:producer-queue` (proposed): unacknowledged messages of one producer. */
+export interface ProducerQueueEvent {
+  clientId: string;
+  depth: number;
 }
 
-type Handler = (message: unknown) => void;
+type Handler = (message: Record<string, unknown>) => void;
 
 /**
  * Subscribes to every channel in {@link CHANNELS} and returns the unsubscribe function.
@@ -85,72 +143,129 @@ export function subscribeChannels(
   tracing: TracingRuntime,
   onMalformed: (channel: string, payload: unknown) => void,
 ): () => void {
+  // Paused partitions per topic, across this process's consumers: key clientId \0 partition.
+  const paused = new Map<string, Set<string>>();
+  const setPaused = (e: PartitionsEvent, on: boolean) => {
+    const touched = new Set<string>();
+    for (const p of e.partitions) {
+      const key = `${e.clientId}\u0000${p.partition}`;
+      const set = paused.get(p.topic) ?? new Set<string>();
+      if (on) set.add(key);
+      else set.delete(key);
+      paused.set(p.topic, set);
+      touched.add(p.topic);
+    }
+    for (const topic of touched) metrics.pausedPartitions.set(paused.get(topic)?.size ?? 0, { topic });
+  };
+  const partitionsEvent = (m: Record<string, unknown>): PartitionsEvent => {
+    const e = m as unknown as PartitionsEvent;
+    need(str(e.clientId) && Array.isArray(e.partitions) && e.partitions.length <= 100_000);
+    for (const p of e.partitions) need(p !== null && typeof p === 'object' && str(p.topic) && nonNegInt(p.partition));
+    return e;
+  };
+
   const handlers: Record<string, Handler> = {
-    [CHANNELS.kafkaConsumerLag]: (m) => {
-      const e = m as ConsumerLagEvent;
+    [CHANNELS.kafkaLag]: (m) => {
+      const e = m as unknown as LagEvent;
       need(str(e.topic) && nonNegInt(e.partition) && nonNeg(e.lag));
       metrics.consumerLag.set(e.lag, { topic: e.topic, partition: e.partition });
     },
-    [CHANNELS.kafkaPausedPartitions]: (m) => {
-      const e = m as PausedPartitionsEvent;
-      need(str(e.topic) && nonNegInt(e.count));
-      metrics.pausedPartitions.set(e.count, { topic: e.topic });
+    [CHANNELS.kafkaPaused]: (m) => setPaused(partitionsEvent(m), true),
+    [CHANNELS.kafkaResumed]: (m) => setPaused(partitionsEvent(m), false),
+    [CHANNELS.kafkaRevoked]: (m) => {
+      const e = partitionsEvent(m);
+      setPaused(e, false);
+      // OpenTelemetry cannot delete a series; zero the lag of partitions this process no longer
+      // owns so a stale value cannot keep a lag alert firing (the new owner reports the truth).
+      for (const p of e.partitions) metrics.consumerLag.set(0, { topic: p.topic, partition: p.partition });
+    },
+    [CHANNELS.kafkaProduceAcked]: (m) => {
+      const e = m as unknown as ProduceAckedEvent;
+      need(nonNegInt(e.count) && nonNeg(e.latencyMs));
+      metrics.produceDuration.record(e.latencyMs / 1000);
+    },
+    [CHANNELS.kafkaProduceFailed]: (m) => {
+      const e = m as unknown as ProduceFailedEvent;
+      need(nonNegInt(e.failed) && str(e.code));
+      metrics.produceFailedMessages.add(e.failed, { code: e.code });
+    },
+    [CHANNELS.kafkaTransactionCommitted]: (m) => transaction(m, 'committed'),
+    [CHANNELS.kafkaTransactionAborted]: (m) => transaction(m, 'aborted'),
+    [CHANNELS.kafkaClientError]: (m) => {
+      const e = m as unknown as ClientErrorEvent;
+      need(str(e.code) && typeof e.retryable === 'boolean');
+      metrics.kafkaClientErrors.add(1, { code: e.code, retryable: String(e.retryable) });
+    },
+    [CHANNELS.lakeCommit]: (m) => {
+      const e = m as unknown as LakeCommitEvent;
+      need(str(e.table) && nonNegInt(e.version) && str(e.operation) && nonNeg(e.durationMs));
+      metrics.commitDuration.record(e.durationMs / 1000, { table: e.table, operation: e.operation });
+      metrics.commits.add(1, { table: e.table, outcome: 'ok' });
+      metrics.tableVersion.set(e.version, { table: e.table });
+      metrics.lastCommit.set(Date.now() / 1000, { table: e.table });
+      tracing.recordSpan('lake.commit', e.durationMs, {
+        kind: 'client',
+        attributes: { 'sluice.table': e.table, 'sluice.table.version': e.version, 'sluice.operation': e.operation, 'sluice.attempts': Number(e.attempts) || 1 },
+      });
+    },
+    [CHANNELS.lakeConflict]: (m) => {
+      const e = m as unknown as LakeConflictEvent;
+      need(str(e.table) && str(e.outcome));
+      metrics.commits.add(1, { table: e.table, outcome: e.outcome === 'retry' ? 'retry' : 'conflict' });
+    },
+    [CHANNELS.lakeMerge]: (m) => {
+      const e = m as unknown as LakeMergeEvent;
+      need(str(e.table) && nonNeg(e.durationMs) && nonNeg(e.bytesRewritten));
+      metrics.mergeDuration.record(e.durationMs / 1000, { table: e.table });
+      metrics.mergeRewrittenBytes.add(e.bytesRewritten, { table: e.table });
+      tracing.recordSpan('lake.merge', e.durationMs, {
+        kind: 'internal',
+        attributes: { 'sluice.table': e.table, 'sluice.files_rewritten': Number(e.filesRewritten) || 0 },
+      });
+    },
+    [CHANNELS.lakeCompaction]: (m) => {
+      const e = m as unknown as LakeCompactionEvent;
+      need(str(e.table) && nonNegInt(e.filesRemoved) && nonNeg(e.durationMs));
+      metrics.compactedFiles.add(e.filesRemoved, { table: e.table });
+      tracing.recordSpan('lake.compaction', e.durationMs, { kind: 'internal', attributes: { 'sluice.table': e.table } });
+    },
+    [CHANNELS.lakeVacuum]: (m) => {
+      const e = m as unknown as LakeVacuumEvent;
+      need(str(e.table) && nonNegInt(e.filesDeleted));
+      metrics.vacuumedFiles.add(e.filesDeleted, { table: e.table });
+    },
+    [CHANNELS.lakeTableStats]: (m) => {
+      const e = m as unknown as TableStatsEvent;
+      need(str(e.table) && nonNegInt(e.files) && nonNegInt(e.smallFiles) && nonNegInt(e.compactionBacklog));
+      metrics.tableFiles.set(e.files, { table: e.table });
+      metrics.tableSmallFiles.set(e.smallFiles, { table: e.table });
+      metrics.compactionBacklog.set(e.compactionBacklog, { table: e.table });
     },
     [CHANNELS.kafkaProducerQueue]: (m) => {
-      const e = m as ProducerQueueEvent;
+      const e = m as unknown as ProducerQueueEvent;
       need(nonNeg(e.depth));
       metrics.producerQueue.set(e.depth);
     },
-    [CHANNELS.kafkaProduceError]: (m) => {
-      const e = m as ProduceErrorEvent;
-      need(str(e.topic) && str(e.code));
-      metrics.produceErrors.add(1, { topic: e.topic, code: e.code });
-    },
-    [CHANNELS.kafkaTransactionCommit]: (m) => {
-      const e = m as TransactionCommitEvent;
-      need(nonNeg(e.durationMs) && (e.outcome === 'ok' || e.outcome === 'error'));
-      metrics.commitDuration.record(e.durationMs / 1000, { tier: 'kafka', outcome: e.outcome });
-      metrics.commits.add(1, { tier: 'kafka', outcome: e.outcome });
-      tracing.recordSpan('kafka.transaction.commit', e.durationMs, { kind: 'client', error: e.outcome === 'ok' ? undefined : (e.error ?? e.outcome) });
-    },
-    [CHANNELS.lakeCommit]: (m) => {
-      const e = m as LakeCommitEvent;
-      need(str(e.table) && nonNeg(e.durationMs) && ['ok', 'conflict', 'error'].includes(e.outcome));
-      need(e.tier === undefined || str(e.tier));
-      need(e.version === undefined || nonNegInt(e.version));
-      const tier = e.tier ?? 'unknown';
-      metrics.commitDuration.record(e.durationMs / 1000, { tier, outcome: e.outcome });
-      metrics.commits.add(1, { tier, outcome: e.outcome });
-      if (e.outcome === 'ok') {
-        metrics.lastCommit.set(Date.now() / 1000, { table: e.table, tier });
-        if (e.version !== undefined) metrics.tableVersion.set(e.version, { table: e.table });
-      }
-      tracing.recordSpan('lake.commit', e.durationMs, {
-        kind: 'client',
-        attributes: { 'sluice.table': e.table, 'sluice.tier': tier, ...(e.version !== undefined ? { 'sluice.table.version': e.version } : {}) },
-        error: e.outcome === 'ok' ? undefined : (e.error ?? e.outcome),
-      });
-    },
-    [CHANNELS.lakeTableStats]: (m) => {
-      const e = m as TableStatsEvent;
-      need(str(e.table) && nonNegInt(e.files) && nonNegInt(e.smallFiles));
-      metrics.tableFiles.set(e.files, { table: e.table });
-      metrics.tableSmallFiles.set(e.smallFiles, { table: e.table });
-    },
-    [CHANNELS.lakeCompactionBacklog]: (m) => {
-      const e = m as CompactionBacklogEvent;
-      need(str(e.table) && nonNegInt(e.files));
-      metrics.compactionBacklog.set(e.files, { table: e.table });
-    },
   };
+
+  function transaction(m: Record<string, unknown>, outcome: 'committed' | 'aborted'): void {
+    const e = m as unknown as TransactionEvent;
+    need(nonNeg(e.latencyMs));
+    metrics.transactionDuration.record(e.latencyMs / 1000, { outcome });
+    tracing.recordSpan('kafka.transaction', e.latencyMs, {
+      kind: 'client',
+      attributes: { 'sluice.input_count': Number(e.inputCount) || 0, 'sluice.output_count': Number(e.outputCount) || 0 },
+      error: outcome === 'aborted' ? (typeof e.code === 'string' ? e.code : 'aborted') : undefined,
+    });
+  }
 
   const reported = new Set<string>();
   const subscriptions: Array<[string, (message: unknown, name: string | symbol) => void]> = [];
   for (const [name, handle] of Object.entries(handlers)) {
     const listener = (message: unknown) => {
       try {
-        if (message === null || typeof message !== 'object') throw new Malformed();
-        handle(message);
+        need(message !== null && typeof message === 'object');
+        handle(message as Record<string, unknown>);
       } catch {
         if (!reported.has(name)) {
           reported.add(name);

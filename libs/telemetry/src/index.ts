@@ -34,17 +34,7 @@ export {
 export { type TraceExportConfig, type SpanRecord, JsonLinesSpanExporter } from './span-exporters';
 export { type SpanKindName, type SpanOptions, type SpanHandle } from './tracing';
 export { LOG_LEVELS, type LogLevel, type Logger, type LogDestination, type LoggerOptions, REDACT_PATHS, createLogger } from './logger';
-export {
-  CHANNELS,
-  type ConsumerLagEvent,
-  type PausedPartitionsEvent,
-  type ProducerQueueEvent,
-  type ProduceErrorEvent,
-  type TransactionCommitEvent,
-  type LakeCommitEvent,
-  type TableStatsEvent,
-  type CompactionBacklogEvent,
-} from './channels';
+export { CHANNELS, type TableStatsEvent, type ProducerQueueEvent } from './channels';
 export { type HookRequest, type HookReply, httpMetricsHook } from './http-hook';
 export { type OpsServerOptions, type OpsServer, startOpsServer } from './ops-server';
 export { telemetryConfigFields, type TelemetryConfig, telemetryOptionsFromConfig } from './config';

@@ -33,44 +33,49 @@ describe('metrics from adapter channels', () => {
   });
   afterEach(() => t.shutdown());
 
-  it('pins the channel names adapters publish on', () => {
-    expect(Object.values(CHANNELS).sort()).toEqual([
-      'sluice:kafka:consumer-lag',
-      'sluice:kafka:paused-partitions',
-      'sluice:kafka:produce-error',
-      'sluice:kafka:producer-queue',
-      'sluice:kafka:transaction-commit',
-      'sluice:lake:compaction-backlog',
-      'sluice:lake:commit',
-      'sluice:lake:table-stats',
-    ].sort());
-  });
-
   it('turns kafka and lake events into catalog series with the right labels', async () => {
-    publish(CHANNELS.kafkaConsumerLag, { topic: 'orders.valid', partition: 3, lag: 42 });
-    publish(CHANNELS.kafkaConsumerLag, { topic: 'orders.valid', partition: 3, lag: 17 });
-    publish(CHANNELS.kafkaPausedPartitions, { topic: 'orders.valid', count: 2 });
-    publish(CHANNELS.lakeCommit, { table: 'orders_silver', tier: 'silver', version: 12, durationMs: 250, outcome: 'ok' });
-    publish(CHANNELS.lakeCommit, { table: 'orders_silver', tier: 'silver', durationMs: 40, outcome: 'conflict' });
-    publish(CHANNELS.lakeTableStats, { table: 'orders_silver', files: 90, smallFiles: 31 });
-    publish(CHANNELS.lakeCompactionBacklog, { table: 'orders_silver', files: 31 });
+    publish(CHANNELS.kafkaLag, { groupId: 'g', topic: 'orders.valid', partition: 3, lag: 42 });
+    publish(CHANNELS.kafkaLag, { groupId: 'g', topic: 'orders.valid', partition: 3, lag: 17 });
+    publish(CHANNELS.kafkaLag, { groupId: 'g', topic: 'orders.valid', partition: 4, lag: 5 });
+    const parts = (...ps: number[]) => ps.map((partition) => ({ topic: 'orders.valid', partition }));
+    publish(CHANNELS.kafkaPaused, { clientId: 'c1', groupId: 'g', partitions: parts(3, 4, 5) });
+    publish(CHANNELS.kafkaPaused, { clientId: 'c1', groupId: 'g', partitions: parts(3) }); // twice is still one
+    publish(CHANNELS.kafkaResumed, { clientId: 'c1', groupId: 'g', partitions: parts(5) });
+    publish(CHANNELS.kafkaRevoked, { clientId: 'c1', groupId: 'g', partitions: parts(4) });
+    publish(CHANNELS.lakeCommit, { table: 'orders_silver', version: 12, operation: 'MERGE', attempts: 2, durationMs: 250, actions: {} });
+    publish(CHANNELS.lakeConflict, { table: 'orders_silver', version: 12, operation: 'MERGE', outcome: 'retry' });
+    publish(CHANNELS.lakeConflict, { table: 'orders_silver', version: 12, operation: 'MERGE', outcome: 'concurrent-delete' });
+    publish(CHANNELS.lakeMerge, { table: 'orders_silver', version: 12, filesRead: 3, bytesRead: 10, filesRewritten: 2, bytesRewritten: 4096, durationMs: 900 });
+    publish(CHANNELS.lakeCompaction, { table: 'orders_silver', version: 13, filesRemoved: 30, bytesRemoved: 1, filesAdded: 1, bytesAdded: 1, durationMs: 2000 });
+    publish(CHANNELS.lakeVacuum, { table: 'orders_silver', filesDeleted: 7, bytesDeleted: 1, durationMs: 10 });
+    publish(CHANNELS.lakeTableStats, { table: 'orders_silver', files: 90, smallFiles: 31, compactionBacklog: 28 });
+    publish(CHANNELS.kafkaClientError, { clientId: 'c1', code: 'KAFKA_BROKER_DOWN', retryable: true, message: 'x' });
 
     const text = await t.metricsText();
     const p = 'sluice_merge_compaction';
     expect(value(text, `${p}_consumer_lag_messages`, { topic: 'orders.valid', partition: '3' })).toBe(17);
-    expect(value(text, `${p}_paused_partitions_partitions`, { topic: 'orders.valid' })).toBe(2);
+    // Revoked partitions drop to zero lag so a stale value cannot keep an alert firing.
+    expect(value(text, `${p}_consumer_lag_messages`, { topic: 'orders.valid', partition: '4' })).toBe(0);
+    // Paused 3,4,5; resumed 5; revoked 4 → only 3 stays paused.
+    expect(value(text, `${p}_paused_partitions_partitions`, { topic: 'orders.valid' })).toBe(1);
     expect(value(text, `${p}_table_version`, { table: 'orders_silver' })).toBe(12);
     expect(value(text, `${p}_table_data_files`, { table: 'orders_silver' })).toBe(90);
     expect(value(text, `${p}_table_small_files`, { table: 'orders_silver' })).toBe(31);
-    expect(value(text, `${p}_compaction_backlog_files`, { table: 'orders_silver' })).toBe(31);
-    expect(value(text, `${p}_commits_total`, { tier: 'silver', outcome: 'ok' })).toBe(1);
-    expect(value(text, `${p}_commits_total`, { tier: 'silver', outcome: 'conflict' })).toBe(1);
-    expect(value(text, `${p}_commit_duration_seconds_count`, { tier: 'silver', outcome: 'ok' })).toBe(1);
-    expect(value(text, `${p}_commit_duration_seconds_sum`, { tier: 'silver', outcome: 'ok' })).toBeCloseTo(0.25);
+    expect(value(text, `${p}_compaction_backlog_files`, { table: 'orders_silver' })).toBe(28);
+    expect(value(text, `${p}_commits_total`, { table: 'orders_silver', outcome: 'ok' })).toBe(1);
+    expect(value(text, `${p}_commits_total`, { table: 'orders_silver', outcome: 'retry' })).toBe(1);
+    expect(value(text, `${p}_commits_total`, { table: 'orders_silver', outcome: 'conflict' })).toBe(1);
+    expect(value(text, `${p}_commit_duration_seconds_count`, { table: 'orders_silver', operation: 'MERGE' })).toBe(1);
+    expect(value(text, `${p}_commit_duration_seconds_sum`, { table: 'orders_silver', operation: 'MERGE' })).toBeCloseTo(0.25);
     // 0.25 s falls in the le="0.25" bucket and not below it.
-    expect(value(text, `${p}_commit_duration_seconds_bucket`, { tier: 'silver', outcome: 'ok', le: '0.1' })).toBe(0);
-    expect(value(text, `${p}_commit_duration_seconds_bucket`, { tier: 'silver', outcome: 'ok', le: '0.25' })).toBe(1);
-    const last = value(text, `${p}_last_commit_timestamp_seconds`, { table: 'orders_silver', tier: 'silver' }) as number;
+    expect(value(text, `${p}_commit_duration_seconds_bucket`, { operation: 'MERGE', le: '0.1' })).toBe(0);
+    expect(value(text, `${p}_commit_duration_seconds_bucket`, { operation: 'MERGE', le: '0.25' })).toBe(1);
+    expect(value(text, `${p}_merge_rewritten_bytes_total`, { table: 'orders_silver' })).toBe(4096);
+    expect(value(text, `${p}_merge_duration_seconds_sum`, { table: 'orders_silver' })).toBeCloseTo(0.9);
+    expect(value(text, `${p}_compacted_files_total`, { table: 'orders_silver' })).toBe(30);
+    expect(value(text, `${p}_vacuumed_files_total`, { table: 'orders_silver' })).toBe(7);
+    expect(value(text, `${p}_kafka_client_errors_total`, { code: 'KAFKA_BROKER_DOWN', retryable: 'true' })).toBe(1);
+    const last = value(text, `${p}_last_commit_timestamp_seconds`, { table: 'orders_silver' }) as number;
     expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60);
     expect(text).toMatch(/# TYPE sluice_merge_compaction_commits_total counter/);
     expect(text).toMatch(/# TYPE sluice_merge_compaction_commit_duration_seconds histogram/);
@@ -80,9 +85,33 @@ describe('metrics from adapter channels', () => {
     expect(check.seen).toContain(`${p}_consumer_lag_messages`);
   });
 
+  it('measures transactions and produce acks in the services that own them', async () => {
+    const v = createTelemetry({ service: 'validate', logDestination: sink().stream });
+    try {
+      publish(CHANNELS.kafkaTransactionCommitted, { transactionalId: 'x', inputCount: 10, outputCount: 10, latencyMs: 30 });
+      publish(CHANNELS.kafkaTransactionAborted, { transactionalId: 'x', inputCount: 10, outputCount: 0, latencyMs: 5, code: 'KAFKA_FENCED' });
+      publish(CHANNELS.kafkaProduceAcked, { clientId: 'p', count: 100, bytes: 1000, latencyMs: 8 });
+      publish(CHANNELS.kafkaProduceFailed, { clientId: 'p', count: 100, failed: 3, code: 'KAFKA_TIMEOUT' });
+      publish(CHANNELS.kafkaProducerQueue, { clientId: 'p', depth: 250 });
+      const text = await v.metricsText();
+      expect(value(text, 'sluice_validate_transaction_duration_seconds_count', { outcome: 'committed' })).toBe(1);
+      expect(value(text, 'sluice_validate_transaction_duration_seconds_count', { outcome: 'aborted' })).toBe(1);
+      expect(value(text, 'sluice_validate_produce_duration_seconds_count')).toBe(1);
+      expect(value(text, 'sluice_validate_produce_failed_messages_total', { code: 'KAFKA_TIMEOUT' })).toBe(3);
+      expect(value(text, 'sluice_validate_producer_queue_messages')).toBe(250);
+      expect(checkExposition(text, 'validate').problems).toEqual([]);
+      // merge-compaction runs no Kafka transactions: the same events leave no series there.
+      const mc = await t.metricsText();
+      expect(mc).not.toContain('transaction_duration');
+      expect(mc).not.toContain('produce_duration');
+    } finally {
+      await v.shutdown();
+    }
+  });
+
   it('records a lake.commit span under the active span', async () => {
     await t.withSpan('merge.batch', async () => {
-      publish(CHANNELS.lakeCommit, { table: 'orders_bronze', tier: 'bronze', version: 1, durationMs: 5, outcome: 'ok' });
+      publish(CHANNELS.lakeCommit, { table: 'orders_bronze', version: 1, operation: 'WRITE', attempts: 1, durationMs: 5 });
     });
     const spans = t.finishedSpans();
     const batch = spans.find((s) => s.name === 'merge.batch');
@@ -98,17 +127,19 @@ describe('metrics from adapter channels', () => {
       { topic: 'a', partition: 1, lag: Number.NaN }, { topic: '', partition: 1, lag: 1 },
       { topic: 'a'.repeat(1000), partition: 1, lag: 1 }, { topic: { toString: () => 'x' }, partition: 1, lag: 1 },
     ];
-    for (const h of hostile) expect(() => publish(CHANNELS.kafkaConsumerLag, h)).not.toThrow();
-    expect(() => publish(CHANNELS.lakeCommit, { table: 't', durationMs: 1, outcome: 'exploded' })).not.toThrow();
+    for (const h of hostile) expect(() => publish(CHANNELS.kafkaLag, h)).not.toThrow();
+    expect(() => publish(CHANNELS.lakeCommit, { table: 't', version: -1, operation: 'WRITE', durationMs: 1 })).not.toThrow();
+    expect(() => publish(CHANNELS.kafkaPaused, { clientId: 'c', partitions: [{ topic: 'a', partition: 1 }, null] })).not.toThrow();
     // Give an uncaught subscriber error (rethrown on nextTick by diagnostics_channel) a chance to surface.
     await new Promise((r) => setImmediate(r));
     const text = await t.metricsText();
     expect(text).not.toContain('consumer_lag');
     expect(text).not.toContain('commits_total');
+    expect(text).not.toContain('paused_partitions');
     await t.flush();
     await new Promise((r) => setTimeout(r, 20));
     const warnings = logs.lines.filter((l) => l.msg === 'dropped a malformed telemetry event (reported once per channel)');
-    expect(warnings.map((w) => w.channel).sort()).toEqual(['sluice:kafka:consumer-lag', 'sluice:lake:commit']);
+    expect(warnings.map((w) => w.channel).sort()).toEqual(['sluice:kafka:lag', 'sluice:kafka:paused', 'sluice:lake:commit']);
   });
 
   it('stops listening after shutdown', async () => {
