@@ -1,24 +1,15 @@
 import Fastify, { type FastifyInstance, type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
-import { splitJson, splitNdjson, type SplitResult } from './body/split';
+import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
 import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
 import { checkEvent, type AcceptedEvent, type RejectedEvent } from './events/check-event';
-import type { EdgeContracts } from './events/edge-contracts';
+import { HEADERS } from '@sluice/contracts';
 import { replyError } from './http/reply-error';
-
-/** Kafka headers ingest adds; the event bytes themselves are never modified. */
-export const INGEST_HEADERS = {
-  producer: 'sluice-producer',
-  receivedAt: 'sluice-received-at',
-  contract: 'sluice-contract',
-  contentType: 'sluice-content-type',
-} as const;
 
 /** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
 export interface IngestDeps {
   publisher: EventPublisher;
-  contracts: EdgeContracts;
   apiKeys: readonly ApiKeyEntry[];
   rawTopic: string;
   limits: {
@@ -44,6 +35,10 @@ export interface IngestApp {
 }
 
 const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines'];
+const AVRO_TYPES = ['application/vnd.apache.avro', 'avro/binary'];
+const SUPPORTED_TYPES = ['application/json', ...NDJSON_TYPES, ...AVRO_TYPES];
+/** HTTP header naming the contract of every event of a request (an event's own field must agree). */
+export const CONTRACT_HTTP_HEADER = 'sluice-contract';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,7 +64,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
 
   app.removeAllContentTypeParsers();
   const asBuffer = (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body);
-  app.addContentTypeParser(['application/json', ...NDJSON_TYPES], { parseAs: 'buffer' }, asBuffer);
+  app.addContentTypeParser(SUPPORTED_TYPES, { parseAs: 'buffer' }, asBuffer);
 
   app.setNotFoundHandler((_req, reply) => replyError(reply, 'INGEST_NOT_FOUND', retryAfterSeconds));
 
@@ -80,7 +75,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       case 'FST_ERR_CTP_INVALID_TYPE':
         return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, {
-          supported: ['application/json', ...NDJSON_TYPES],
+          supported: SUPPORTED_TYPES,
         });
       default:
         if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
@@ -130,10 +125,14 @@ export function buildApp(deps: IngestDeps): IngestApp {
       const principal = req.principal as Principal;
       const body = req.body;
       if (!Buffer.isBuffer(body)) {
-        return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: ['application/json', ...NDJSON_TYPES] });
+        return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES });
       }
       const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-      const split: SplitResult = NDJSON_TYPES.includes(mediaType) ? splitNdjson(body, limits.maxBatchEvents) : splitJson(body, limits.maxBatchEvents);
+      const split: SplitResult = NDJSON_TYPES.includes(mediaType)
+        ? splitNdjson(body, limits.maxBatchEvents)
+        : AVRO_TYPES.includes(mediaType)
+          ? splitAvro(body)
+          : splitJson(body, limits.maxBatchEvents);
       if (!split.ok) {
         if ('tooMany' in split) {
           return replyError(reply, 'INGEST_BATCH_TOO_LARGE', retryAfterSeconds, { limitEvents: limits.maxBatchEvents, events: split.count });
@@ -143,13 +142,16 @@ export function buildApp(deps: IngestDeps): IngestApp {
 
       const accepted: AcceptedEvent[] = [];
       const rejected: RejectedEvent[] = [];
+      const headerContract = req.headers[CONTRACT_HTTP_HEADER];
+      const requestContract = typeof headerContract === 'string' && headerContract.length > 0 ? headerContract : undefined;
+      const now = clock();
       for (const slice of split.events) {
-        const result = checkEvent(slice, principal, deps.contracts, limits);
+        const result = checkEvent(slice, principal, requestContract, limits, now);
         if (result.ok) accepted.push(result.accepted);
         else rejected.push(result.rejected);
       }
       if (accepted.length === 0) {
-        const allForbidden = rejected.every((r) => r.code === 'EVENT_CONTRACT_FORBIDDEN');
+        const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN');
         return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
           accepted: 0,
           rejected: rejected.length,
@@ -157,16 +159,11 @@ export function buildApp(deps: IngestDeps): IngestApp {
         });
       }
 
-      const receivedAt = new Date(clock()).toISOString();
+      const receivedAt = String(now);
       const records: RawRecord[] = accepted.map((e) => ({
         key: e.key,
         value: e.bytes,
-        headers: {
-          [INGEST_HEADERS.producer]: principal.producer,
-          [INGEST_HEADERS.receivedAt]: receivedAt,
-          [INGEST_HEADERS.contract]: e.contract,
-          [INGEST_HEADERS.contentType]: 'json',
-        },
+        headers: { [HEADERS.producer]: principal.producer, [HEADERS.receivedAt]: receivedAt, [HEADERS.contract]: e.contract },
       }));
       if (!deps.publisher.hasCapacity(records.length)) {
         return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { reason: 'the Kafka producer queue is full' });

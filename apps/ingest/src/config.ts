@@ -1,4 +1,5 @@
-import { bool, int, json, list, str, type ConfigOf } from '@sluice/config';
+import { int, json, list, str, type ConfigOf } from '@sluice/config';
+import { telemetryConfigFields } from '@sluice/telemetry';
 import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
 
 /** Environment schema of ingest; loaded once in main.ts. */
@@ -19,8 +20,8 @@ export const ingestConfigSchema = {
   retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),
   deliveryTimeoutMs: int('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),
   shutdownTimeoutMs: int('INGEST_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
-  logLevel: str('INGEST_LOG_LEVEL', { default: 'info' }),
-  trustProxy: bool('INGEST_TRUST_PROXY', { default: false }),
+  probeIntervalMs: int('INGEST_PROBE_INTERVAL_MS', { default: 1000, min: 100, doc: 'broker availability probe period' }),
+  ...telemetryConfigFields,
 };
 
 export type IngestConfig = ConfigOf<typeof ingestConfigSchema>;

@@ -9,7 +9,6 @@ export const INGEST_ERRORS = {
   INGEST_UNAUTHENTICATED: { status: 401, retryable: false, message: 'missing or unknown API key' },
   INGEST_FORBIDDEN: { status: 403, retryable: false, message: 'the API key may not send any event of this request' },
   INGEST_NOT_FOUND: { status: 404, retryable: false, message: 'no such route' },
-  INGEST_METHOD_NOT_ALLOWED: { status: 405, retryable: false, message: 'method not allowed on this route' },
   INGEST_BODY_TOO_LARGE: { status: 413, retryable: false, message: 'request body exceeds the size limit' },
   INGEST_BATCH_TOO_LARGE: { status: 413, retryable: false, message: 'batch has more events than the limit' },
   INGEST_UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, message: 'unsupported Content-Type' },
@@ -22,27 +21,6 @@ export const INGEST_ERRORS = {
 } as const;
 
 export type IngestErrorCode = keyof typeof INGEST_ERRORS;
-
-/**
- * Per-event reason codes: why one event of a request was rejected while the others may be
- * accepted. Also listed in docs/design/ingest.md.
- */
-export const EVENT_REASONS = {
-  EVENT_JSON_INVALID: 'the event is not valid JSON',
-  EVENT_NOT_OBJECT: 'the event is not a JSON object',
-  EVENT_TOO_LARGE: 'the event exceeds the per-event size limit',
-  EVENT_TOO_DEEP: 'the event nests deeper than the limit',
-  EVENT_FORBIDDEN_KEY: 'the event has a __proto__, constructor or prototype key',
-  EVENT_CONTRACT_MISSING: 'the event does not name its contract',
-  EVENT_CONTRACT_UNKNOWN: 'the event names a contract ingest does not know',
-  EVENT_CONTRACT_FORBIDDEN: 'the API key may not send this contract',
-  EVENT_ENVELOPE_INVALID: 'the event envelope is missing or malformed',
-  EVENT_SCHEMA_INVALID: 'the event does not match its contract',
-  EVENT_AVRO_INVALID: 'the Avro payload cannot be decoded',
-  EVENT_NOT_DELIVERED: 'Kafka did not acknowledge this event; retry it',
-} as const;
-
-export type EventReason = keyof typeof EVENT_REASONS;
 
 /** Builds the SluiceError for a catalog code; `details` are shown to the client. */
 export function ingestError(code: IngestErrorCode, details: Record<string, unknown> = {}, cause?: unknown): SluiceError<IngestErrorCode> {

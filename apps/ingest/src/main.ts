@@ -1,1 +1,45 @@
-export {};
+import { describeConfig, loadConfig } from '@sluice/config';
+import { createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { ingestConfigSchema } from './config';
+import { createIngest } from './runtime';
+
+// The only module that touches process: config from env, wiring, signals.
+async function main(): Promise<void> {
+  const config = loadConfig(ingestConfigSchema, process.env);
+  const telemetry = createTelemetry({ service: 'ingest', ...telemetryOptionsFromConfig(config) });
+  const log = telemetry.logger;
+  log.info({ config: describeConfig(ingestConfigSchema, config) }, 'ingest starting');
+
+  const ingest = await createIngest(config, log);
+  ingest.app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4').send(await telemetry.metricsText()));
+  const address = await ingest.app.listen({ host: config.host, port: config.port });
+  log.info({ address }, 'ingest listening');
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'ingest draining');
+    const timer = setTimeout(() => {
+      log.error('shutdown timed out');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 5000);
+    timer.unref();
+    ingest
+      .close()
+      .then(() => telemetry.shutdown())
+      .then(() => process.exit(0))
+      .catch((err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  // Config errors list every problem; print them plainly, then fail.
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,13 +1,13 @@
 import { int, list, str, type ConfigOf } from '@sluice/config';
+import { telemetryConfigFields } from '@sluice/telemetry';
 
 /** Environment schema of validate; loaded once in main.ts. */
 export const validateConfigSchema = {
   brokers: list('KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
   groupId: str('VALIDATE_GROUP_ID', { default: 'sluice-validate', doc: 'consumer group; every instance shares it' }),
-  transactionalId: str('VALIDATE_TRANSACTIONAL_ID', {
-    default: '',
-    allowEmpty: true,
-    doc: 'transactional.id prefix; empty = <group>-<hostname>-<pid>. Fencing across restarts relies on the group generation (KIP-447).',
+  instanceId: str('VALIDATE_INSTANCE_ID', {
+    pattern: /^[A-Za-z0-9._-]{1,200}$/,
+    doc: 'stable, unique id of this instance (pod name): transactional.id <group>-<id> and static group.instance.id, so a restart fences its dead predecessor at once',
   }),
   rawTopic: str('VALIDATE_RAW_TOPIC', { default: '', allowEmpty: true, doc: 'raw topic; empty = the contracts constant' }),
   dlqTopic: str('VALIDATE_DLQ_TOPIC', { default: '', allowEmpty: true, doc: 'DLQ topic; empty = the contracts constant' }),
@@ -16,7 +16,8 @@ export const validateConfigSchema = {
   maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
   maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
   transactionTimeoutMs: int('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),
-  logLevel: str('VALIDATE_LOG_LEVEL', { default: 'info' }),
+  sessionTimeoutMs: int('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout' }),
+  ...telemetryConfigFields,
 };
 
 export type ValidateConfig = ConfigOf<typeof validateConfigSchema>;

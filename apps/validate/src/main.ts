@@ -1,1 +1,48 @@
-export {};
+import { describeConfig, loadConfig } from '@sluice/config';
+import { createTelemetry, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { build } from './app';
+import { validateConfigSchema } from './config';
+
+// The only module that touches process: config from env, wiring, signals.
+async function main(): Promise<void> {
+  const config = loadConfig(validateConfigSchema, process.env);
+  const telemetry = createTelemetry({ service: 'validate', instance: config.instanceId, ...telemetryOptionsFromConfig(config) });
+  const log = telemetry.logger;
+  log.info({ config: describeConfig(validateConfigSchema, config) }, 'validate starting');
+
+  const service = build({ config, logger: log, metrics: telemetry.metrics });
+  const ops = await startOpsServer({ port: config.opsPort, metricsText: () => telemetry.metricsText(), ready: service.ready });
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, totals: service.totals() }, 'validate stopping');
+    service
+      .close()
+      .then(() => ops.close())
+      .then(() => telemetry.shutdown())
+      .then(() => process.exit(0))
+      .catch((err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  try {
+    await service.run();
+  } catch (err) {
+    if (stopping) return;
+    // Non-retryable (fenced, fatal): exit and let the supervisor start a fresh instance.
+    log.fatal({ err }, 'validate stopped on a non-retryable error');
+    await service.close().catch(() => undefined);
+    process.exit(2);
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -137,3 +137,9 @@ export function splitJson(buf: Buffer, maxEvents: number): SplitResult {
   if (count === 0) return { ok: false, reason: 'the batch is empty' };
   return { ok: true, events };
 }
+
+/** Avro: the body is one framed event (Confluent or single-object); its bytes go to Kafka as they are. */
+export function splitAvro(buf: Buffer): SplitResult {
+  if (buf.length === 0) return { ok: false, reason: 'the body is empty' };
+  return { ok: true, events: [{ index: 0, bytes: buf, depth: 0 }] };
+}

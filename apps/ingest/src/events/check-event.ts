@@ -1,10 +1,6 @@
-import type { Issue } from '@sluice/errors';
+import { decodeEvent, REASONS, type Issue, type ReasonCode } from '@sluice/contracts';
 import type { Principal } from '../auth/api-keys';
-import type { EventReason } from '../errors';
-import { EVENT_REASONS } from '../errors';
 import type { EventSlice } from '../body/split';
-import type { EdgeContracts } from './edge-contracts';
-import { findForbiddenKey, parseJson } from './safe-json';
 
 /** Limits applied to each event of a request. */
 export interface EventLimits {
@@ -20,6 +16,17 @@ export interface AcceptedEvent {
   bytes: Buffer;
 }
 
+/**
+ * Per-event reason codes: the contracts catalog plus CONTRACT_FORBIDDEN, which only ingest can
+ * know (it depends on the API key).
+ */
+export type EventReason = ReasonCode | 'CONTRACT_FORBIDDEN';
+
+/** Reason codes ingest adds to the contracts catalog, with their meaning (docs list them too). */
+export const INGEST_EVENT_REASONS = {
+  CONTRACT_FORBIDDEN: "the API key's scopes do not include this event's contract",
+} as const;
+
 /** Why one event was rejected; serialised as is into the response. */
 export interface RejectedEvent {
   index: number;
@@ -31,7 +38,7 @@ export interface RejectedEvent {
 
 const MAX_ISSUES_REPORTED = 20;
 
-function reject(slice: EventSlice, code: EventReason, issues?: Issue[], message: string = EVENT_REASONS[code]): { ok: false; rejected: RejectedEvent } {
+function reject(slice: EventSlice, code: EventReason, message: string, issues?: Issue[]): { ok: false; rejected: RejectedEvent } {
   const rejected: RejectedEvent = { index: slice.index, code, message };
   if (slice.line !== undefined) rejected.line = slice.line;
   if (issues && issues.length > 0) rejected.issues = issues.slice(0, MAX_ISSUES_REPORTED);
@@ -39,35 +46,40 @@ function reject(slice: EventSlice, code: EventReason, issues?: Issue[], message:
 }
 
 /**
- * Everything ingest can check about one event at once, cheapest first: size, depth, JSON,
- * shape, dangerous keys, contract, the key's scope, then the contract's envelope and schema.
- * Pure: no I/O, no clock.
+ * Everything ingest can check about one event at once: size and depth (from the splitter, before
+ * any parsing), then the contract's own decoder — strict JSON (or Avro framing), contract, schema
+ * version, schema, data rules, envelope and timestamp sanity — and the API key's scope.
+ * Pure apart from `now`.
  */
 export function checkEvent(
   slice: EventSlice,
   principal: Principal,
-  contracts: EdgeContracts,
+  requestContract: string | undefined,
   limits: EventLimits,
+  now: number,
 ): { ok: true; accepted: AcceptedEvent } | { ok: false; rejected: RejectedEvent } {
   if (slice.bytes.length > limits.maxEventBytes) {
-    return reject(slice, 'EVENT_TOO_LARGE', undefined, `the event has ${slice.bytes.length} bytes; the limit is ${limits.maxEventBytes}`);
+    return reject(slice, 'EVENT_TOO_LARGE', `the event has ${slice.bytes.length} bytes; the limit is ${limits.maxEventBytes}`);
   }
   if (slice.depth > limits.maxDepth) {
-    return reject(slice, 'EVENT_TOO_DEEP', undefined, `the event nests ${slice.depth} levels; the limit is ${limits.maxDepth}`);
+    return reject(slice, 'EVENT_TOO_DEEP', `the event nests ${slice.depth} levels; the limit is ${limits.maxDepth}`);
   }
-  const parsed = parseJson(slice.bytes);
-  if (!parsed.ok) return reject(slice, 'EVENT_JSON_INVALID', undefined, `the event is not valid JSON: ${parsed.message}`);
-  const event = parsed.value;
-  if (event === null || typeof event !== 'object' || Array.isArray(event)) return reject(slice, 'EVENT_NOT_OBJECT');
-  const forbidden = findForbiddenKey(event);
-  if (forbidden) return reject(slice, 'EVENT_FORBIDDEN_KEY', [{ code: 'FORBIDDEN_KEY', path: forbidden, message: 'key not allowed' }]);
-
-  const record = event as Record<string, unknown>;
-  const contract = contracts.contractOf(record);
-  if (contract === undefined) return reject(slice, 'EVENT_CONTRACT_MISSING');
-  if (!contracts.has(contract)) return reject(slice, 'EVENT_CONTRACT_UNKNOWN', undefined, `unknown contract "${contract.slice(0, 100)}"`);
-  if (!principal.mayUse(contract)) return reject(slice, 'EVENT_CONTRACT_FORBIDDEN', undefined, `the API key may not send contract "${contract}"`);
-  const checked = contracts.check(contract, record);
-  if (!checked.ok) return reject(slice, checked.envelope ? 'EVENT_ENVELOPE_INVALID' : 'EVENT_SCHEMA_INVALID', checked.issues);
-  return { ok: true, accepted: { index: slice.index, contract, key: checked.key, bytes: slice.bytes } };
+  const decoded = decodeEvent(slice.bytes, {
+    contract: requestContract,
+    now,
+    limits: { maxBytes: limits.maxEventBytes, maxDepth: limits.maxDepth },
+  });
+  const contract = decoded.ok ? decoded.name : decoded.contract;
+  // Scope before schema details: a key learns nothing about contracts it may not send.
+  if (contract !== undefined && (decoded.ok || decoded.issues[0]?.code !== 'CONTRACT_UNKNOWN') && !principal.mayUse(contract)) {
+    return reject(slice, 'CONTRACT_FORBIDDEN', `the API key may not send contract "${contract}"`);
+  }
+  if (!decoded.ok) {
+    const first = decoded.issues[0];
+    return reject(slice, first?.code ?? 'EVENT_SCHEMA_MISMATCH', first?.message ?? REASONS.EVENT_SCHEMA_MISMATCH.message, decoded.issues);
+  }
+  return {
+    ok: true,
+    accepted: { index: slice.index, contract: decoded.name, key: decoded.contract.entityKey(decoded.event as never), bytes: slice.bytes },
+  };
 }

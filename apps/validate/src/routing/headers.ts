@@ -1,25 +1,24 @@
+import { HEADERS } from '@sluice/contracts';
+
 /**
  * Kafka header names validate reads and writes. A DLQ record is the original record — same key,
  * same value bytes, same headers — plus the `sluice-dlq-*` headers below, so a replay is a copy
  * and nothing about the event has to be re-encoded. tools/src/dlq reads the same names.
  */
 export const DLQ_HEADERS = {
-  reason: 'sluice-dlq-reason',
+  reason: HEADERS.dlqReason,
+  sourceTopic: HEADERS.dlqSourceTopic,
+  sourcePartition: HEADERS.dlqSourcePartition,
+  sourceOffset: HEADERS.dlqSourceOffset,
+  // Not (yet) in the contracts' HEADERS; same prefix so tools can strip them all.
   detail: 'sluice-dlq-detail',
   contract: 'sluice-dlq-contract',
-  sourceTopic: 'sluice-dlq-source-topic',
-  sourcePartition: 'sluice-dlq-source-partition',
-  sourceOffset: 'sluice-dlq-source-offset',
   producer: 'sluice-dlq-producer',
   time: 'sluice-dlq-time',
 } as const;
 
 /** Headers ingest adds to raw records (the producer identity comes from its API key). */
-export const INGEST_HEADERS = {
-  producer: 'sluice-producer',
-  receivedAt: 'sluice-received-at',
-  contract: 'sluice-contract',
-} as const;
+export const INGEST_HEADERS = { producer: HEADERS.producer, receivedAt: HEADERS.receivedAt, contract: HEADERS.contract } as const;
 
 /** DLQ detail is capped so a record with many issues still fits a Kafka message. */
 export const MAX_DETAIL_BYTES = 8 * 1024;

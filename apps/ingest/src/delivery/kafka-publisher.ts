@@ -1,0 +1,84 @@
+import type { EventPublisher, RawRecord } from './publisher';
+
+/** The part of @sluice/kafka's KafkaProducer ingest uses (structural, so tests can see the seam). */
+export interface ProducerPort {
+  hasCapacity(count: number): boolean;
+  sendBatch(records: readonly { topic: string; key: string; value: Buffer; headers: Record<string, string>; timestamp?: number }[]): Promise<unknown>;
+}
+
+/** Settings of {@link KafkaPublisher}. */
+export interface KafkaPublisherOptions {
+  /** Checks the broker answers (a metadata request); rejects when it does not. */
+  probe: () => Promise<void>;
+  /** Time between probes, ms. */
+  probeIntervalMs: number;
+  onAvailabilityChange?: (available: boolean, reason: string) => void;
+}
+
+// Errors that say "the broker is not there", as opposed to "this request was bad".
+const DOWN_CODES = new Set(['KAFKA_BROKER_UNREACHABLE', 'KAFKA_TIMEOUT', 'KAFKA_BROKER_UNAVAILABLE', 'KAFKA_NOT_CONNECTED']);
+
+/**
+ * EventPublisher over the idempotent producer, plus a broker availability flag: a periodic
+ * metadata probe and failed deliveries turn it off, the next successful probe turns it back on.
+ * While off, ingest answers 503 before reading request bodies instead of queueing events that
+ * would only time out.
+ */
+export class KafkaPublisher implements EventPublisher {
+  private available = true;
+  private timer: NodeJS.Timeout | undefined;
+  private probing = false;
+
+  constructor(
+    private readonly producer: ProducerPort,
+    private readonly options: KafkaPublisherOptions,
+  ) {}
+
+  /** Starts the periodic probe. */
+  start(): void {
+    this.timer = setInterval(() => void this.runProbe(), this.options.probeIntervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  isAvailable(): boolean {
+    return this.available;
+  }
+
+  hasCapacity(count: number): boolean {
+    return this.producer.hasCapacity(count);
+  }
+
+  async publish(topic: string, records: RawRecord[]): Promise<void> {
+    try {
+      await this.producer.sendBatch(records.map((r) => ({ topic, key: r.key, value: r.value, headers: r.headers })));
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (DOWN_CODES.has(code)) this.setAvailable(false, code);
+      throw err;
+    }
+  }
+
+  private async runProbe(): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      await this.options.probe();
+      this.setAvailable(true, 'probe answered');
+    } catch (err) {
+      this.setAvailable(false, (err as { code?: string }).code ?? 'probe failed');
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private setAvailable(available: boolean, reason: string): void {
+    if (available === this.available) return;
+    this.available = available;
+    this.options.onAvailabilityChange?.(available, reason);
+  }
+}

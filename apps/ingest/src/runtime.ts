@@ -1,0 +1,62 @@
+import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
+import type { Logger } from '@sluice/telemetry';
+import { buildApp, type IngestApp } from './app';
+import type { IngestConfig } from './config';
+import { KafkaPublisher } from './delivery/kafka-publisher';
+import { RAW_TOPIC } from '@sluice/contracts';
+
+/** A started ingest: the HTTP app with its Kafka clients, and how to stop it all. */
+export interface IngestRuntime extends IngestApp {
+  /** Drains: refuse new requests, finish in-flight ones, flush the producer, close clients. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects the Kafka clients and builds the app (not listening yet). Used by main.ts and by the
+ * integration tests, so both run the same wiring.
+ */
+export async function createIngest(config: IngestConfig, logger?: Logger): Promise<IngestRuntime> {
+  const rawTopic = config.rawTopic || RAW_TOPIC.name;
+  const producer = new KafkaProducer({
+    brokers: config.brokers,
+    clientId: 'sluice-ingest',
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    lingerMs: 5,
+  });
+  const admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
+  await producer.connect();
+  const publisher = new KafkaPublisher(producer, {
+    probe: async () => {
+      await admin.describeTopics([rawTopic]);
+    },
+    probeIntervalMs: config.probeIntervalMs,
+    onAvailabilityChange: (available, reason) => logger?.warn({ available, reason }, 'Kafka availability changed'),
+  });
+  publisher.start();
+
+  const built = buildApp({
+    publisher,
+    apiKeys: config.apiKeys,
+    rawTopic,
+    limits: {
+      maxBodyBytes: config.maxBodyBytes,
+      maxBatchEvents: config.maxBatchEvents,
+      maxEventBytes: config.maxEventBytes,
+      maxDepth: config.maxDepth,
+      maxInFlightBytes: config.maxInFlightBytes,
+    },
+    retryAfterSeconds: config.retryAfterSeconds,
+    logger,
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = async (): Promise<void> => {
+    built.beginShutdown();
+    // app.close() stops accepting connections and waits for in-flight requests to answer.
+    await built.app.close();
+    publisher.stop();
+    await producer.close(config.shutdownTimeoutMs);
+    await admin.close();
+  };
+  return { ...built, close: () => (closing ??= close()) };
+}

@@ -1,0 +1,119 @@
+import { DLQ_TOPIC, RAW_TOPIC } from '@sluice/contracts';
+import { TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
+import type { Logger, SluiceMetrics } from '@sluice/telemetry';
+import type { ValidateConfig } from './config';
+import { processBatch, type BatchCounts } from './pipeline/process-batch';
+import { contractsForValidate } from './routing/contracts-adapter';
+import type { ValidateContracts } from './routing/route';
+
+/** What `build` needs; main.ts passes the real ones. */
+export interface ValidateDeps {
+  config: Pick<
+    ValidateConfig,
+    | 'brokers'
+    | 'groupId'
+    | 'instanceId'
+    | 'rawTopic'
+    | 'dlqTopic'
+    | 'validTopicPrefix'
+    | 'maxEventBytes'
+    | 'maxBatchMessages'
+    | 'maxBatchWaitMs'
+    | 'transactionTimeoutMs'
+    | 'sessionTimeoutMs'
+  >;
+  logger: Logger;
+  metrics?: SluiceMetrics;
+  /** Default: the @sluice/contracts catalog. */
+  contracts?: ValidateContracts;
+  clock?: () => number;
+}
+
+/** A built validate service. */
+export interface ValidateService {
+  readonly processor: TransactionalProcessor;
+  /** Connects, then processes batches until `close()`; rejects on a non-retryable error. */
+  run(): Promise<void>;
+  /** True once connected and not closing. */
+  ready(): boolean;
+  /** Finishes the current batch (its transaction commits or aborts), then closes the clients. */
+  close(): Promise<void>;
+  /** Running totals since start. */
+  totals(): BatchCounts;
+}
+
+/**
+ * Wires raw → (valid | DLQ) as Kafka consume-transform-produce: each polled batch becomes exactly
+ * one output record per input record, produced in the same transaction that commits the batch's
+ * offsets. A crash at any point leaves either the whole batch (outputs + offsets) or none of it.
+ */
+export function build(deps: ValidateDeps): ValidateService {
+  const { config, logger, metrics } = deps;
+  const clock = deps.clock ?? Date.now;
+  const rawTopic = config.rawTopic || RAW_TOPIC.name;
+  const dlqTopic = config.dlqTopic || DLQ_TOPIC.name;
+  const contracts = deps.contracts ?? contractsForValidate({ validTopicPrefix: config.validTopicPrefix, now: clock });
+  const totals: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
+  let connected = false;
+  let closing = false;
+
+  const transform = (batch: Parameters<typeof processBatch>[0]): ProducerRecord[] => {
+    const { records, counts } = processBatch(batch, contracts, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
+    logger.debug({ input: batch.length, valid: counts.valid, dlq: counts.dlq }, 'batch routed');
+    // Counted when routed; an aborted transaction routes the batch again, so metrics may
+    // over-count under failures, while the topics never do.
+    totals.valid += counts.valid;
+    totals.dlq += counts.dlq;
+    for (const [reason, n] of Object.entries(counts.byReason)) totals.byReason[reason] = (totals.byReason[reason] ?? 0) + n;
+    if (metrics) {
+      metrics.eventsIn.add(batch.length, { outcome: 'consumed' });
+      metrics.eventsOut.add(counts.valid, { outcome: 'valid' });
+      metrics.eventsOut.add(counts.dlq, { outcome: 'dlq' });
+      for (const r of records) if (r.outcome === 'dlq') metrics.dlqRecords.add(1, { reason: r.reason ?? 'unknown', contract: r.contract ?? 'unknown' });
+    }
+    return records.map((r) => ({ topic: r.topic, key: r.key, value: r.value, headers: r.headers }));
+  };
+
+  const processor = new TransactionalProcessor({
+    consumer: {
+      brokers: config.brokers,
+      clientId: `sluice-validate-${config.instanceId}`,
+      groupId: config.groupId,
+      topics: [rawTopic],
+      maxBatchMessages: config.maxBatchMessages,
+      maxBatchWaitMs: config.maxBatchWaitMs,
+      sessionTimeoutMs: config.sessionTimeoutMs,
+      // Static membership: a restarted instance takes its partitions back without waiting for
+      // the dead member's session to expire.
+      rdkafka: { 'group.instance.id': config.instanceId },
+      onAssign: (partitions) => logger.info({ partitions }, 'partitions assigned'),
+      onRevoke: (partitions) => logger.info({ partitions }, 'partitions revoked'),
+    },
+    producer: {
+      brokers: config.brokers,
+      clientId: `sluice-validate-${config.instanceId}`,
+      // Stable per instance: a restart fences the predecessor's open transaction at once
+      // instead of leaving read_committed readers blocked until the transaction times out.
+      transactionalId: `${config.groupId}-${config.instanceId}`,
+      transactionTimeoutMs: config.transactionTimeoutMs,
+      lingerMs: 5,
+    },
+    transform,
+  });
+
+  return {
+    processor,
+    async run() {
+      await processor.connect();
+      connected = true;
+      logger.info({ rawTopic, dlqTopic, groupId: config.groupId, instanceId: config.instanceId }, 'validate running');
+      await processor.run();
+    },
+    ready: () => connected && !closing,
+    async close() {
+      closing = true;
+      await processor.close();
+    },
+    totals: () => totals,
+  };
+}

@@ -1,0 +1,35 @@
+import { decodeEvent, encodeSingleObject, HEADERS, validTopicName, type ValidationLimits } from '@sluice/contracts';
+import type { ValidateContracts } from './route';
+
+/** Settings of {@link contractsForValidate}. */
+export interface ContractsAdapterOptions {
+  /** Prepended to every valid topic name (tests isolate their topics with it); '' in production. */
+  validTopicPrefix: string;
+  limits?: Partial<ValidationLimits>;
+  /** Clock for timestamp sanity rules, ms since epoch. */
+  now?: () => number;
+}
+
+/**
+ * ValidateContracts over @sluice/contracts: decodeEvent (JSON or Avro, contract from the
+ * `sluice-contract` header or the body) then the event in the contract's latest schema, Avro
+ * single-object encoded, for the contract's valid topic.
+ */
+export function contractsForValidate(options: ContractsAdapterOptions): ValidateContracts {
+  const now = options.now ?? Date.now;
+  return {
+    check(value, headers) {
+      const header = headers[HEADERS.contract]?.toString('utf8');
+      const decoded = decodeEvent(value, { contract: header, now: now(), limits: options.limits });
+      if (!decoded.ok) return { ok: false, contract: decoded.contract, issues: decoded.issues };
+      const contract = decoded.contract;
+      return {
+        ok: true,
+        contract: decoded.name,
+        key: contract.entityKey(decoded.event as never),
+        topic: options.validTopicPrefix + validTopicName(decoded.name),
+        value: encodeSingleObject(contract.latest.schema, decoded.event),
+      };
+    },
+  };
+}
