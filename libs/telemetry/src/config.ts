@@ -19,6 +19,7 @@ export const telemetryConfigFields = {
     pattern: /^(0(\.\d+)?|1(\.0+)?)$/,
     doc: 'share of new traces sampled, 0..1 (children follow their parent)',
   }),
+  opsHost: str('OPS_HOST', { default: '127.0.0.1', doc: 'ops server bind address; 0.0.0.0 in containers' }),
   opsPort: int('OPS_PORT', { default: 9464, min: 0, max: 65535, doc: '/metrics, /healthz, /readyz port of services without an HTTP API' }),
 };
 
@@ -28,6 +29,7 @@ export interface TelemetryConfig {
   readonly tracesExporter: 'none' | 'memory' | 'jsonl';
   readonly tracesFile: string;
   readonly tracesSampleRatio: string;
+  readonly opsHost: string;
   readonly opsPort: number;
 }
 
