@@ -1,1 +1,42 @@
-export {};
+// Public entry of @sluice/contracts: pure data and pure functions, no I/O (see README.md).
+export * from './reasons';
+export * from './avro/schema';
+export * from './envelope';
+export * from './contract';
+export * from './topics';
+export * from './define';
+export * from './contracts';
+export { parseStrictJson, parseJsonCollecting, DEFAULT_MAX_DEPTH, type JsonValue, type StrictJsonOptions } from './json/strict-json';
+export { parseIsoMillis, formatIsoMillis, utcDate } from './validate/timestamps';
+export {
+  decodeEvent,
+  validateEvent,
+  DEFAULT_LIMITS,
+  CONTRACT_FIELD,
+  type ValidationLimits,
+  type DecodeOptions,
+  type DecodeResult,
+  type DecodedEvent,
+  type EventOf,
+} from './decode';
+export {
+  AvroDecoder,
+  avroTypeOf,
+  encodeAvroBody,
+  encodeSingleObject,
+  encodeConfluent,
+  readFraming,
+  resolveValue,
+  fingerprintOf,
+  hex64,
+  CONFLUENT_MAGIC,
+  CONFLUENT_HEADER_LENGTH,
+  SINGLE_OBJECT_MAGIC,
+  SINGLE_OBJECT_HEADER_LENGTH,
+  type Framing,
+  type AvroDecoded,
+} from './avro/codec';
+export { canonicalForm, fingerprint64, crc64Avro } from './avro/fingerprint';
+export { murmur2, toPositive, keyBytes, partitionOf, bucketOf } from './partitioning/murmur2';
+export { placementOf, columnsOf, toRow, type Placement, type Column, type ColumnType } from './rows';
+export { sampleOrderJson, sampleInventoryJson, sampleClickJson } from './samples';

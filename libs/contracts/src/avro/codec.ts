@@ -1,0 +1,182 @@
+import avro from 'avsc';
+import type { AnyContract } from '../contract';
+import { issue, type Result } from '../reasons';
+import { canonicalForm, fingerprint64 } from './fingerprint';
+import type { AvroRecord, AvroSchema } from './schema';
+
+/** First byte of the Confluent wire format, followed by a 4-byte big-endian schema id. */
+export const CONFLUENT_MAGIC = 0x00;
+/** Length of the Confluent header (magic + schema id). */
+export const CONFLUENT_HEADER_LENGTH = 5;
+/** The two marker bytes of Avro single-object encoding, followed by an 8-byte LE fingerprint. */
+export const SINGLE_OBJECT_MAGIC = Object.freeze([0xc3, 0x01] as const);
+/** Length of the single-object header (marker + CRC-64-AVRO fingerprint). */
+export const SINGLE_OBJECT_HEADER_LENGTH = 10;
+
+const types = new WeakMap<object, avro.Type>();
+
+/** The avsc Type of a schema, parsed once per schema object. */
+export function avroTypeOf(schema: AvroSchema | object): avro.Type {
+  if (typeof schema === 'string') return avro.Type.forSchema(schema);
+  let type = types.get(schema);
+  if (type === undefined) {
+    type = avro.Type.forSchema(schema as avro.Schema);
+    types.set(schema, type);
+  }
+  return type;
+}
+
+/** A 64-bit fingerprint as 16 lower-case hex digits. */
+export function hex64(fp: bigint): string {
+  return fp.toString(16).padStart(16, '0');
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * The Avro binary body of a value (no header). The value must already be valid for the schema
+ * (validated events are); avsc throws otherwise, which is a bug in the caller, not bad input.
+ */
+export function encodeAvroBody(schema: AvroSchema, value: unknown): Buffer {
+  return avroTypeOf(schema).toBuffer(value);
+}
+
+/** Which framing a message uses, read from its first bytes without decoding the body. */
+export type Framing =
+  | { readonly kind: 'confluent'; readonly schemaId: number }
+  | { readonly kind: 'single-object'; /** CRC-64-AVRO, 16 lower-case hex digits. */ readonly fingerprint: string };
+
+/** Reads the Avro framing header of `bytes`, or undefined when it is neither known framing. */
+export function readFraming(bytes: Uint8Array): Framing | undefined {
+  if (bytes.length >= CONFLUENT_HEADER_LENGTH && bytes[0] === CONFLUENT_MAGIC) {
+    return { kind: 'confluent', schemaId: asBuffer(bytes).readUInt32BE(1) };
+  }
+  if (bytes.length >= SINGLE_OBJECT_HEADER_LENGTH && bytes[0] === SINGLE_OBJECT_MAGIC[0] && bytes[1] === SINGLE_OBJECT_MAGIC[1]) {
+    return { kind: 'single-object', fingerprint: hex64(asBuffer(bytes).readBigUInt64LE(2)) };
+  }
+  return undefined;
+}
+
+/** Avro single-object encoding: 0xC3 0x01, the schema's CRC-64-AVRO fingerprint (LE), the body. */
+export function encodeSingleObject(schema: AvroRecord, value: unknown): Buffer {
+  const body = encodeAvroBody(schema, value);
+  const out = Buffer.allocUnsafe(SINGLE_OBJECT_HEADER_LENGTH + body.length);
+  out[0] = SINGLE_OBJECT_MAGIC[0];
+  out[1] = SINGLE_OBJECT_MAGIC[1];
+  out.writeBigUInt64LE(fingerprintOf(schema), 2);
+  body.copy(out, SINGLE_OBJECT_HEADER_LENGTH);
+  return out;
+}
+
+/** Confluent wire format: 0x00, the registry schema id (4 bytes BE), the body. */
+export function encodeConfluent(schemaId: number, schema: AvroRecord, value: unknown): Buffer {
+  if (!Number.isInteger(schemaId) || schemaId < 0 || schemaId > 0xffffffff) throw new RangeError(`schema id out of range: ${schemaId}`);
+  const body = encodeAvroBody(schema, value);
+  const out = Buffer.allocUnsafe(CONFLUENT_HEADER_LENGTH + body.length);
+  out[0] = CONFLUENT_MAGIC;
+  out.writeUInt32BE(schemaId, 1);
+  body.copy(out, CONFLUENT_HEADER_LENGTH);
+  return out;
+}
+
+const fingerprints = new WeakMap<object, bigint>();
+
+/** CRC-64-AVRO fingerprint of a schema object, computed once per object. */
+export function fingerprintOf(schema: AvroRecord): bigint {
+  let fp = fingerprints.get(schema);
+  if (fp === undefined) {
+    fp = fingerprint64(schema);
+    fingerprints.set(schema, fp);
+  }
+  return fp;
+}
+
+/** A decoded Avro message: the contract, the value in the contract's latest shape, the writer. */
+export interface AvroDecoded {
+  readonly contract: AnyContract;
+  /** The event read through the contract's latest schema (older/newer writers resolved). */
+  readonly event: unknown;
+  readonly framing: Framing;
+  /** The repository version of the writer schema, when the writer is one of the contract's versions. */
+  readonly writerVersion: number | undefined;
+}
+
+interface Writer {
+  readonly contract: AnyContract;
+  readonly type: avro.Type;
+  readonly writerVersion: number | undefined;
+  /** undefined when writer and reader have the same canonical form (no resolution needed). */
+  readonly resolver: avro.Resolver | undefined;
+}
+
+/**
+ * Decodes Avro messages in either framing into events of the reader contract's latest schema.
+ * Knows every version of the given contracts by fingerprint (single-object needs no registry);
+ * Confluent schema ids are taught with {@link AvroDecoder.addSchemaId} (from the registry).
+ * `decode` never throws on input.
+ */
+export class AvroDecoder {
+  private readonly byFingerprint = new Map<string, Writer>();
+  private readonly byId = new Map<number, Writer>();
+
+  constructor(contracts: readonly AnyContract[]) {
+    for (const contract of contracts) {
+      for (const v of contract.versions) this.byFingerprint.set(hex64(fingerprintOf(v.schema)), this.writer(contract, v.schema));
+    }
+  }
+
+  /** Teaches the decoder a registry schema id and the writer schema it stands for. */
+  addSchemaId(schemaId: number, contract: AnyContract, writerSchema: AvroSchema | object | string): void {
+    const schema = typeof writerSchema === 'string' ? (JSON.parse(writerSchema) as object) : writerSchema;
+    this.byId.set(schemaId, this.writer(contract, schema));
+  }
+
+  /** True when the id was taught with {@link addSchemaId}. */
+  knowsSchemaId(schemaId: number): boolean {
+    return this.byId.has(schemaId);
+  }
+
+  /** Decodes one framed message. */
+  decode(bytes: Uint8Array): Result<AvroDecoded> {
+    const framing = readFraming(bytes);
+    if (framing === undefined) {
+      return { ok: false, issues: [issue('AVRO_FRAMING_UNKNOWN', '', 'first bytes are neither 0x00 (Confluent) nor 0xC3 0x01 (single-object)')] };
+    }
+    const writer = framing.kind === 'confluent' ? this.byId.get(framing.schemaId) : this.byFingerprint.get(framing.fingerprint);
+    if (writer === undefined) {
+      const id = framing.kind === 'confluent' ? `schema id ${framing.schemaId}` : `fingerprint ${framing.fingerprint}`;
+      return { ok: false, issues: [issue('AVRO_WRITER_UNKNOWN', '', `no known writer schema for ${id}`)] };
+    }
+    const headerLength = framing.kind === 'confluent' ? CONFLUENT_HEADER_LENGTH : SINGLE_OBJECT_HEADER_LENGTH;
+    const body = asBuffer(bytes).subarray(headerLength);
+    try {
+      const reader = avroTypeOf(writer.contract.latest.schema);
+      const event = writer.resolver === undefined ? reader.fromBuffer(body) : reader.fromBuffer(body, writer.resolver);
+      return { ok: true, value: { contract: writer.contract, event, framing, writerVersion: writer.writerVersion } };
+    } catch (err) {
+      return { ok: false, issues: [issue('AVRO_DECODE_FAILED', '', `body does not decode: ${(err as Error).message.slice(0, 200)}`)] };
+    }
+  }
+
+  private writer(contract: AnyContract, schema: object): Writer {
+    const type = avroTypeOf(schema);
+    const reader = avroTypeOf(contract.latest.schema);
+    const canonical = canonicalForm(schema);
+    const same = canonical === canonicalForm(contract.latest.schema);
+    const version = contract.versions.find((v) => canonicalForm(v.schema) === canonical)?.version;
+    return { contract, type, writerVersion: version, resolver: same ? undefined : reader.createResolver(type) };
+  }
+}
+
+/**
+ * Reads a value written with `writer` as a value of `reader` (Avro schema resolution: fields the
+ * reader lacks are dropped, fields the writer lacks take the reader's default). Throws when the
+ * schemas cannot be resolved — a programming error, checked by the schema gate before shipping.
+ */
+export function resolveValue(writer: AvroSchema, reader: AvroSchema, value: unknown): unknown {
+  const writerType = avroTypeOf(writer);
+  const readerType = avroTypeOf(reader);
+  return readerType.fromBuffer(writerType.toBuffer(value), readerType.createResolver(writerType));
+}

@@ -1,0 +1,113 @@
+import { encodeConfluent, encodeSingleObject, AvroDecoder } from './avro/codec';
+import { CONTRACTS, inventory, orders, ORDERS_V1 } from './contracts';
+import { decodeEvent, validateEvent } from './decode';
+import { sampleClickJson, sampleInventoryJson, sampleOrderJson } from './samples';
+
+const NOW = Date.parse('2026-06-01T12:00:00.000Z');
+const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+describe('decodeEvent', () => {
+  it.each([
+    ['orders', sampleOrderJson(7, NOW)],
+    ['inventory', sampleInventoryJson(7, NOW)],
+    ['clickstream', sampleClickJson(7, NOW)],
+  ])('accepts a valid %s event from bytes, string and parsed JSON alike', (name, json) => {
+    for (const input of [bytes(json), JSON.stringify(json), json]) {
+      const result = decodeEvent(input, { contract: name, now: NOW });
+      if (!result.ok) throw new Error(JSON.stringify(result.issues));
+      expect(result.name).toBe(name);
+      expect(result.event.event_time).toBe(NOW);
+      expect(result.event.event_id).toBe(json.event_id);
+    }
+  });
+
+  it('narrows the event type by contract name', () => {
+    const result = decodeEvent(bytes(sampleOrderJson(3, NOW)), { contract: 'orders', now: NOW });
+    if (!result.ok || result.name !== 'orders') throw new Error('expected an orders event');
+    expect(result.event.payload?.total_cents).toBe(2002);
+    expect(result.contract.entityKey(result.event)).toBe('order-3');
+  });
+
+  it('takes the contract from the body when no header names it, and strips that field', () => {
+    const result = decodeEvent({ contract: 'inventory', ...sampleInventoryJson(1, NOW) }, { now: NOW });
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.name).toBe('inventory');
+    expect('contract' in result.event).toBe(false);
+    expect(inventory.entityKey(result.event as never)).toBe('sku-1|wh-1');
+  });
+
+  it('reports a header and body that name different contracts', () => {
+    const result = decodeEvent({ contract: 'inventory', ...sampleOrderJson(1, NOW) }, { contract: 'orders', now: NOW });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.issues.map((i) => i.code)).toEqual(['CONTRACT_MISMATCH']);
+  });
+
+  it('converts ISO-8601 with offsets and sub-millisecond fractions to epoch ms UTC', () => {
+    const json = sampleOrderJson(1, NOW, { event_time: '2026-06-01T14:00:00.123456789+02:00' });
+    const result = decodeEvent(json, { contract: 'orders', now: NOW });
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.event.event_time).toBe(NOW + 123);
+  });
+
+  it('reads a v1 event into the latest shape, the new optional field defaulted', () => {
+    const v1 = sampleOrderJson(1, NOW, { schema_version: 1 });
+    delete (v1.payload as Record<string, unknown>).coupon_code;
+    const result = decodeEvent(v1, { contract: 'orders', now: NOW });
+    if (!result.ok || result.name !== 'orders') throw new Error(JSON.stringify(result));
+    expect(result.writerVersion).toBe(1);
+    expect(result.event.payload?.coupon_code).toBeNull();
+    expect(result.event.schema_version).toBe(1);
+  });
+
+  it('rejects a v2 field in an event that declares v1 (unknown fields are never dropped silently)', () => {
+    const result = decodeEvent(sampleOrderJson(10, NOW, { schema_version: 1 }), { contract: 'orders', now: NOW });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.issues).toEqual([expect.objectContaining({ code: 'EVENT_FIELD_UNKNOWN', path: '/payload/coupon_code' })]);
+  });
+
+  it('accepts a delete tombstone without payload and rejects one with a payload', () => {
+    const tombstone = sampleOrderJson(1, NOW, { op: 'delete', payload: null });
+    expect(decodeEvent(tombstone, { contract: 'orders', now: NOW }).ok).toBe(true);
+    const { payload: _omit, ...absent } = tombstone;
+    expect(decodeEvent(absent, { contract: 'orders', now: NOW }).ok).toBe(true);
+    const withPayload = decodeEvent(sampleOrderJson(1, NOW, { op: 'delete' }), { contract: 'orders', now: NOW });
+    expect(!withPayload.ok && withPayload.issues.map((i) => i.code)).toEqual(['RULE_OP_PAYLOAD']);
+  });
+
+  it('decodes Avro single-object bytes without any registry, validating the rules too', () => {
+    const ok = decodeEvent(bytes(sampleOrderJson(5, NOW)), { contract: 'orders', now: NOW });
+    if (!ok.ok) throw new Error('fixture invalid');
+    const framed = encodeSingleObject(orders.latest.schema, ok.event);
+    const again = decodeEvent(framed, { now: NOW });
+    expect(again.ok && again.event).toEqual(ok.event);
+    const negative = encodeSingleObject(orders.latest.schema, { ...ok.event, payload: { ...ok.event.payload, total_cents: -1 } });
+    const bad = decodeEvent(negative, { now: NOW });
+    expect(!bad.ok && bad.issues.map((i) => i.code)).toEqual(['RULE_RANGE']);
+  });
+
+  it('decodes Confluent-framed bytes once the decoder knows the schema id', () => {
+    const ok = decodeEvent(sampleOrderJson(5, NOW), { contract: 'orders', now: NOW });
+    if (!ok.ok || ok.name !== 'orders') throw new Error('fixture invalid');
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    const v1Event = { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, coupon_code: undefined } };
+    delete (v1Event.payload as Record<string, unknown>).coupon_code;
+    const framed = encodeConfluent(42, ORDERS_V1, v1Event);
+    const unknown = decodeEvent(framed, { now: NOW, avro: decoder });
+    expect(!unknown.ok && unknown.issues.map((i) => i.code)).toEqual(['AVRO_WRITER_UNKNOWN']);
+    decoder.addSchemaId(42, orders, JSON.stringify(ORDERS_V1));
+    const known = decodeEvent(framed, { now: NOW, avro: decoder });
+    if (!known.ok || known.name !== 'orders') throw new Error(JSON.stringify(known));
+    expect(known.event.payload?.coupon_code).toBeNull();
+    expect(known.event.order_id).toBe(ok.event.order_id);
+  });
+
+  it('validateEvent checks typed values (epoch ms timestamps) with the same rules', () => {
+    const ok = decodeEvent(sampleInventoryJson(1, NOW), { contract: 'inventory', now: NOW });
+    if (!ok.ok) throw new Error('fixture invalid');
+    expect(validateEvent(inventory, ok.event, { now: NOW }).ok).toBe(true);
+    const overReserved = validateEvent(inventory, { ...ok.event, payload: { on_hand: 1, reserved: 2 } }, { now: NOW });
+    expect(!overReserved.ok && overReserved.issues).toEqual([expect.objectContaining({ code: 'RULE_CROSS_FIELD', path: '/payload/reserved' })]);
+    const isoInTyped = validateEvent(inventory, { ...ok.event, event_time: '2026-06-01T12:00:00Z' }, { now: NOW });
+    expect(!isoInTyped.ok && isoInTyped.issues.map((i) => i.code)).toEqual(['EVENT_SCHEMA_MISMATCH']);
+  });
+});

@@ -1,0 +1,239 @@
+import { issue, type Issue, type Result } from '../reasons';
+
+/** A parsed JSON value. Objects are plain objects whose keys were checked (no `__proto__`). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** Limits of {@link parseStrictJson}. */
+export interface StrictJsonOptions {
+  /** Deepest allowed nesting of arrays and objects (the top-level value is depth 1). */
+  readonly maxDepth?: number;
+}
+
+/** Default nesting limit: contracts nest 3 deep; 32 leaves room and stops stack exhaustion. */
+export const DEFAULT_MAX_DEPTH = 32;
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+const CONTROL_CHAR = /[\u0000-\u001f]/;
+// With the `u` flag a surrogate range matches only unpaired surrogates: paired ones are one code point.
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+const LONE_SURROGATES = /[\ud800-\udfff]/gu;
+
+class NotJson extends Error {}
+
+/** Thrown inside the parser to stop at once; caught by parseStrictJson, never escapes it. */
+class TooDeep extends Error {}
+
+/**
+ * Parses JSON text strictly, never throwing: besides syntax it rejects duplicate keys (which
+ * `JSON.parse` resolves silently, last one wins), the keys `__proto__`, `constructor` and
+ * `prototype`, integers beyond 2^53 (which `JSON.parse` rounds), numbers that overflow to
+ * Infinity, lone UTF-16 surrogates, and nesting deeper than `maxDepth`. Syntax errors yield one
+ * `EVENT_NOT_JSON` issue; the other problems are all collected with their paths.
+ */
+export function parseStrictJson(text: string, options: StrictJsonOptions = {}): Result<JsonValue> {
+  const parsed = parseJsonCollecting(text, options);
+  return parsed.issues.length === 0 ? { ok: true, value: parsed.value as JsonValue } : { ok: false, issues: parsed.issues };
+}
+
+/**
+ * Like {@link parseStrictJson} but also hands back the value when the text is well-formed and
+ * only has semantic issues (duplicate or forbidden keys, unsafe numbers), so a validator can go
+ * on and report every other issue too. The value keeps the first of duplicate keys, drops
+ * forbidden keys and has NaN where a number was unsafe. `value` is undefined on syntax errors.
+ */
+export function parseJsonCollecting(text: string, options: StrictJsonOptions = {}): { value: JsonValue | undefined; issues: Issue[] } {
+  const parser = new Parser(text, options.maxDepth ?? DEFAULT_MAX_DEPTH);
+  try {
+    parser.skipWhitespace();
+    const value = parser.parseValue(1);
+    parser.skipWhitespace();
+    if (parser.pos !== text.length) throw new NotJson(`unexpected text at offset ${parser.pos}`);
+    return { value, issues: parser.issues };
+  } catch (err) {
+    if (err instanceof TooDeep) {
+      return { value: undefined, issues: [issue('EVENT_TOO_DEEP', parser.pointer(), `nesting deeper than ${parser.maxDepth}`)] };
+    }
+    if (err instanceof NotJson) return { value: undefined, issues: [issue('EVENT_NOT_JSON', '', err.message)] };
+    // A RangeError from the engine (e.g. a string too long to slice) is still bad input, not a bug.
+    return { value: undefined, issues: [issue('EVENT_NOT_JSON', '', `unparseable: ${(err as Error).message}`)] };
+  }
+}
+
+/** Escapes one JSON-pointer segment (RFC 6901). */
+export function pointerSegment(segment: string | number): string {
+  return typeof segment === 'number' ? String(segment) : segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+class Parser {
+  pos = 0;
+  readonly issues: Issue[] = [];
+  private readonly path: (string | number)[] = [];
+
+  constructor(
+    private readonly text: string,
+    readonly maxDepth: number,
+  ) {}
+
+  pointer(): string {
+    let out = '';
+    for (const segment of this.path) out += '/' + pointerSegment(segment);
+    return out;
+  }
+
+  skipWhitespace(): void {
+    const text = this.text;
+    let pos = this.pos;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) pos++;
+      else break;
+    }
+    this.pos = pos;
+  }
+
+  parseValue(depth: number): JsonValue {
+    const c = this.text.charCodeAt(this.pos);
+    switch (c) {
+      case 0x7b: // {
+        return this.parseObject(depth);
+      case 0x5b: // [
+        return this.parseArray(depth);
+      case 0x22: // "
+        return this.parseString();
+      case 0x74: // t
+        return this.literal('true', true);
+      case 0x66: // f
+        return this.literal('false', false);
+      case 0x6e: // n
+        return this.literal('null', null);
+      default:
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.parseNumber();
+        throw new NotJson(Number.isNaN(c) ? 'unexpected end of input' : `unexpected character at offset ${this.pos}`);
+    }
+  }
+
+  private literal<T>(word: string, value: T): T {
+    if (!this.text.startsWith(word, this.pos)) throw new NotJson(`invalid literal at offset ${this.pos}`);
+    this.pos += word.length;
+    return value;
+  }
+
+  private parseNumber(): number {
+    NUMBER.lastIndex = this.pos;
+    const match = NUMBER.exec(this.text);
+    if (match === null) throw new NotJson(`invalid number at offset ${this.pos}`);
+    this.pos += match[0].length;
+    const value = Number(match[0]);
+    if (!Number.isFinite(value)) {
+      this.issues.push(issue('EVENT_NUMBER_UNSAFE', this.pointer(), `${clip(match[0])} overflows a double`));
+      return NaN;
+    }
+    if (match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(value)) {
+      this.issues.push(issue('EVENT_NUMBER_UNSAFE', this.pointer(), `${clip(match[0])} is beyond 2^53 and would lose precision`));
+      return NaN;
+    }
+    return value;
+  }
+
+  private parseString(): string {
+    const text = this.text;
+    const start = this.pos + 1;
+    let end = text.indexOf('"', start);
+    if (end < 0) throw new NotJson(`unterminated string at offset ${this.pos}`);
+    let backslash = text.indexOf('\\', start);
+    if (backslash < 0 || backslash > end) {
+      const raw = text.slice(start, end);
+      if (CONTROL_CHAR.test(raw)) throw new NotJson(`control character in string at offset ${start}`);
+      this.pos = end + 1;
+      return this.wellFormed(raw);
+    }
+    // Escapes present: find the real closing quote (one not preceded by an odd run of backslashes).
+    while (backslash >= 0 && backslash < end) {
+      if (backslash === end - 1) {
+        // the quote at `end` is escaped; look for the next one
+        end = text.indexOf('"', end + 1);
+        if (end < 0) throw new NotJson(`unterminated string at offset ${this.pos}`);
+      }
+      backslash = text.indexOf('\\', backslash + 2);
+    }
+    const quoted = text.slice(this.pos, end + 1);
+    let value: string;
+    try {
+      value = JSON.parse(quoted) as string;
+    } catch {
+      throw new NotJson(`invalid string escape at offset ${this.pos}`);
+    }
+    this.pos = end + 1;
+    return this.wellFormed(value);
+  }
+
+  private wellFormed(value: string): string {
+    if (LONE_SURROGATE.test(value)) {
+      this.issues.push(issue('EVENT_NOT_UTF8', this.pointer(), 'string holds a lone UTF-16 surrogate'));
+      return value.replace(LONE_SURROGATES, '\ufffd');
+    }
+    return value;
+  }
+
+  private parseArray(depth: number): JsonValue[] {
+    if (depth > this.maxDepth) throw new TooDeep();
+    this.pos++;
+    const out: JsonValue[] = [];
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.pos) === 0x5d) {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      this.path.push(out.length);
+      this.skipWhitespace();
+      out.push(this.parseValue(depth + 1));
+      this.path.pop();
+      this.skipWhitespace();
+      const c = this.text.charCodeAt(this.pos++);
+      if (c === 0x2c) continue;
+      if (c === 0x5d) return out;
+      throw new NotJson(`expected , or ] at offset ${this.pos - 1}`);
+    }
+  }
+
+  private parseObject(depth: number): { [key: string]: JsonValue } {
+    if (depth > this.maxDepth) throw new TooDeep();
+    this.pos++;
+    const out: { [key: string]: JsonValue } = {};
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.pos) === 0x7d) {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      if (this.text.charCodeAt(this.pos) !== 0x22) throw new NotJson(`expected a key at offset ${this.pos}`);
+      const key = this.parseString();
+      this.skipWhitespace();
+      if (this.text.charCodeAt(this.pos++) !== 0x3a) throw new NotJson(`expected : at offset ${this.pos - 1}`);
+      this.skipWhitespace();
+      this.path.push(key);
+      const value = this.parseValue(depth + 1);
+      if (FORBIDDEN_KEYS.has(key)) {
+        this.issues.push(issue('EVENT_FORBIDDEN_KEY', this.pointer(), `key "${key}" is not allowed`));
+      } else if (Object.prototype.hasOwnProperty.call(out, key)) {
+        this.issues.push(issue('EVENT_DUPLICATE_KEY', this.pointer(), `key "${clip(key)}" appears more than once`));
+      } else {
+        out[key] = value;
+      }
+      this.path.pop();
+      this.skipWhitespace();
+      const c = this.text.charCodeAt(this.pos++);
+      if (c === 0x2c) continue;
+      if (c === 0x7d) return out;
+      throw new NotJson(`expected , or } at offset ${this.pos - 1}`);
+    }
+  }
+}
+
+/** Keeps messages short when the offending text is huge. */
+export function clip(text: string, max = 40): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}

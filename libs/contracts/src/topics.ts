@@ -1,0 +1,66 @@
+import type { TopicSpec } from './contract';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** Partitions of every valid topic; silver bucket counts are multiples of it. */
+export const VALID_TOPIC_PARTITIONS = 8;
+
+/** Silver buckets per table (a multiple of {@link VALID_TOPIC_PARTITIONS}). */
+export const SILVER_BUCKETS = 32;
+
+/** The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. */
+export const RAW_TOPIC: TopicSpec = Object.freeze({
+  name: 'sluice.raw',
+  partitions: VALID_TOPIC_PARTITIONS,
+  retentionMs: 3 * DAY_MS,
+  cleanupPolicy: 'delete',
+});
+
+/** The dead-letter topic validate writes rejected events to (original bytes, reason, source). */
+export const DLQ_TOPIC: TopicSpec = Object.freeze({
+  name: 'sluice.dlq',
+  partitions: 2,
+  retentionMs: 30 * DAY_MS,
+  cleanupPolicy: 'delete',
+});
+
+/** Name of the valid topic of a contract: `sluice.<contract>.valid`. */
+export function validTopicName(contract: string): string {
+  return `sluice.${contract}.valid`;
+}
+
+/** The valid-topic spec of a contract (Avro values, keyed by entity key). */
+export function validTopic(contract: string): TopicSpec {
+  return Object.freeze({
+    name: validTopicName(contract),
+    partitions: VALID_TOPIC_PARTITIONS,
+    retentionMs: 7 * DAY_MS,
+    cleanupPolicy: 'delete',
+  });
+}
+
+/**
+ * Kafka header names the services agree on. ingest sets `contract` (so validate need not guess),
+ * `producer` (the authenticated identity) and `received_at` (epoch ms as decimal text).
+ * DLQ records carry the `dlq_*` headers beside the original bytes.
+ */
+export const HEADERS = Object.freeze({
+  contract: 'sluice-contract',
+  producer: 'sluice-producer',
+  receivedAt: 'sluice-received-at',
+  dlqReason: 'sluice-dlq-reason',
+  dlqSourceTopic: 'sluice-dlq-source-topic',
+  dlqSourcePartition: 'sluice-dlq-source-partition',
+  dlqSourceOffset: 'sluice-dlq-source-offset',
+});
+
+/** Table name prefixes; tables are `<tier>_<contract>` and gold `gold_<contract>_<aggregate>`. */
+export function tableName(tier: 'bronze' | 'silver', contract: string): string {
+  return `${tier}_${contract}`;
+}
+
+/** Name of a gold aggregate table. */
+export function goldTableName(contract: string, aggregate: string): string {
+  return `gold_${contract}_${aggregate}`;
+}

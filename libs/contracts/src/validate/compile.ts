@@ -1,0 +1,239 @@
+import type { AvroField, AvroSchema } from '../avro/schema';
+import { DEFAULT_MAX_STRING_LENGTH, type FieldRule } from '../contract';
+import { clip, pointerSegment } from '../json/strict-json';
+import { issue, type Issue } from '../reasons';
+import { parseIsoMillis } from './timestamps';
+
+/**
+ * How values arrive. `json`: from producers' JSON, timestamps are ISO-8601 strings.
+ * `typed`: already in the internal representation (decoded Avro), timestamps are epoch ms.
+ */
+export type InputMode = 'json' | 'typed';
+
+/**
+ * A compiled checker for one schema: returns the value in internal representation (objects
+ * rebuilt in schema order, defaults filled, timestamps as epoch ms) and pushes every issue found
+ * into `issues`. Never throws on input.
+ */
+export type Checker = (value: unknown, pointer: string, issues: Issue[]) => unknown;
+
+const INT_MIN = -2147483648;
+const INT_MAX = 2147483647;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Keys the checker lets through at the top level without reporting them (routing fields). */
+export interface CompileOptions {
+  readonly mode: InputMode;
+  readonly rules: readonly FieldRule[];
+  readonly ignoreTopLevel?: readonly string[];
+}
+
+/** Compiles a record schema and its field rules into a {@link Checker}. */
+export function compileChecker(schema: AvroSchema, options: CompileOptions): Checker {
+  const rules = new Map(options.rules.map((r) => [r.path, r]));
+  return compileNode(schema, '', rules, options.mode, new Set(options.ignoreTopLevel ?? []));
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string "${clip(value)}"`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+function mismatch(issues: Issue[], pointer: string, expected: string, value: unknown): undefined {
+  issues.push(issue('EVENT_SCHEMA_MISMATCH', pointer, `expected ${expected}, got ${describe(value)}`));
+  return undefined;
+}
+
+function compileNode(
+  schema: AvroSchema,
+  dotted: string,
+  rules: Map<string, FieldRule>,
+  mode: InputMode,
+  ignoreTopLevel: Set<string>,
+): Checker {
+  const rule = rules.get(dotted);
+  if (typeof schema === 'string') {
+    switch (schema) {
+      case 'null':
+        return (v, p, issues) => (v === null ? null : mismatch(issues, p, 'null', v));
+      case 'boolean':
+        return (v, p, issues) => (typeof v === 'boolean' ? v : mismatch(issues, p, 'a boolean', v));
+      case 'int':
+        return numberChecker('an int', (n) => Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX, rule);
+      case 'long':
+        return numberChecker('a long (integer within ±2^53)', Number.isSafeInteger, rule);
+      case 'float':
+      case 'double':
+        return numberChecker('a finite number', Number.isFinite, rule);
+      case 'string':
+        return stringChecker(rule);
+    }
+  }
+  if (Array.isArray(schema)) {
+    const inner = compileNode(schema[1] as AvroSchema, dotted, rules, mode, ignoreTopLevel);
+    return (v, p, issues) => (v === null ? null : inner(v, p, issues));
+  }
+  const complex = schema as Exclude<AvroSchema, string | readonly unknown[]>;
+  switch (complex.type) {
+    case 'long':
+      return timestampChecker(mode);
+    case 'enum': {
+      const symbols = new Set(complex.symbols);
+      const list = complex.symbols.join(', ');
+      return (v, p, issues) => {
+        if (typeof v !== 'string') return mismatch(issues, p, `one of ${list}`, v);
+        if (symbols.has(v)) return v;
+        issues.push(issue('RULE_ENUM', p, `"${clip(v)}" is not one of ${list}`));
+        return undefined;
+      };
+    }
+    case 'array': {
+      const items = compileNode(complex.items, `${dotted}[]`, rules, mode, ignoreTopLevel);
+      return (v, p, issues) => {
+        if (!Array.isArray(v)) return mismatch(issues, p, 'an array', v);
+        if (rule !== undefined) checkLength(v.length, rule, p, issues, 'items');
+        return v.map((item, i) => items(item, `${p}/${i}`, issues));
+      };
+    }
+    case 'map': {
+      const values = compileNode(complex.values, `${dotted}{}`, rules, mode, ignoreTopLevel);
+      return (v, p, issues) => {
+        if (!isPlainObject(v)) return mismatch(issues, p, 'an object', v);
+        const out: Record<string, unknown> = {};
+        for (const key of Object.keys(v)) {
+          const at = `${p}/${pointerSegment(key)}`;
+          if (FORBIDDEN_KEYS.has(key)) issues.push(issue('EVENT_FORBIDDEN_KEY', at, `key "${key}" is not allowed`));
+          else out[key] = values(v[key], at, issues);
+        }
+        return out;
+      };
+    }
+    case 'record':
+      return recordChecker(complex.fields, dotted, rules, mode, dotted === '' ? ignoreTopLevel : new Set());
+  }
+  throw new Error(`unsupported schema: ${JSON.stringify(schema)}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
+}
+
+interface CompiledField {
+  readonly name: string;
+  readonly segment: string;
+  readonly check: Checker;
+  readonly hasDefault: boolean;
+  readonly defaultValue: unknown;
+}
+
+function recordChecker(
+  fields: readonly AvroField[],
+  dotted: string,
+  rules: Map<string, FieldRule>,
+  mode: InputMode,
+  ignore: Set<string>,
+): Checker {
+  const compiled: CompiledField[] = fields.map((f) => ({
+    name: f.name,
+    segment: '/' + pointerSegment(f.name),
+    check: compileNode(f.type, dotted === '' ? f.name : `${dotted}.${f.name}`, rules, mode, ignore),
+    hasDefault: Object.prototype.hasOwnProperty.call(f, 'default'),
+    defaultValue: f.default,
+  }));
+  const known = new Set(fields.map((f) => f.name));
+  const count = fields.length;
+  return (v, p, issues) => {
+    if (!isPlainObject(v)) return mismatch(issues, p, 'an object', v);
+    const out: Record<string, unknown> = {};
+    let present = 0;
+    for (let i = 0; i < count; i++) {
+      const f = compiled[i];
+      const raw = v[f.name];
+      if (raw === undefined || !Object.prototype.hasOwnProperty.call(v, f.name)) {
+        if (f.hasDefault) out[f.name] = f.defaultValue;
+        else issues.push(issue('EVENT_FIELD_MISSING', p + f.segment, `required field "${f.name}" is missing`));
+        continue;
+      }
+      present++;
+      out[f.name] = f.check(raw, p + f.segment, issues);
+    }
+    // Unknown keys: only look when the object has more keys than the fields it matched.
+    const keys = Object.keys(v);
+    if (keys.length !== present) {
+      for (const key of keys) {
+        if (known.has(key) || ignore.has(key)) continue;
+        const at = `${p}/${pointerSegment(key)}`;
+        if (FORBIDDEN_KEYS.has(key)) issues.push(issue('EVENT_FORBIDDEN_KEY', at, `key "${key}" is not allowed`));
+        else issues.push(issue('EVENT_FIELD_UNKNOWN', at, `field "${clip(key)}" is not in this schema version`));
+      }
+    }
+    return out;
+  };
+}
+
+function numberChecker(expected: string, accepts: (n: number) => boolean, rule: FieldRule | undefined): Checker {
+  const min = rule?.min;
+  const max = rule?.max;
+  return (v, p, issues) => {
+    if (typeof v !== 'number') return mismatch(issues, p, expected, v);
+    if (!Number.isFinite(v)) {
+      issues.push(issue('EVENT_NUMBER_UNSAFE', p, `${v} is not a finite number`));
+      return undefined;
+    }
+    if (!accepts(v)) return mismatch(issues, p, expected, v);
+    if ((min !== undefined && v < min) || (max !== undefined && v > max)) {
+      issues.push(issue('RULE_RANGE', p, `${v} is outside [${min ?? '-∞'}, ${max ?? '∞'}]`));
+      return undefined;
+    }
+    return v;
+  };
+}
+
+function checkLength(length: number, rule: FieldRule, p: string, issues: Issue[], unit: string): boolean {
+  const min = rule.minLength ?? 0;
+  const max = rule.maxLength ?? DEFAULT_MAX_STRING_LENGTH;
+  if (length < min || length > max) {
+    issues.push(issue('RULE_LENGTH', p, `${length} ${unit}, allowed ${min}..${max}`));
+    return false;
+  }
+  return true;
+}
+
+function stringChecker(rule: FieldRule | undefined): Checker {
+  const effective: FieldRule = rule ?? { path: '' };
+  const pattern = rule?.pattern;
+  const patternText = rule?.patternDescription ?? String(pattern);
+  return (v, p, issues) => {
+    if (typeof v !== 'string') return mismatch(issues, p, 'a string', v);
+    if (!checkLength(v.length, effective, p, issues, 'characters')) return undefined;
+    if (pattern !== undefined && !pattern.test(v)) {
+      issues.push(issue('RULE_PATTERN', p, `"${clip(v)}" is not ${patternText}`));
+      return undefined;
+    }
+    return v;
+  };
+}
+
+function timestampChecker(mode: InputMode): Checker {
+  if (mode === 'typed') {
+    return (v, p, issues) => {
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return mismatch(issues, p, 'epoch milliseconds', v);
+      if (v < 0) {
+        issues.push(issue('RULE_TIMESTAMP_FORMAT', p, `${v} is before 1970`));
+        return undefined;
+      }
+      return v;
+    };
+  }
+  return (v, p, issues) => {
+    if (typeof v !== 'string') return mismatch(issues, p, 'an ISO-8601 timestamp string', v);
+    const ms = v.length <= 64 ? parseIsoMillis(v) : undefined;
+    if (ms === undefined) {
+      issues.push(issue('RULE_TIMESTAMP_FORMAT', p, `"${clip(v)}" is not an ISO-8601 date-time with zone (e.g. 2026-01-31T12:00:00.000Z)`));
+    }
+    return ms;
+  };
+}
