@@ -1,1 +1,27 @@
-export {};
+// Public API of @sluice/lake: Delta Lake tables (reader 1 / writer 2) written with DuckDB.
+export type { Storage, StoredObject } from './storage/storage';
+export { LocalStorage } from './storage/local-storage';
+export { LAKE_ERRORS, type LakeErrorCode } from './errors';
+export { LAKE_CHANNELS, type CommitEvent, type ConflictEvent, type MergeEvent, type CompactionEvent, type VacuumEvent, type CheckpointEvent } from './events';
+export {
+  LakeTable,
+  type LakeTableOptions,
+  type CreateTableSpec,
+  type TxnSpec,
+  type AppendResult,
+  type MergeSpec,
+  type MergeResult,
+  type CompactOptions,
+  type CompactResult,
+  type VacuumOptions,
+  type VacuumResult,
+  type HistoryEntry,
+} from './table/lake-table';
+export type { CommitResult } from './table/commit';
+export type { WriteSource } from './table/ingest';
+export type { ColumnSpec, DeltaType, DeltaPrimitiveType, DeltaField, TableSchema } from './table/schema';
+export { Snapshot, TABLE_PROPERTIES, type LiveFile, type FileStats } from './log/snapshot';
+export type { SnapshotTarget } from './log/log-reader';
+export type { AddAction, RemoveAction, TxnAction, MetadataAction, ProtocolAction, CommitInfo } from './log/actions';
+export { LakeQueryEngine, LakeSession, type QueryEngineOptions, type ViewSpec, type QueryParams } from './query/query-engine';
+export { parseJsonLossless, stringifyJson } from './log/json';

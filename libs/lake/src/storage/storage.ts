@@ -13,6 +13,12 @@ export interface Storage {
   /** Writes (or overwrites) an object. For data files, whose names are unique, and hint files. */
   put(key: string, body: Uint8Array): Promise<void>;
   /**
+   * Optional: stores the local file `localFile` under `key` and may consume (move) it. Lets DuckDB
+   * write Parquet to disk once instead of the lake buffering it; when absent the lake reads the
+   * file and calls `put`.
+   */
+  putFile?(key: string, localFile: string): Promise<void>;
+  /**
    * Atomic put-if-absent: creates `key` only if nothing exists there. Resolves true when this call
    * created it, false when another writer got there first. Never exposes a partial object.
    */

@@ -1,0 +1,43 @@
+import { SluiceError } from '@sluice/errors';
+
+/** Every error code libs/lake raises, with whether retrying the same call may succeed. */
+export const LAKE_ERRORS = {
+  /** An object or table is absent (get of a missing key, open of a path without `_delta_log`). */
+  LAKE_NOT_FOUND: { retryable: false },
+  /** createTable on a path that already holds a table. */
+  LAKE_TABLE_EXISTS: { retryable: false },
+  /** A concurrent commit conflicts with this one (DELTA.md §6); re-read and re-plan. */
+  LAKE_COMMIT_CONFLICT: { retryable: true },
+  /** A log file is torn, empty, not JSON, or the versions have a gap. */
+  LAKE_LOG_CORRUPT: { retryable: false },
+  /** A live file named by the log is missing from storage. */
+  LAKE_DATA_FILE_MISSING: { retryable: false },
+  /** The table uses protocol versions or features this library does not support. */
+  LAKE_UNSUPPORTED_PROTOCOL: { retryable: false },
+  /** A schema, column name, type or schema change is invalid. */
+  LAKE_SCHEMA_INVALID: { retryable: false },
+  /** A partition value cannot be represented (wrong type, unsupported characters). */
+  LAKE_PARTITION_VALUE_INVALID: { retryable: false },
+  /** The requested version or timestamp is not in the log (never written, or cleaned up). */
+  LAKE_VERSION_NOT_FOUND: { retryable: false },
+  /** A write would change data in a table with `delta.appendOnly=true`. */
+  LAKE_APPEND_ONLY: { retryable: false },
+  /** Rows or options given to a write are invalid. */
+  LAKE_INVALID_INPUT: { retryable: false },
+  /** A query failed (bad SQL, forbidden statement, DuckDB error). */
+  LAKE_QUERY_FAILED: { retryable: false },
+  /** Storage I/O failed for a reason other than absence; may be transient. */
+  LAKE_STORAGE_UNAVAILABLE: { retryable: true },
+} as const;
+
+/** One of the codes in {@link LAKE_ERRORS}. */
+export type LakeErrorCode = keyof typeof LAKE_ERRORS;
+
+/** Builds a SluiceError with a lake code; the retryable flag comes from the catalog. */
+export function lakeError(
+  code: LakeErrorCode,
+  message: string,
+  options: { cause?: unknown; details?: Record<string, unknown> } = {},
+): SluiceError<LakeErrorCode> {
+  return new SluiceError(code, message, { retryable: LAKE_ERRORS[code].retryable, ...options });
+}

@@ -1,0 +1,86 @@
+import { channel } from 'node:diagnostics_channel';
+
+/** diagnostics_channel names libs/lake publishes on (libs/telemetry subscribes). */
+export const LAKE_CHANNELS = {
+  /** A commit landed: {@link CommitEvent}. */
+  commit: 'sluice:lake:commit',
+  /** A commit attempt lost the race and was retried or refused: {@link ConflictEvent}. */
+  conflict: 'sluice:lake:conflict',
+  /** A MERGE finished: {@link MergeEvent}. */
+  merge: 'sluice:lake:merge',
+  /** A compaction finished: {@link CompactionEvent}. */
+  compaction: 'sluice:lake:compaction',
+  /** A vacuum finished: {@link VacuumEvent}. */
+  vacuum: 'sluice:lake:vacuum',
+  /** A checkpoint was written: {@link CheckpointEvent}. */
+  checkpoint: 'sluice:lake:checkpoint',
+} as const;
+
+/** Payload of `sluice:lake:commit`. */
+export interface CommitEvent {
+  table: string;
+  version: number;
+  operation: string;
+  /** Action counts by kind. */
+  actions: { add: number; remove: number; txn: number; metaData: number; protocol: number };
+  attempts: number;
+  durationMs: number;
+}
+/** Payload of `sluice:lake:conflict`. */
+export interface ConflictEvent {
+  table: string;
+  version: number;
+  operation: string;
+  /** 'retry' when the winner did not conflict, else the conflict kind. */
+  outcome: string;
+}
+/** Payload of `sluice:lake:merge`. */
+export interface MergeEvent {
+  table: string;
+  version: number;
+  filesRead: number;
+  bytesRead: number;
+  filesRewritten: number;
+  bytesRewritten: number;
+  durationMs: number;
+}
+/** Payload of `sluice:lake:compaction`. */
+export interface CompactionEvent {
+  table: string;
+  version: number | undefined;
+  filesRemoved: number;
+  bytesRemoved: number;
+  filesAdded: number;
+  bytesAdded: number;
+  durationMs: number;
+}
+/** Payload of `sluice:lake:vacuum`. */
+export interface VacuumEvent {
+  table: string;
+  filesDeleted: number;
+  bytesDeleted: number;
+  durationMs: number;
+}
+/** Payload of `sluice:lake:checkpoint`. */
+export interface CheckpointEvent {
+  table: string;
+  version: number;
+  rows: number;
+  bytes: number;
+  durationMs: number;
+}
+
+const channels = {
+  commit: channel(LAKE_CHANNELS.commit),
+  conflict: channel(LAKE_CHANNELS.conflict),
+  merge: channel(LAKE_CHANNELS.merge),
+  compaction: channel(LAKE_CHANNELS.compaction),
+  vacuum: channel(LAKE_CHANNELS.vacuum),
+  checkpoint: channel(LAKE_CHANNELS.checkpoint),
+};
+
+/** Publishes only when someone subscribes (no cost otherwise). */
+export function publish<K extends keyof typeof channels>(kind: K, message: object): void {
+  const ch = channels[kind];
+  if (ch.hasSubscribers) ch.publish(message);
+}

@@ -1,0 +1,214 @@
+import { withConnection, sqlStringList } from '../duck';
+import { lakeError } from '../errors';
+import type { Storage, StoredObject } from '../storage/storage';
+import { LAST_CHECKPOINT_KEY, commitKey, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
+import { parseCommit } from './commit-file';
+import { parseJsonLossless } from './json';
+import { Snapshot, checkReadable } from './snapshot';
+
+/** Which version a snapshot should show. Default: the latest. */
+export type SnapshotTarget = { version?: number; timestampMs?: number };
+
+const COMMIT_RE = /^_delta_log\/(\d{20})\.json$/;
+const CHECKPOINT_RE = /^_delta_log\/(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$/;
+
+/** The commit and checkpoint files found in `_delta_log`. */
+export interface LogListing {
+  commits: Map<number, StoredObject>;
+  /** Complete checkpoints: version → part keys. */
+  checkpoints: Map<number, string[]>;
+}
+
+/** Lists the whole log. */
+export async function listLog(storage: Storage): Promise<LogListing> {
+  return toListing(await storage.list('_delta_log/'));
+}
+
+/**
+ * Lists only log files at or after `fromVersion`, in blocks of 1000 versions (a key prefix of
+ * 17 digits), so a table with 10k commits does not list them all to load its latest version.
+ */
+export async function listLogFrom(storage: Storage, fromVersion: number): Promise<LogListing> {
+  const objects: StoredObject[] = [];
+  for (let block = Math.floor(fromVersion / 1000); ; block++) {
+    const prefix = `_delta_log/${String(block * 1000).padStart(20, '0').slice(0, 17)}`;
+    const found = await storage.list(prefix);
+    objects.push(...found);
+    const blockEnd = commitKey(block * 1000 + 999);
+    if (!found.some((o) => o.key === blockEnd)) break;
+  }
+  return toListing(objects);
+}
+
+function toListing(objects: StoredObject[]): LogListing {
+  const commits = new Map<number, StoredObject>();
+  const parts = new Map<number, { total: number; keys: string[] }>();
+  for (const o of objects) {
+    const c = COMMIT_RE.exec(o.key);
+    if (c) {
+      commits.set(Number(c[1]), o);
+      continue;
+    }
+    const cp = CHECKPOINT_RE.exec(o.key);
+    if (cp) {
+      const v = Number(cp[1]);
+      const total = cp[3] ? Number(cp[3]) : 1;
+      const entry = parts.get(v) ?? { total, keys: [] };
+      entry.keys.push(o.key);
+      parts.set(v, entry);
+    }
+  }
+  const checkpoints = new Map<number, string[]>();
+  for (const [v, e] of parts) if (e.keys.length === e.total) checkpoints.set(v, e.keys.sort());
+  return { commits, checkpoints };
+}
+
+/**
+ * Commit timestamps as readers see them: the mtime of each N.json, forced to increase by at
+ * least 1 ms per version (DELTA.md §7), in ascending version order.
+ */
+export function commitTimestamps(listing: LogListing): Array<{ version: number; timestampMs: number }> {
+  const versions = [...listing.commits.keys()].sort((a, b) => a - b);
+  const out: Array<{ version: number; timestampMs: number }> = [];
+  let previous = -Infinity;
+  for (const v of versions) {
+    const ts = Math.max(listing.commits.get(v)!.modifiedMs, previous + 1);
+    out.push({ version: v, timestampMs: ts });
+    previous = ts;
+  }
+  return out;
+}
+
+/**
+ * Loads a snapshot: newest checkpoint at or below the target, then the JSON commits after it.
+ * A gap, a torn commit or an unreadable checkpoint is a typed error naming the file.
+ */
+export async function loadSnapshot(storage: Storage, target: SnapshotTarget = {}): Promise<Snapshot> {
+  let listing: LogListing;
+  let version: number;
+  if (target.version === undefined && target.timestampMs === undefined) {
+    const hinted = await lastCheckpointHint(storage);
+    listing = hinted === undefined ? await listLog(storage) : await listLogFrom(storage, hinted);
+    if (hinted !== undefined && !listing.checkpoints.has(hinted)) listing = await listLog(storage); // stale hint
+    const all = [...listing.commits.keys(), ...listing.checkpoints.keys()];
+    if (all.length === 0) throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
+    version = Math.max(...all);
+  } else {
+    listing = await listLog(storage);
+    if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
+      throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
+    }
+    version = target.version ?? versionAtTimestamp(listing, target.timestampMs!, storage.uri);
+  }
+  return replay(storage, listing, version);
+}
+
+async function lastCheckpointHint(storage: Storage): Promise<number | undefined> {
+  const body = await storage.getIfExists(LAST_CHECKPOINT_KEY);
+  if (body === undefined) return undefined;
+  try {
+    const hint = parseJsonLossless(Buffer.from(body).toString('utf8')) as { version?: unknown };
+    return typeof hint.version === 'number' && Number.isInteger(hint.version) && hint.version >= 0 ? hint.version : undefined;
+  } catch {
+    return undefined; // the hint is optional: a torn one means "list everything"
+  }
+}
+
+function versionAtTimestamp(listing: LogListing, timestampMs: number, uri: string): number {
+  let found: number | undefined;
+  for (const c of commitTimestamps(listing)) if (c.timestampMs <= timestampMs) found = c.version;
+  if (found === undefined) {
+    throw lakeError('LAKE_VERSION_NOT_FOUND', `${uri} has no commit at or before ${new Date(timestampMs).toISOString()}`, { details: { timestampMs } });
+  }
+  return found;
+}
+
+async function replay(storage: Storage, listing: LogListing, version: number): Promise<Snapshot> {
+  const cpVersion = Math.max(-1, ...[...listing.checkpoints.keys()].filter((v) => v <= version));
+  const exists = listing.commits.has(version) || cpVersion === version;
+  if (!exists) {
+    throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });
+  }
+  let protocol: ProtocolAction | undefined;
+  let metaData: MetadataAction | undefined;
+  const adds = new Map<string, AddAction>();
+  const removes = new Map<string, RemoveAction>();
+  const txns = new Map<string, TxnAction>();
+  const apply = (c: Omit<CommitActions, 'version'>) => {
+    if (c.protocol) protocol = c.protocol;
+    if (c.metaData) metaData = c.metaData;
+    for (const t of c.txns) txns.set(t.appId, t);
+    for (const r of c.removes) {
+      adds.delete(r.path);
+      removes.set(r.path, r);
+    }
+    for (const a of c.adds) {
+      removes.delete(a.path);
+      adds.set(a.path, a);
+    }
+  };
+
+  if (cpVersion >= 0) apply(await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!));
+  const first = cpVersion + 1;
+  const keys: Array<{ v: number; key: string }> = [];
+  for (let v = first; v <= version; v++) {
+    if (!listing.commits.has(v)) {
+      throw lakeError(first === 0 && v === 0 ? 'LAKE_VERSION_NOT_FOUND' : 'LAKE_LOG_CORRUPT', `${storage.uri}: ${commitKey(v)} is missing (gap in the log before version ${version})`, {
+        details: { missing: commitKey(v), version },
+      });
+    }
+    keys.push({ v, key: commitKey(v) });
+  }
+  // Fetch in parallel (S3 latency), apply in order.
+  const bodies = await Promise.all(
+    keys.map(async ({ key }) => {
+      const body = await storage.getIfExists(key);
+      if (body === undefined) throw lakeError('LAKE_LOG_CORRUPT', `${storage.uri}: ${key} disappeared while reading`, { details: { key } });
+      return body;
+    }),
+  );
+  keys.forEach(({ v, key }, i) => apply(parseCommit(v, key, bodies[i])));
+
+  if (!protocol || !metaData) {
+    throw lakeError('LAKE_LOG_CORRUPT', `${storage.uri}: no protocol or metaData action up to version ${version}`, { details: { version } });
+  }
+  checkReadable(protocol, storage.uri);
+  const ts = listing.commits.get(version)?.modifiedMs ?? 0;
+  const monotonic = commitTimestamps(listing).find((c) => c.version === version)?.timestampMs ?? ts;
+  return new Snapshot({ version, timestampMs: monotonic, protocol, metadata: metaData, adds: adds.values(), tombstones: removes.values(), txns });
+}
+
+/** Reads a classic (V1, possibly multi-part) checkpoint through DuckDB. */
+export async function readCheckpoint(storage: Storage, keys: string[]): Promise<Omit<CommitActions, 'version'>> {
+  const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
+  const out: Omit<CommitActions, 'version'> = { adds: [], removes: [], txns: [] };
+  let rows: string[];
+  try {
+    rows = await withConnection(async (conn) => {
+      const result = await conn.runAndReadAll(`SELECT to_json(t)::VARCHAR FROM read_parquet(${sqlStringList(paths)}, union_by_name=true) t`);
+      return result.getRows().map((r) => String(r[0]));
+    });
+  } catch (cause) {
+    throw lakeError('LAKE_LOG_CORRUPT', `${storage.uri}: checkpoint ${keys.join(', ')} is unreadable`, { cause, details: { keys } });
+  }
+  for (const row of rows) {
+    const r = parseJsonLossless(row) as Record<string, unknown>;
+    if (r.protocol) out.protocol = r.protocol as ProtocolAction;
+    if (r.metaData) {
+      const md = r.metaData as MetadataAction;
+      md.partitionColumns ??= [];
+      md.configuration ??= {};
+      md.format ??= { provider: 'parquet', options: {} };
+      out.metaData = md;
+    }
+    if (r.txn) out.txns.push(r.txn as TxnAction);
+    if (r.add) {
+      const add = r.add as AddAction;
+      add.partitionValues ??= {};
+      add.size = Number(add.size);
+      out.adds.push(add);
+    }
+    if (r.remove) out.removes.push(r.remove as RemoveAction);
+  }
+  return out;
+}

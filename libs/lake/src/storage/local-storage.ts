@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { lakeError } from '../errors';
+import type { Storage, StoredObject } from './storage';
+
+/**
+ * Storage in a local directory (the embedded default). Commits are put-if-absent by writing a
+ * temporary file and `link()`ing it to the final name: link fails atomically with EEXIST, so two
+ * writers never both win a version and no reader sees a partial file (DELTA.md §6).
+ */
+export class LocalStorage implements Storage {
+  readonly uri: string;
+  /** Absolute root directory of the table. */
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+    this.uri = pathToFileURL(this.root).href;
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    const body = await this.getIfExists(key);
+    if (body === undefined) throw lakeError('LAKE_NOT_FOUND', `${this.uri}/${key} does not exist`, { details: { key } });
+    return body;
+  }
+
+  async getIfExists(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await fs.readFile(this.file(key));
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return undefined;
+      throw storageError('read', key, err);
+    }
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const final = this.file(key);
+    const tmp = this.tempNameFor(final);
+    try {
+      await fs.mkdir(path.dirname(final), { recursive: true });
+      await fs.writeFile(tmp, body);
+      await fs.rename(tmp, final);
+    } catch (err) {
+      await fs.rm(tmp, { force: true });
+      throw storageError('write', key, err);
+    }
+  }
+
+  /**
+   * Moves a local file into the table under `key` (rename when on the same filesystem, copy
+   * otherwise). Lets DuckDB write Parquet once instead of buffering it in memory.
+   */
+  async putFile(key: string, localFile: string): Promise<void> {
+    const final = this.file(key);
+    try {
+      await fs.mkdir(path.dirname(final), { recursive: true });
+      try {
+        await fs.rename(localFile, final);
+      } catch (err) {
+        if (!isErrno(err, 'EXDEV')) throw err;
+        const tmp = this.tempNameFor(final);
+        await fs.copyFile(localFile, tmp);
+        await fs.rename(tmp, final);
+        await fs.rm(localFile, { force: true });
+      }
+    } catch (err) {
+      throw storageError('write', key, err);
+    }
+  }
+
+  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+    const final = this.file(key);
+    const tmp = this.tempNameFor(final);
+    try {
+      await fs.mkdir(path.dirname(final), { recursive: true });
+      await fs.writeFile(tmp, body);
+      try {
+        await fs.link(tmp, final);
+        return true;
+      } catch (err) {
+        if (isErrno(err, 'EEXIST')) return false;
+        throw err;
+      }
+    } catch (err) {
+      throw storageError('write', key, err);
+    } finally {
+      await fs.rm(tmp, { force: true });
+    }
+  }
+
+  async list(prefix: string): Promise<StoredObject[]> {
+    const out: StoredObject[] = [];
+    await this.walk(this.root, '', prefix, out);
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (const key of keys) {
+      try {
+        await fs.rm(this.file(key), { force: true });
+      } catch (err) {
+        throw storageError('delete', key, err);
+      }
+    }
+  }
+
+  async head(key: string): Promise<StoredObject | undefined> {
+    try {
+      const st = await fs.stat(this.file(key));
+      if (!st.isFile()) return undefined;
+      return { key, size: st.size, modifiedMs: Math.floor(st.mtimeMs) };
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return undefined;
+      throw storageError('stat', key, err);
+    }
+  }
+
+  async localPath(key: string): Promise<string> {
+    return this.file(key);
+  }
+
+  private file(key: string): string {
+    if (key.split('/').some((part) => part === '..')) {
+      throw lakeError('LAKE_INVALID_INPUT', `storage key must not contain '..': ${JSON.stringify(key)}`);
+    }
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  private tempNameFor(final: string): string {
+    // Starts with '.', so readers and vacuum's orphan scan ignore it if a crash leaves it behind.
+    return path.join(path.dirname(final), `.${path.basename(final)}.${randomUUID()}.tmp`);
+  }
+
+  /** Walks `dir` (key prefix `dirKey`), descending only where keys can start with `prefix`. */
+  private async walk(dir: string, dirKey: string, prefix: string, out: StoredObject[]): Promise<void> {
+    let entries;
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return;
+      throw storageError('list', dirKey, err);
+    }
+    for (const entry of entries) {
+      const key = dirKey + entry.name;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        const sub = key + '/';
+        if (sub.startsWith(prefix) || prefix.startsWith(sub)) await this.walk(full, sub, prefix, out);
+      } else if (entry.isFile() && key.startsWith(prefix)) {
+        let st;
+        try {
+          st = await fs.stat(full);
+        } catch (err) {
+          if (isErrno(err, 'ENOENT')) continue; // deleted while listing
+          throw storageError('stat', key, err);
+        }
+        out.push({ key, size: st.size, modifiedMs: Math.floor(st.mtimeMs) });
+      }
+    }
+  }
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+}
+
+function storageError(op: string, key: string, cause: unknown) {
+  return lakeError('LAKE_STORAGE_UNAVAILABLE', `local storage ${op} failed for ${key}: ${String((cause as Error)?.message ?? cause)}`, {
+    cause,
+    details: { key, op },
+  });
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { isRetryable } from '@sluice/errors';
+import { lakeError } from '../errors';
+import { publish } from '../events';
+import { commitKey, type Action, type CommitActions } from '../log/actions';
+import { parseCommit, serializeCommit } from '../log/commit-file';
+import type { Storage } from '../storage/storage';
+
+/** What a writer read and wants to commit; the conflict checks of DELTA.md §6 use it. */
+export interface CommitPlan {
+  operation: string;
+  operationParameters?: Record<string, unknown>;
+  /** Actions other than commitInfo. */
+  actions: Action[];
+  /** Pure append of new files (no removes, nothing read): never conflicts with other appends. */
+  isBlindAppend: boolean;
+  /**
+   * Partitions (JSON arrays of partition values) whose data this commit's outcome depends on;
+   * 'all' for unpartitioned reads. Non-blind data-changing adds there by a winner conflict.
+   */
+  readPartitions?: Set<string> | 'all';
+  /** Paths (add.path) of files read; a winner removing one conflicts. */
+  readFiles?: ReadonlySet<string>;
+  /** Engine-specific commitInfo fields (e.g. operationMetrics). */
+  extraCommitInfo?: Record<string, unknown>;
+}
+
+/** A landed commit. */
+export interface CommitResult {
+  version: number;
+  /** Attempts made (1 when no one raced). */
+  attempts: number;
+  durationMs: number;
+}
+
+const ENGINE_INFO = 'sluice-lake/0.1';
+
+/**
+ * Commits `plan` at `readVersion + 1` with put-if-absent; when another writer won that version,
+ * checks its actions against the plan and retries at the next version if they do not conflict,
+ * up to `maxAttempts`. Conflicts are LAKE_COMMIT_CONFLICT (re-read and re-plan).
+ */
+export async function commit(
+  storage: Storage,
+  table: string,
+  readVersion: number,
+  partitionColumns: readonly string[],
+  plan: CommitPlan,
+  maxAttempts: number,
+): Promise<CommitResult> {
+  const started = performance.now();
+  const txnId = randomUUID();
+  const removes = new Set(plan.actions.flatMap((a) => ('remove' in a ? [a.remove.path] : [])));
+  const appIds = new Set(plan.actions.flatMap((a) => ('txn' in a ? [a.txn.appId] : [])));
+  let version = readVersion + 1;
+  for (let attempt = 1; ; attempt++) {
+    const commitInfo = {
+      timestamp: Date.now(),
+      operation: plan.operation,
+      operationParameters: plan.operationParameters ?? {},
+      ...(readVersion >= 0 ? { readVersion } : {}), // delta-rs parses it as unsigned
+      isolationLevel: 'WriteSerializable',
+      isBlindAppend: plan.isBlindAppend,
+      engineInfo: ENGINE_INFO,
+      txnId,
+      ...plan.extraCommitInfo,
+    };
+    const body = serializeCommit([{ commitInfo }, ...plan.actions]);
+    let created: boolean;
+    try {
+      created = await storage.putIfAbsent(commitKey(version), body);
+    } catch (err) {
+      // A timeout may hide a success: the commit is ours if its txnId is ours (DELTA.md §6).
+      if (!isRetryable(err)) throw err;
+      const existing = await storage.getIfExists(commitKey(version));
+      if (existing === undefined) throw err;
+      created = parseCommit(version, commitKey(version), existing).commitInfo?.txnId === txnId;
+    }
+    if (created) {
+      const durationMs = performance.now() - started;
+      publish('commit', {
+        table,
+        version,
+        operation: plan.operation,
+        actions: countActions(plan.actions),
+        attempts: attempt,
+        durationMs,
+      });
+      return { version, attempts: attempt, durationMs };
+    }
+    const winnerBody = await storage.get(commitKey(version));
+    const winner = parseCommit(version, commitKey(version), winnerBody);
+    const conflict = findConflict(winner, plan, removes, appIds, partitionColumns);
+    publish('conflict', { table, version, operation: plan.operation, outcome: conflict ?? 'retry' });
+    if (conflict) {
+      throw lakeError('LAKE_COMMIT_CONFLICT', `${table}: ${plan.operation} read version ${readVersion} but version ${version} (${String(winner.commitInfo?.operation ?? 'unknown')}) conflicts: ${conflict}`, {
+        details: { readVersion, winnerVersion: version, conflict },
+      });
+    }
+    if (attempt >= maxAttempts) {
+      throw lakeError('LAKE_COMMIT_CONFLICT', `${table}: ${plan.operation} gave up after ${attempt} attempts (versions kept being taken)`, {
+        details: { readVersion, lastVersion: version },
+      });
+    }
+    version++;
+  }
+}
+
+/** The first conflict between a winning commit and our plan (DELTA.md §6), or undefined. */
+function findConflict(
+  winner: CommitActions,
+  plan: CommitPlan,
+  ourRemoves: ReadonlySet<string>,
+  ourAppIds: ReadonlySet<string>,
+  partitionColumns: readonly string[],
+): string | undefined {
+  if (winner.protocol) return 'the winner changed the protocol';
+  if (winner.metaData) return 'the winner changed the table metadata (schema or properties)';
+  for (const t of winner.txns) if (ourAppIds.has(t.appId)) return `the winner wrote txn for appId ${JSON.stringify(t.appId)} (concurrent transaction)`;
+  for (const r of winner.removes) {
+    if (ourRemoves.has(r.path)) return `both remove ${r.path} (concurrent delete-delete)`;
+    if (plan.readFiles?.has(r.path)) return `the winner removed ${r.path}, which this commit read (concurrent delete-read)`;
+  }
+  const winnerBlind = winner.commitInfo?.isBlindAppend === true;
+  if (!winnerBlind && plan.readPartitions) {
+    for (const a of winner.adds) {
+      if (!a.dataChange) continue;
+      const key = JSON.stringify(partitionColumns.map((c) => a.partitionValues?.[c] ?? null));
+      if (plan.readPartitions === 'all' || plan.readPartitions.has(key)) return `the winner added ${a.path} in a partition this commit read (concurrent append)`;
+    }
+  }
+  return undefined;
+}
+
+function countActions(actions: readonly Action[]) {
+  const n = { add: 0, remove: 0, txn: 0, metaData: 0, protocol: 0 };
+  for (const a of actions) {
+    if ('add' in a) n.add++;
+    else if ('remove' in a) n.remove++;
+    else if ('txn' in a) n.txn++;
+    else if ('metaData' in a) n.metaData++;
+    else if ('protocol' in a) n.protocol++;
+  }
+  return n;
+}

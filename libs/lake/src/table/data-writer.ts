@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { LosslessNumber } from 'lossless-json';
+import { ident, sqlString } from '../duck';
+import { lakeError } from '../errors';
+import type { AddAction } from '../log/actions';
+import { stringifyJson } from '../log/json';
+import type { Storage } from '../storage/storage';
+import { encodeAddPath, partitionDirectory, partitionValueSql } from './partition';
+import { duckType, hasMinMaxStats, type DeltaField, type TableSchema } from './schema';
+
+/** What {@link writeDataFiles} needs: a DuckDB relation and where the files go. */
+export interface WriteFilesInput {
+  conn: DuckDBConnection;
+  storage: Storage;
+  schema: TableSchema;
+  partitionColumns: readonly string[];
+  /** A SELECT yielding every schema column (typed as the schema says). */
+  sourceSql: string;
+  /** Rows are split into files by these columns' order (clustering) when maxRowsPerFile is set. */
+  sortBy?: readonly string[];
+  /** Split each partition into files of at most this many rows. */
+  maxRowsPerFile?: number;
+  dataChange: boolean;
+  /** Local directory for DuckDB's output before it moves into storage. */
+  scratchDir: string;
+}
+
+/** Files written (not yet committed) and totals. */
+export interface WrittenFiles {
+  adds: AddAction[];
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * Writes a relation as Parquet data files with unique `part-<uuid>` names, one group of files per
+ * partition (partition columns excluded from the files), and exact per-file stats computed in SQL
+ * (DELTA.md §2/§3). Files are moved into storage but not committed: a crash leaves only
+ * unreferenced files, which vacuum removes.
+ */
+export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFiles> {
+  const { conn, schema, partitionColumns } = input;
+  const id = randomUUID().replace(/-/g, '');
+  const work = `__lake_w_${id}`;
+  const dataFields = schema.fields.filter((f) => !partitionColumns.includes(f.name));
+  const partFields = partitionColumns.map((c) => {
+    const f = schema.fields.find((x) => x.name === c);
+    if (!f) throw lakeError('LAKE_SCHEMA_INVALID', `partition column ${JSON.stringify(c)} is not in the schema`);
+    return f;
+  });
+  const pAliases = partFields.map((_, i) => `__p${i}`);
+  const pExprs = partFields.map((f, i) => `${partitionValueSql(ident(f.name), f.type)} AS ${pAliases[i]}`);
+  const sort = input.sortBy?.length ? input.sortBy.map(ident).join(', ') : undefined;
+  const chunk = input.maxRowsPerFile
+    ? `(row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort ? `ORDER BY ${sort}` : ''}) - 1) // ${Math.max(1, Math.floor(input.maxRowsPerFile))}`
+    : '0';
+  const groupKey = [...pAliases, '__chunk'];
+  const dataCols = dataFields.map((f) => ident(f.name));
+
+  await conn.run(
+    `CREATE TEMP TABLE ${work} AS
+     WITH src AS (SELECT ${[...schema.fields.map((f) => ident(f.name)), ...pExprs].join(', ')} FROM (${input.sourceSql})),
+          chunked AS (SELECT *, ${chunk} AS __chunk FROM src)
+     SELECT *, dense_rank() OVER (ORDER BY ${groupKey.join(', ')}) AS __g FROM chunked`,
+  );
+  try {
+    const statsRows = await groupStats(conn, work, dataFields, pAliases, partitionColumns);
+    if (statsRows.size === 0) return { adds: [], rows: 0, bytes: 0 };
+    const outDir = path.join(input.scratchDir, id);
+    await fs.mkdir(outDir, { recursive: true });
+    try {
+      const copied = await conn.runAndReadAll(
+        `COPY (SELECT ${[...dataCols, '__g'].join(', ')} FROM ${work}) TO ${sqlString(outDir)}
+         (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (__g), FILENAME_PATTERN 'part-{uuid}', RETURN_FILES true)`,
+      );
+      const files = (copied.getRowObjectsJS()[0]?.Files as string[] | undefined) ?? [];
+      const byGroup = new Map<number, string[]>();
+      for (const f of files) {
+        const m = /__g=(\d+)[/\\]([^/\\]+)$/.exec(f);
+        if (!m) throw lakeError('LAKE_QUERY_FAILED', `unexpected DuckDB output file ${f}`);
+        const g = Number(m[1]);
+        byGroup.set(g, [...(byGroup.get(g) ?? []), f]);
+      }
+      const adds: AddAction[] = [];
+      let rows = 0;
+      let bytes = 0;
+      for (const [g, groupFiles] of byGroup) {
+        const group = statsRows.get(g);
+        if (!group) throw lakeError('LAKE_QUERY_FAILED', `DuckDB wrote group ${g} that has no rows`);
+        // DuckDB may split one partition into several files; then each file needs its own stats.
+        const perFile = groupFiles.length === 1 ? [{ file: groupFiles[0], stats: group.stats }] : await Promise.all(groupFiles.map(async (file) => ({ file, stats: await fileStats(conn, file, dataFields) })));
+        for (const { file, stats } of perFile) {
+          const st = await fs.stat(file);
+          const dir = partitionDirectory(partitionColumns, group.partitionValues);
+          const key = `${dir ? dir + '/' : ''}${path.basename(file)}`;
+          await moveIntoStorage(input.storage, key, file);
+          adds.push({
+            path: encodeAddPath(key),
+            partitionValues: { ...group.partitionValues },
+            size: st.size,
+            modificationTime: Date.now(),
+            dataChange: input.dataChange,
+            stats: stringifyJson(stats),
+          });
+          rows += stats.numRecords;
+          bytes += st.size;
+        }
+      }
+      return { adds, rows, bytes };
+    } finally {
+      await fs.rm(outDir, { recursive: true, force: true });
+    }
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${work}`);
+  }
+}
+
+interface StatsJson {
+  numRecords: number;
+  minValues: Record<string, unknown>;
+  maxValues: Record<string, unknown>;
+  nullCount: Record<string, number>;
+}
+
+async function groupStats(conn: DuckDBConnection, table: string, fields: DeltaField[], pAliases: string[], partitionColumns: readonly string[]) {
+  const select = ['__g', 'count(*)::BIGINT AS __n', ...pAliases.map((p) => `any_value(${p}) AS ${p}`), ...statExprs(fields)];
+  const result = await conn.runAndReadAll(`SELECT ${select.join(', ')} FROM ${table} GROUP BY __g`);
+  const out = new Map<number, { partitionValues: Record<string, string | null>; stats: StatsJson }>();
+  for (const row of result.getRows()) {
+    const partitionValues: Record<string, string | null> = {};
+    partitionColumns.forEach((c, i) => {
+      const v = row[2 + i];
+      partitionValues[c] = v === null || v === undefined ? null : String(v);
+    });
+    out.set(Number(row[0]), { partitionValues, stats: toStats(row.slice(2 + pAliases.length), Number(row[1]), fields) });
+  }
+  return out;
+}
+
+/** Per column: null count, then min and max rendered as strings (null when not allowed/unsafe). */
+function statExprs(fields: DeltaField[]): string[] {
+  const out: string[] = [];
+  fields.forEach((f, i) => {
+    const c = ident(f.name);
+    out.push(`(count(*) - count(${c}))::BIGINT AS __nc${i}`);
+    const [mn, mx] = hasMinMaxStats(f.type) ? minMaxSql(c, f) : ['NULL', 'NULL'];
+    out.push(`${mn} AS __mn${i}`, `${mx} AS __mx${i}`);
+  });
+  return out;
+}
+
+function minMaxSql(c: string, f: DeltaField): [string, string] {
+  switch (f.type) {
+    case 'string':
+      // Strings over 32 characters get no stats rather than a truncated (possibly too tight) max.
+      return [`CASE WHEN length(min(${c})) <= 32 THEN min(${c}) END`, `CASE WHEN length(max(${c})) <= 32 THEN max(${c}) END`];
+    case 'date':
+      return [`strftime(min(${c}), '%Y-%m-%d')`, `strftime(max(${c}), '%Y-%m-%d')`];
+    case 'timestamp':
+      // Millisecond precision: floor the minimum, ceil the maximum (DELTA.md §2).
+      return [
+        `strftime(date_trunc('millisecond', min(${c})), '%Y-%m-%dT%H:%M:%S.%gZ')`,
+        `strftime(date_trunc('millisecond', max(${c}) + INTERVAL 999 MICROSECOND), '%Y-%m-%dT%H:%M:%S.%gZ')`,
+      ];
+    case 'float':
+    case 'double':
+      return [`CASE WHEN isfinite(min(${c})) THEN CAST(min(${c}) AS VARCHAR) END`, `CASE WHEN isfinite(max(${c})) THEN CAST(max(${c}) AS VARCHAR) END`];
+    default:
+      return [`CAST(min(${c}) AS VARCHAR)`, `CAST(max(${c}) AS VARCHAR)`];
+  }
+}
+
+const NUMERIC = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
+function toStats(values: unknown[], numRecords: number, fields: DeltaField[]): StatsJson {
+  const stats: StatsJson = { numRecords, minValues: {}, maxValues: {}, nullCount: {} };
+  fields.forEach((f, i) => {
+    stats.nullCount[f.name] = Number(values[i * 3]);
+    const mn = values[i * 3 + 1];
+    const mx = values[i * 3 + 2];
+    if (mn === null || mx === null || mn === undefined || mx === undefined) return;
+    const numeric = f.type !== 'string' && f.type !== 'date' && f.type !== 'timestamp';
+    if (numeric) {
+      const a = String(mn);
+      const b = String(mx);
+      if (!NUMERIC.test(a) || !NUMERIC.test(b)) return;
+      stats.minValues[f.name] = new LosslessNumber(a);
+      stats.maxValues[f.name] = new LosslessNumber(b);
+    } else {
+      stats.minValues[f.name] = String(mn);
+      stats.maxValues[f.name] = String(mx);
+    }
+  });
+  return stats;
+}
+
+async function fileStats(conn: DuckDBConnection, file: string, fields: DeltaField[]): Promise<StatsJson> {
+  const result = await conn.runAndReadAll(`SELECT count(*)::BIGINT, ${statExprs(fields).join(', ')} FROM read_parquet(${sqlString(file)})`);
+  const row = result.getRows()[0];
+  return toStats(row.slice(1), Number(row[0]), fields);
+}
+
+async function moveIntoStorage(storage: Storage, key: string, file: string): Promise<void> {
+  if (storage.putFile) return storage.putFile(key, file);
+  await storage.put(key, await fs.readFile(file));
+}
+
+/** DuckDB column types for a schema, as a `read_json(columns=...)` struct literal. */
+export function jsonColumnsLiteral(fields: readonly DeltaField[]): string {
+  return `{${fields.map((f) => `${sqlString(f.name)}: ${sqlString(jsonReadType(f))}`).join(', ')}}`;
+}
+
+function jsonReadType(f: DeltaField): string {
+  // Binary arrives base64-encoded; decoded after reading.
+  return f.type === 'binary' ? 'VARCHAR' : duckType(f.type);
+}

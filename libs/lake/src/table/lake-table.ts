@@ -1,0 +1,659 @@
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ident, withConnection } from '../duck';
+import { lakeError } from '../errors';
+import { publish } from '../events';
+import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
+import { writeCheckpoint } from '../log/checkpoint';
+import { parseCommit } from '../log/commit-file';
+import { commitTimestamps, listLog, loadSnapshot, type SnapshotTarget } from '../log/log-reader';
+import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
+import type { Storage } from '../storage/storage';
+import { commit, type CommitPlan, type CommitResult } from './commit';
+import { writeDataFiles } from './data-writer';
+import { ingestSource, type WriteSource } from './ingest';
+import { partitionValueSql } from './partition';
+import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parseInterval, validateProperties } from './properties';
+import { filesRelationSql, translateReadError } from './relation';
+import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
+
+/** Options for opening or creating a table. */
+export interface LakeTableOptions {
+  /** Local directory for DuckDB output before it moves into storage (default: OS temp dir). */
+  scratchDir?: string;
+  /** Commit attempts before giving up on a busy table (default 15, as delta-rs). */
+  maxCommitAttempts?: number;
+  /** Name used in events and errors (default: the storage URI). */
+  name?: string;
+}
+
+/** How to create a table. */
+export interface CreateTableSpec {
+  columns: readonly ColumnSpec[];
+  partitionColumns?: readonly string[];
+  /** `metaData.configuration`: `delta.appendOnly`, `delta.checkpointInterval`, retention durations, or free keys. */
+  properties?: Readonly<Record<string, string>>;
+  name?: string;
+  description?: string;
+}
+
+/** An application transaction marker written in the same commit as the data (`txn` action). */
+export interface TxnSpec {
+  appId: string;
+  /** Application-defined, e.g. the last Kafka offset written (inclusive). */
+  version: number | bigint;
+}
+
+/** Result of an append. */
+export interface AppendResult extends CommitResult {
+  rows: number;
+  filesAdded: number;
+  bytesWritten: number;
+}
+
+/** A MERGE of a batch of entity changes (upsert by key, higher version wins, tombstones delete). */
+export interface MergeSpec {
+  source: WriteSource;
+  /** Entity key columns (table columns). Partition values must be a function of the key. */
+  keys: readonly string[];
+  /** Integer entity version column: a batch row applies only if its version is higher. */
+  versionColumn: string;
+  /** Batch column marking tombstones (need not be a table column). */
+  deleteColumn?: string;
+  /** Value of `deleteColumn` that means delete (default 'delete'). */
+  deleteValue?: string;
+  /**
+   * Integer column used to skip files by their min/max stats (default: the first key when it is
+   * an integer). Must be a function of the key, e.g. a key hash.
+   */
+  clusterColumn?: string;
+  /** Rewritten data is split into files of at most this many rows, sorted by the cluster column. */
+  maxRowsPerFile?: number;
+  txns?: readonly TxnSpec[];
+}
+
+/** What a MERGE did. `version` is undefined when nothing needed committing. */
+export interface MergeResult {
+  version: number | undefined;
+  /** Files whose key columns were scanned (after partition and stats pruning), and their bytes. */
+  filesRead: number;
+  bytesRead: number;
+  /** Files removed and rewritten because a batch row superseded one of their rows. */
+  filesRewritten: number;
+  bytesRewritten: number;
+  filesAdded: number;
+  bytesWritten: number;
+  rowsInserted: number;
+  rowsUpdated: number;
+  rowsDeleted: number;
+  durationMs: number;
+}
+
+/** Compaction options. */
+export interface CompactOptions {
+  /** Target output file size in bytes (default 128 MiB). Files at or above it are left alone. */
+  targetFileBytes?: number;
+  /** Only compact partitions whose values match these (Delta partition strings). */
+  partition?: Readonly<Record<string, string | null>>;
+  /** Sort the rewritten rows by these columns. */
+  sortBy?: readonly string[];
+}
+
+/** What a compaction did. `version` is undefined when there was nothing to compact. */
+export interface CompactResult {
+  version: number | undefined;
+  filesRemoved: number;
+  bytesRemoved: number;
+  filesAdded: number;
+  bytesAdded: number;
+  durationMs: number;
+}
+
+/** Vacuum options. */
+export interface VacuumOptions {
+  /** Files unreferenced for less than this stay (default: `delta.deletedFileRetentionDuration`, 7 days). */
+  retentionMs?: number;
+  /** List what would be deleted without deleting. */
+  dryRun?: boolean;
+  /** Clock for tests (ms since epoch). */
+  nowMs?: number;
+}
+
+/** What vacuum deleted (or would delete in a dry run). */
+export interface VacuumResult {
+  filesDeleted: string[];
+  bytesDeleted: number;
+  durationMs: number;
+}
+
+/** One commit's provenance, newest first in {@link LakeTable.history}. */
+export interface HistoryEntry {
+  version: number;
+  timestampMs: number;
+  operation: string | undefined;
+  commitInfo: CommitInfo | undefined;
+}
+
+const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
+
+/**
+ * A Delta Lake table (reader 1 / writer 2, no table features) in a {@link Storage}. Stateless
+ * between calls: every operation reads the log, so any number of processes may share a table.
+ */
+export class LakeTable {
+  readonly storage: Storage;
+  /** Name for events and errors. */
+  readonly name: string;
+  private readonly scratchDir: string;
+  private readonly maxAttempts: number;
+
+  private constructor(storage: Storage, options: LakeTableOptions) {
+    this.storage = storage;
+    this.name = options.name ?? storage.uri;
+    this.scratchDir = options.scratchDir ?? path.join(os.tmpdir(), 'sluice-lake');
+    this.maxAttempts = options.maxCommitAttempts ?? 15;
+  }
+
+  /**
+   * Creates a table (version 0: protocol (1,2) and metaData). LAKE_TABLE_EXISTS when a table is
+   * already there (also when another creator wins the race).
+   */
+  static async create(storage: Storage, spec: CreateTableSpec, options: LakeTableOptions = {}): Promise<LakeTable> {
+    const schema = schemaFromColumns(spec.columns);
+    const partitionColumns = [...(spec.partitionColumns ?? [])];
+    for (const c of partitionColumns) {
+      const f = schema.fields.find((x) => x.name === c);
+      if (!f) throw lakeError('LAKE_SCHEMA_INVALID', `partition column ${JSON.stringify(c)} is not a column`);
+      if (!isPartitionableType(f.type)) throw lakeError('LAKE_SCHEMA_INVALID', `partition column ${JSON.stringify(c)} must have a primitive, non-binary type`);
+    }
+    if (new Set(partitionColumns).size !== partitionColumns.length) throw lakeError('LAKE_SCHEMA_INVALID', 'partition columns repeat');
+    if (partitionColumns.length === schema.fields.length) throw lakeError('LAKE_SCHEMA_INVALID', 'a table needs at least one non-partition column');
+    const configuration = { ...(spec.properties ?? {}) };
+    validateProperties(configuration);
+    const table = new LakeTable(storage, options);
+    const metaData: MetadataAction = {
+      id: randomUUID(),
+      name: spec.name ?? null,
+      description: spec.description ?? null,
+      format: { provider: 'parquet', options: {} },
+      schemaString: JSON.stringify(schema),
+      partitionColumns,
+      configuration,
+      createdTime: Date.now(),
+    };
+    const existing = await storage.list('_delta_log/');
+    if (existing.some((o) => /^_delta_log\/\d{20}\.(json|checkpoint.*parquet)$/.test(o.key))) {
+      throw lakeError('LAKE_TABLE_EXISTS', `a Delta table already exists at ${storage.uri}`, { details: { uri: storage.uri } });
+    }
+    try {
+      await commit(storage, table.name, -1, partitionColumns, {
+        operation: 'CREATE TABLE',
+        operationParameters: { mode: 'ErrorIfExists', partitionBy: JSON.stringify(partitionColumns) },
+        actions: [{ protocol: { minReaderVersion: 1, minWriterVersion: 2 } }, { metaData }],
+        isBlindAppend: true,
+      }, 1);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'LAKE_COMMIT_CONFLICT') {
+        throw lakeError('LAKE_TABLE_EXISTS', `a Delta table was created concurrently at ${storage.uri}`, { cause: err });
+      }
+      throw err;
+    }
+    return table;
+  }
+
+  /** Opens an existing table (reads its latest snapshot once to check it is one). */
+  static async open(storage: Storage, options: LakeTableOptions = {}): Promise<LakeTable> {
+    const table = new LakeTable(storage, options);
+    await table.snapshot();
+    return table;
+  }
+
+  /** A snapshot: latest by default, or `{ version }`, or `{ timestampMs }` (N.json mtimes). */
+  snapshot(target: SnapshotTarget = {}): Promise<Snapshot> {
+    return loadSnapshot(this.storage, target);
+  }
+
+  /** Latest `txn.version` per appId (exact bigint), from the latest snapshot. */
+  async txnVersion(appId: string): Promise<bigint | undefined> {
+    return (await this.snapshot()).txnVersion(appId);
+  }
+
+  /**
+   * Blind append (isBlindAppend:true) of rows as new files, with `txn` actions in the same commit.
+   * Never conflicts with other appends; conflicts only when a concurrent commit changed the schema
+   * or wrote one of the same txn appIds.
+   */
+  async append(source: WriteSource, options: { txns?: readonly TxnSpec[] } = {}): Promise<AppendResult> {
+    const started = performance.now();
+    const snap = await this.snapshot();
+    checkWritable(snap, this.name);
+    const written = await withConnection(async (conn) => {
+      const input = await ingestSource(conn, snap.schema.fields, source, this.scratchDir);
+      try {
+        return await this.writeFiles(conn, snap, `SELECT * FROM ${input}`, { dataChange: true });
+      } finally {
+        await conn.run(`DROP TABLE IF EXISTS ${input}`);
+      }
+    });
+    const actions: Action[] = [...txnActions(options.txns), ...written.adds.map((add) => ({ add }))];
+    if (actions.length === 0) return { version: snap.version, attempts: 0, durationMs: performance.now() - started, rows: 0, filesAdded: 0, bytesWritten: 0 };
+    const result = await this.commitAndMaintain(snap, {
+      operation: 'WRITE',
+      operationParameters: { mode: 'Append', partitionBy: JSON.stringify(snap.partitionColumns) },
+      actions,
+      isBlindAppend: true,
+      extraCommitInfo: { operationMetrics: { numFiles: String(written.adds.length), numOutputRows: String(written.rows), numOutputBytes: String(written.bytes) } },
+    });
+    return { ...result, durationMs: performance.now() - started, rows: written.rows, filesAdded: written.adds.length, bytesWritten: written.bytes };
+  }
+
+  /**
+   * Copy-on-write MERGE: upserts batch rows whose version is higher than the stored one, deletes on
+   * tombstones, rewriting only files that hold a superseded row. Files are chosen by partition
+   * values, then by the cluster column's min/max stats, then by an exact key join on the key and
+   * version columns only. `txn` actions go in the same commit.
+   */
+  async merge(spec: MergeSpec): Promise<MergeResult> {
+    const started = performance.now();
+    const snap = await this.snapshot();
+    checkWritable(snap, this.name);
+    if (snap.configuration[TABLE_PROPERTIES.appendOnly] === 'true') {
+      throw lakeError('LAKE_APPEND_ONLY', `${this.name} is append-only (delta.appendOnly=true); MERGE would change data`);
+    }
+    const fieldOf = (name: string) => {
+      const f = snap.schema.fields.find((x) => x.name === name);
+      if (!f) throw lakeError('LAKE_INVALID_INPUT', `merge column ${JSON.stringify(name)} is not a table column`);
+      return f;
+    };
+    if (spec.keys.length === 0) throw lakeError('LAKE_INVALID_INPUT', 'merge needs at least one key column');
+    const keyFields = spec.keys.map(fieldOf);
+    if (!isIntegerField(fieldOf(spec.versionColumn))) throw lakeError('LAKE_INVALID_INPUT', `version column ${spec.versionColumn} must be an integer column`);
+    const clusterField = spec.clusterColumn ? fieldOf(spec.clusterColumn) : isIntegerField(keyFields[0]) ? keyFields[0] : undefined;
+    if (clusterField && !isIntegerField(clusterField)) throw lakeError('LAKE_INVALID_INPUT', `cluster column ${clusterField.name} must be an integer column`);
+    const deleteColumn = spec.deleteColumn;
+    const deleteValue = spec.deleteValue ?? 'delete';
+    const batchFields: DeltaField[] = [...snap.schema.fields];
+    if (deleteColumn && !batchFields.some((f) => f.name === deleteColumn)) batchFields.push({ name: deleteColumn, type: 'string', nullable: true, metadata: {} });
+
+    const keysEq = (a: string, b: string) => spec.keys.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
+    const keyCols = spec.keys.map(ident).join(', ');
+    const ver = ident(spec.versionColumn);
+    const isDelete = deleteColumn ? `(${ident(deleteColumn)} IS NOT DISTINCT FROM '${deleteValue.replace(/'/g, "''")}')` : 'false';
+    const schemaCols = snap.schema.fields.map((f) => ident(f.name)).join(', ');
+
+    const outcome = await withConnection(async (conn) => {
+      const input = await ingestSource(conn, batchFields, spec.source, this.scratchDir);
+      const id = randomUUID().replace(/-/g, '');
+      const batch = `__lake_b_${id}`;
+      const matches = `__lake_m_${id}`;
+      try {
+        await conn.run(`CREATE TEMP TABLE ${batch} AS SELECT *, ${isDelete} AS __del FROM ${input} QUALIFY row_number() OVER (PARTITION BY ${keyCols} ORDER BY ${ver} DESC) = 1`);
+        const nullVersions = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${batch} WHERE ${ver} IS NULL OR ${spec.keys.map((k) => `${ident(k)} IS NULL`).join(' OR ')}`)).getRows()[0][0]);
+        if (nullVersions > 0) throw lakeError('LAKE_INVALID_INPUT', `${nullVersions} batch row(s) have a null key or version`);
+        const candidates = await this.mergeCandidates(conn, snap, batch, clusterField);
+        const readPartitions = new Set(candidates.partitions);
+        // Phase A: key and version columns of candidate files joined with the batch.
+        const keyRel = candidates.files.length
+          ? await filesRelationSql(this.storage, snap.schema, snap.partitionColumns, candidates.files, { columns: [...new Set([...spec.keys, spec.versionColumn])], fileColumn: '__file' })
+          : `SELECT ${[...spec.keys, spec.versionColumn].map((k) => `NULL::${duckOf(snap.schema, k)} AS ${ident(k)}`).join(', ')}, NULL::VARCHAR AS __file WHERE false`;
+        try {
+          await conn.run(
+            `CREATE TEMP TABLE ${matches} AS SELECT ${spec.keys.map((k) => `b.${ident(k)}`).join(', ')}, o.__file, o.${ver} AS __old_ver, b.${ver} AS __new_ver, b.__del
+             FROM (${keyRel}) o JOIN ${batch} b ON ${keysEq('o', 'b')}`,
+          );
+        } catch (err) {
+          throw translateReadError(`${this.name}: merge scan`, err);
+        }
+        const touchedKeys = new Set(
+          (await conn.runAndReadAll(`SELECT DISTINCT __file FROM ${matches} WHERE __new_ver > __old_ver`)).getRows().map((r) => String(r[0])),
+        );
+        const touched = candidates.files.filter((f) => touchedKeys.has(f.key));
+        const counts = (
+          await conn.runAndReadAll(
+            `SELECT
+               count(*) FILTER (WHERE NOT b.__del AND NOT EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'b')})),
+               count(*) FILTER (WHERE NOT b.__del AND EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'b')}) AND NOT EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'b')} AND m.__old_ver >= b.${ver})),
+               count(*) FILTER (WHERE b.__del AND EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'b')} AND m.__old_ver < b.${ver}))
+             FROM ${batch} b`,
+          )
+        ).getRows()[0].map(Number);
+        const [inserted, updated, deleted] = counts;
+        let adds: AddAction[] = [];
+        let bytesWritten = 0;
+        if (touched.length > 0 || inserted + updated > 0) {
+          const fullRel = touched.length ? await filesRelationSql(this.storage, snap.schema, snap.partitionColumns, touched, { fileColumn: '__file' }) : undefined;
+          const kept = fullRel
+            ? `SELECT ${schemaCols} FROM (${fullRel}) o WHERE NOT EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'o')} AND m.__file = o.__file AND m.__new_ver > m.__old_ver)`
+            : undefined;
+          const winners = `SELECT ${schemaCols} FROM ${batch} b WHERE NOT b.__del AND NOT EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'b')} AND m.__old_ver >= b.${ver})`;
+          try {
+            const written = await this.writeFiles(conn, snap, kept ? `${kept} UNION ALL ${winners}` : winners, {
+              dataChange: true,
+              sortBy: clusterField ? [clusterField.name] : undefined,
+              maxRowsPerFile: spec.maxRowsPerFile,
+            });
+            adds = written.adds;
+            bytesWritten = written.bytes;
+          } catch (err) {
+            throw (err as { code?: string }).code ? err : translateReadError(`${this.name}: merge rewrite`, err);
+          }
+        }
+        return { candidates: candidates.files, touched, adds, bytesWritten, inserted, updated, deleted, readPartitions };
+      } finally {
+        for (const t of [input, batch, matches]) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+      }
+    });
+
+    const now = Date.now();
+    const actions: Action[] = [
+      ...txnActions(spec.txns),
+      ...outcome.touched.map((f) => ({ remove: removeOf(f, now, true) })),
+      ...outcome.adds.map((add) => ({ add })),
+    ];
+    const base = {
+      filesRead: outcome.candidates.length,
+      bytesRead: sum(outcome.candidates.map((f) => f.size)),
+      filesRewritten: outcome.touched.length,
+      bytesRewritten: sum(outcome.touched.map((f) => f.size)),
+      filesAdded: outcome.adds.length,
+      bytesWritten: outcome.bytesWritten,
+      rowsInserted: outcome.inserted,
+      rowsUpdated: outcome.updated,
+      rowsDeleted: outcome.deleted,
+    };
+    if (actions.length === 0) return { version: undefined, ...base, durationMs: performance.now() - started };
+    const result = await this.commitAndMaintain(snap, {
+      operation: 'MERGE',
+      operationParameters: { predicate: JSON.stringify({ keys: spec.keys, version: spec.versionColumn }) },
+      actions,
+      isBlindAppend: false,
+      readPartitions: outcome.readPartitions,
+      readFiles: new Set(outcome.candidates.map((f) => f.path)),
+      extraCommitInfo: {
+        operationMetrics: {
+          numTargetFilesAdded: String(base.filesAdded),
+          numTargetFilesRemoved: String(base.filesRewritten),
+          numTargetRowsInserted: String(base.rowsInserted),
+          numTargetRowsUpdated: String(base.rowsUpdated),
+          numTargetRowsDeleted: String(base.rowsDeleted),
+        },
+      },
+    });
+    const durationMs = performance.now() - started;
+    publish('merge', { table: this.name, version: result.version, filesRead: base.filesRead, bytesRead: base.bytesRead, filesRewritten: base.filesRewritten, bytesRewritten: base.bytesRewritten, durationMs });
+    return { version: result.version, ...base, durationMs };
+  }
+
+  /**
+   * Bin-packs files smaller than the target in each partition into files of about the target
+   * size (dataChange=false on adds and removes, so streaming readers skip it). Never conflicts
+   * with appends; conflicts with a concurrent commit that removed one of its files.
+   */
+  async compact(options: CompactOptions = {}): Promise<CompactResult> {
+    const started = performance.now();
+    const snap = await this.snapshot();
+    checkWritable(snap, this.name);
+    const target = options.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES;
+    const groups = new Map<string, LiveFile[]>();
+    for (const f of snap.files) {
+      if (f.size >= target) continue;
+      if (options.partition && Object.entries(options.partition).some(([k, v]) => (f.partitionValues[k] ?? null) !== v)) continue;
+      const k = JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
+      groups.set(k, [...(groups.get(k) ?? []), f]);
+    }
+    const bins: LiveFile[][] = [];
+    for (const files of groups.values()) {
+      // First-fit decreasing into bins of at most `target` bytes; a bin of one file is left alone.
+      const open: { files: LiveFile[]; bytes: number }[] = [];
+      for (const f of [...files].sort((a, b) => b.size - a.size)) {
+        const bin = open.find((b) => b.bytes + f.size <= target);
+        if (bin) {
+          bin.files.push(f);
+          bin.bytes += f.size;
+        } else open.push({ files: [f], bytes: f.size });
+      }
+      for (const b of open) if (b.files.length > 1) bins.push(b.files);
+    }
+    if (bins.length === 0) return { version: undefined, filesRemoved: 0, bytesRemoved: 0, filesAdded: 0, bytesAdded: 0, durationMs: performance.now() - started };
+    const adds: AddAction[] = [];
+    let bytesAdded = 0;
+    await withConnection(async (conn) => {
+      for (const bin of bins) {
+        const rel = await filesRelationSql(this.storage, snap.schema, snap.partitionColumns, bin);
+        try {
+          const written = await this.writeFiles(conn, snap, rel, { dataChange: false, sortBy: options.sortBy });
+          adds.push(...written.adds);
+          bytesAdded += written.bytes;
+        } catch (err) {
+          throw (err as { code?: string }).code ? err : translateReadError(`${this.name}: compaction`, err);
+        }
+      }
+    });
+    const removed = bins.flat();
+    const now = Date.now();
+    const result = await this.commitAndMaintain(snap, {
+      operation: 'OPTIMIZE',
+      operationParameters: { targetSize: String(target), predicate: JSON.stringify(options.partition ?? {}) },
+      actions: [...removed.map((f) => ({ remove: removeOf(f, now, false) })), ...adds.map((add) => ({ add }))],
+      isBlindAppend: false,
+      readFiles: new Set(removed.map((f) => f.path)),
+    });
+    const out = {
+      version: result.version,
+      filesRemoved: removed.length,
+      bytesRemoved: sum(removed.map((f) => f.size)),
+      filesAdded: adds.length,
+      bytesAdded,
+      durationMs: performance.now() - started,
+    };
+    publish('compaction', { table: this.name, ...out });
+    return out;
+  }
+
+  /**
+   * Deletes data files the latest snapshot does not reference and that have been unreferenced
+   * for longer than the retention (tombstone time, else file mtime). Never touches `_delta_log`
+   * or other paths with a segment starting with `_` or `.` (except `name=value` partition dirs).
+   */
+  async vacuum(options: VacuumOptions = {}): Promise<VacuumResult> {
+    const started = performance.now();
+    const snap = await this.snapshot();
+    const now = options.nowMs ?? Date.now();
+    const configured = snap.configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
+    const retention = options.retentionMs ?? (configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS);
+    const cutoff = now - retention;
+    const live = new Set(snap.files.map((f) => f.key));
+    const tombstoneTime = new Map<string, number>();
+    for (const r of snap.tombstones) {
+      try {
+        tombstoneTime.set(decodeURIComponent(r.path), Number(r.deletionTimestamp ?? 0));
+      } catch {
+        // an undecodable tombstone path names no file we could delete
+      }
+    }
+    const objects = await this.storage.list('');
+    const doomed = objects.filter((o) => {
+      if (live.has(o.key) || isHiddenKey(o.key)) return false;
+      const since = tombstoneTime.get(o.key) ?? o.modifiedMs;
+      return since < cutoff && o.modifiedMs < cutoff + retention; // a file rewritten in place is not touched
+    });
+    if (!options.dryRun) await this.storage.delete(doomed.map((o) => o.key));
+    const result = { filesDeleted: doomed.map((o) => o.key), bytesDeleted: sum(doomed.map((o) => o.size)), durationMs: performance.now() - started };
+    publish('vacuum', { table: this.name, filesDeleted: result.filesDeleted.length, bytesDeleted: result.bytesDeleted, durationMs: result.durationMs });
+    return result;
+  }
+
+  /** Writes a classic checkpoint of `version` (default latest) and `_last_checkpoint`, then cleans old log files. */
+  async checkpoint(version?: number): Promise<{ version: number; rows: number; bytes: number }> {
+    const started = performance.now();
+    const snap = await this.snapshot(version === undefined ? {} : { version });
+    const configured = snap.configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
+    const retention = configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS;
+    const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
+    publish('checkpoint', { table: this.name, version: snap.version, rows: out.rows, bytes: out.bytes, durationMs: performance.now() - started });
+    await this.cleanupLog();
+    return { version: snap.version, ...out };
+  }
+
+  /**
+   * Deletes commits and checkpoints older than the newest checkpoint that is itself older than
+   * `delta.logRetentionDuration` (default 30 days), so time travel keeps working inside it.
+   */
+  async cleanupLog(options: { retentionMs?: number; nowMs?: number } = {}): Promise<{ filesDeleted: number }> {
+    const snap = await this.snapshot();
+    const configured = snap.configuration[TABLE_PROPERTIES.logRetentionDuration];
+    const retention = options.retentionMs ?? (configured ? parseInterval(configured, TABLE_PROPERTIES.logRetentionDuration) : DEFAULT_LOG_RETENTION_MS);
+    const cutoff = (options.nowMs ?? Date.now()) - retention;
+    const objects = await this.storage.list('_delta_log/');
+    const cps = objects
+      .map((o) => ({ o, m: /^_delta_log\/(\d{20})\.checkpoint\.parquet$/.exec(o.key) }))
+      .filter((x) => x.m && x.o.modifiedMs < cutoff)
+      .map((x) => Number(x.m![1]));
+    if (cps.length === 0) return { filesDeleted: 0 };
+    const horizon = Math.max(...cps);
+    const doomed = objects
+      .filter((o) => {
+        const m = /^_delta_log\/(\d{20})\.(json|crc|checkpoint(\.\d+\.\d+)?\.parquet)$/.exec(o.key);
+        return m !== null && Number(m[1]) < horizon;
+      })
+      .map((o) => o.key);
+    await this.storage.delete(doomed);
+    return { filesDeleted: doomed.length };
+  }
+
+  /**
+   * Schema evolution: adds nullable columns at the end (a metadata-only commit; files written
+   * before read them as null). Conflicts with any concurrent commit.
+   */
+  async addColumns(columns: readonly ColumnSpec[]): Promise<CommitResult> {
+    const snap = await this.snapshot();
+    checkWritable(snap, this.name);
+    for (const c of columns) {
+      if (c.nullable === false) throw lakeError('LAKE_SCHEMA_INVALID', `added column ${JSON.stringify(c.name)} must be nullable (old files have no values)`);
+    }
+    const schema: TableSchema = {
+      type: 'struct',
+      fields: [...snap.schema.fields, ...columns.map((c) => ({ name: c.name, type: c.type, nullable: true, metadata: {} }))],
+    };
+    validateSchema(schema);
+    const metaData: MetadataAction = { ...snap.metadata, schemaString: JSON.stringify(schema) };
+    return this.commitAndMaintain(snap, { operation: 'ADD COLUMNS', operationParameters: { columns: JSON.stringify(columns.map((c) => c.name)) }, actions: [{ metaData }], isBlindAppend: false, readPartitions: 'all' });
+  }
+
+  /** Commit provenance, newest first (versions whose commit files still exist). */
+  async history(limit = Infinity): Promise<HistoryEntry[]> {
+    const listing = await listLog(this.storage);
+    const stamps = commitTimestamps(listing).reverse().slice(0, limit);
+    return Promise.all(
+      stamps.map(async ({ version, timestampMs }) => {
+        const c = parseCommit(version, commitKey(version), await this.storage.get(commitKey(version)));
+        return { version, timestampMs, operation: c.commitInfo?.operation as string | undefined, commitInfo: c.commitInfo };
+      }),
+    );
+  }
+
+  private async writeFiles(conn: DuckDBConnection, snap: Snapshot, sourceSql: string, o: { dataChange: boolean; sortBy?: readonly string[]; maxRowsPerFile?: number }) {
+    return writeDataFiles({
+      conn,
+      storage: this.storage,
+      schema: snap.schema,
+      partitionColumns: snap.partitionColumns,
+      sourceSql,
+      dataChange: o.dataChange,
+      sortBy: o.sortBy,
+      maxRowsPerFile: o.maxRowsPerFile,
+      scratchDir: this.scratchDir,
+    });
+  }
+
+  /** Partition- and stats-pruned candidate files for a merge batch. */
+  private async mergeCandidates(conn: DuckDBConnection, snap: Snapshot, batch: string, clusterField: DeltaField | undefined) {
+    const pFields = snap.partitionColumns.map((c) => snap.schema.fields.find((f) => f.name === c)!);
+    const pExprs = pFields.map((f) => partitionValueSql(ident(f.name), f.type));
+    const clusterExpr = clusterField ? `CAST(${ident(clusterField.name)} AS VARCHAR)` : 'NULL';
+    const rows = (
+      await conn.runAndReadAll(`SELECT ${pExprs.length ? pExprs.map((e, i) => `${e} AS __p${i}`).join(', ') + ', ' : ''}list(DISTINCT ${clusterExpr}) FROM ${batch} GROUP BY ALL`)
+    ).getRows();
+    const valuesByPartition = new Map<string, bigint[]>();
+    for (const r of rows) {
+      const key = JSON.stringify(pFields.map((_, i) => (r[i] === null ? null : String(r[i]))));
+      const list = r[pFields.length] as { items?: unknown[] } | unknown[] | null;
+      const items = (Array.isArray(list) ? list : (list as { items?: unknown[] })?.items ?? []).filter((v) => v !== null).map((v) => BigInt(String(v)));
+      valuesByPartition.set(key, items.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+    const files = snap.files.filter((f) => {
+      const key = JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
+      const values = valuesByPartition.get(key);
+      if (!values) return false;
+      if (!clusterField) return true;
+      const stats = snap.stats(f);
+      const lo = stats?.minValues?.[clusterField.name];
+      const hi = stats?.maxValues?.[clusterField.name];
+      if (!isIntegral(lo) || !isIntegral(hi)) return true; // no usable stats: must read it
+      return anyInRange(values, BigInt(lo), BigInt(hi));
+    });
+    return { files, partitions: [...valuesByPartition.keys()] };
+  }
+
+  private async commitAndMaintain(snap: Snapshot, plan: CommitPlan): Promise<CommitResult> {
+    const result = await commit(this.storage, this.name, snap.version, snap.partitionColumns, plan, this.maxAttempts);
+    const interval = Number(snap.configuration[TABLE_PROPERTIES.checkpointInterval] ?? DEFAULT_CHECKPOINT_INTERVAL);
+    if (result.version > 0 && result.version % interval === 0) {
+      // A failed checkpoint never fails the commit that landed: readers simply replay more JSON.
+      await this.checkpoint(result.version).catch(() => undefined);
+    }
+    return result;
+  }
+}
+
+function txnActions(txns: readonly TxnSpec[] | undefined): Action[] {
+  const now = Date.now();
+  const seen = new Set<string>();
+  return (txns ?? []).map((t) => {
+    if (typeof t.appId !== 'string' || t.appId === '') throw lakeError('LAKE_INVALID_INPUT', 'txn appId must be a non-empty string');
+    if (seen.has(t.appId)) throw lakeError('LAKE_INVALID_INPUT', `txn appId ${JSON.stringify(t.appId)} given twice in one commit`);
+    seen.add(t.appId);
+    const version = typeof t.version === 'bigint' ? (t.version >= BigInt(Number.MIN_SAFE_INTEGER) && t.version <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(t.version) : t.version) : t.version;
+    if (typeof version === 'number' && !Number.isSafeInteger(version)) throw lakeError('LAKE_INVALID_INPUT', `txn version for ${t.appId} must be an integer (use bigint beyond 2^53)`);
+    const txn: TxnAction = { appId: t.appId, version, lastUpdated: now };
+    return { txn };
+  });
+}
+
+function removeOf(f: LiveFile, now: number, dataChange: boolean): RemoveAction {
+  return { path: f.path, deletionTimestamp: now, dataChange, extendedFileMetadata: true, partitionValues: { ...f.partitionValues }, size: f.size };
+}
+
+function isHiddenKey(key: string): boolean {
+  const parts = key.split('/');
+  return parts.some((p, i) => (p.startsWith('_') || p.startsWith('.')) && !(i < parts.length - 1 && p.includes('=') && p !== '_delta_log'));
+}
+
+function isIntegerField(f: DeltaField): boolean {
+  return f.type === 'long' || f.type === 'integer' || f.type === 'short' || f.type === 'byte';
+}
+
+function isIntegral(v: unknown): v is number | bigint {
+  return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));
+}
+
+function anyInRange(sorted: readonly bigint[], lo: bigint, hi: bigint): boolean {
+  let a = 0;
+  let b = sorted.length;
+  while (a < b) {
+    const mid = (a + b) >> 1;
+    if (sorted[mid] < lo) a = mid + 1;
+    else b = mid;
+  }
+  return a < sorted.length && sorted[a] <= hi;
+}
+
+function sum(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0);
+}
+
+function duckOf(schema: TableSchema, name: string): string {
+  return duckType(schema.fields.find((x) => x.name === name)!.type);
+}

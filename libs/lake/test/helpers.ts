@@ -1,0 +1,33 @@
+import { execFile } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+
+/** A fresh directory for one test's tables under SLUICE_TEST_DIR or the OS temp dir. */
+export async function tempDir(label = 'lake'): Promise<string> {
+  const base = process.env.SLUICE_TEST_DIR ?? os.tmpdir();
+  const dir = path.join(base, `${label}-${randomUUID()}`);
+  await fs.mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** The venv python with `deltalake` installed by tools/setup/steps.d/10-python.sh. */
+export const VENV_PYTHON = path.join(os.homedir(), '.cache/sluice/venv/bin/python');
+
+/** Runs test/delta_probe.py (the independent delta-rs reader) and returns its JSON answer. */
+export async function deltaProbe(command: string, table: string, ...args: string[]): Promise<any> {
+  try {
+    await fs.access(VENV_PYTHON);
+  } catch {
+    throw new Error(`${VENV_PYTHON} is missing: run tools/setup/steps.d/10-python.sh (installs deltalake)`);
+  }
+  const script = path.join(__dirname, 'delta_probe.py');
+  const out = await new Promise<string>((resolve, reject) => {
+    execFile(VENV_PYTHON, [script, command, table, ...args], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`delta_probe ${command} failed: ${stderr || err.message}`));
+      else resolve(stdout);
+    });
+  });
+  return JSON.parse(out);
+}
