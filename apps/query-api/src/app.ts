@@ -35,6 +35,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   app.setErrorHandler(errorHandler);
+  // Only JSON bodies: a text/plain body would otherwise reach the schema as a string.
+  app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler((request) => {
     throw queryError('QUERY_ROUTE_UNKNOWN', `${request.method} ${request.url.split('?')[0]}`);
   });

@@ -54,7 +54,7 @@ function partitionMayMatch(file: FileFacts, cond: Condition, c: ColumnInfo): boo
 function statsMayMatch(file: FileFacts, cond: Condition, c: ColumnInfo): boolean {
   const stats = file.stats;
   if (!stats) return true;
-  const nulls = numberOrUndefined(stats.nullCount?.[c.name]);
+  const nulls = numberOrUndefined(stats.nullCount?.[c.name] as unknown);
   const rows = numberOrUndefined(stats.numRecords);
   if (cond.op === 'is null') return nulls === undefined || nulls > 0;
   if (cond.op === 'is not null') return nulls === undefined || rows === undefined || nulls < rows;
@@ -125,7 +125,8 @@ function toRange(raw: unknown, c: ColumnInfo, fromStats: boolean): Range | undef
     case 'integer':
     case 'decimal':
     case 'float': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      const n =
+        typeof raw === 'number' ? raw : typeof raw === 'bigint' ? Number(raw) : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
       return Number.isFinite(n) ? { lo: n, hi: n } : undefined;
     }
     case 'date': {
@@ -156,5 +157,6 @@ function cmp(a: Comparable, b: Comparable): number {
 }
 
 function numberOrUndefined(v: unknown): number | undefined {
+  if (typeof v === 'bigint') return Number(v);
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }

@@ -1,0 +1,301 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app';
+import { TokenAuth } from './auth/tokens';
+import { ResultCache } from './cache/result-cache';
+import { queryError } from './errors';
+import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake/lake-port';
+import { SnapshotTracker } from './lake/snapshots';
+import { Limiter } from './limits/limiter';
+import { QueryService } from './query/query-service';
+
+// HTTP-layer tests: a table held in memory stands in for the lake so every error path can be
+// driven through app.inject(). Reads over real Delta tables and DuckDB are in test/*.int.test.ts.
+class MemoryLake implements LakePort {
+  readonly relation = 'snap';
+  versions: TableSnapshot[] = [];
+  reads: { files: LiveFile[]; read: LakeRead }[] = [];
+  rows: Record<string, unknown>[] = [{ order_id: 'o1', status: 'paid' }];
+  gate: Promise<void> = Promise.resolve();
+  tables() {
+    return ['orders_silver', 'secret_table'];
+  }
+  async latest(table: string) {
+    return this.versions[this.versions.length - 1] ?? snapshotOf(table, 0);
+  }
+  async atVersion(table: string, version: number) {
+    const s = this.versions.find((v) => v.version === version);
+    if (!s) throw queryError('QUERY_VERSION_UNKNOWN', `${table} version ${version}`);
+    return s;
+  }
+  async atTimestamp(table: string, ms: number) {
+    const s = [...this.versions].reverse().find((v) => v.commitTimeMs <= ms);
+    if (!s) throw queryError('QUERY_VERSION_UNKNOWN', `${table} at ${ms}`);
+    return s;
+  }
+  async query(_s: TableSnapshot, files: LiveFile[], read: LakeRead) {
+    this.reads.push({ files, read });
+    await this.gate;
+    return this.rows.map((r) => ({ ...r }));
+  }
+  async close() {}
+}
+
+function snapshotOf(table: string, version: number): TableSnapshot {
+  return {
+    table,
+    version,
+    commitTimeMs: Date.UTC(2026, 0, 1) + version * 1000,
+    shape: {
+      columns: [
+        { name: 'order_id', type: 'string', nullable: false },
+        { name: 'status', type: 'string', nullable: true },
+        { name: 'qty', type: 'long', nullable: true },
+        { name: 'event_time', type: 'timestamp', nullable: false },
+        { name: 'bucket', type: 'integer', nullable: false },
+      ],
+      partitionColumns: ['bucket'],
+    },
+    files: [0, 1, 2, 3].map((b) => ({
+      path: `bucket=${b}/part-${version}.parquet`,
+      size: 100,
+      partitionValues: { bucket: String(b) },
+      stats: { numRecords: 5, maxValues: { event_time: `2026-01-01T00:0${version}:00.000Z` } },
+    })),
+    txns: { 'orders-merge-0': version * 10 },
+    configuration: {},
+  };
+}
+
+const DASH = 'dashboard-token-0123456789';
+const ADMIN = 'admin-token-0123456789abcd';
+
+async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean } = {}) {
+  const lake = new MemoryLake();
+  lake.versions = [snapshotOf('orders_silver', 0), snapshotOf('orders_silver', 1)];
+  const tracker = new SnapshotTracker(lake, 0);
+  const limiter = new Limiter(opts.maxConcurrent ?? 4, opts.maxQueued ?? 0, 50);
+  const service = new QueryService(lake, tracker, new ResultCache(100, 1e6), limiter, {
+    maxRows: 100,
+    queryTimeoutMs: 1000,
+    waitTimeoutMs: 100,
+    eventTimeColumn: 'event_time',
+  });
+  const app = await buildApp({
+    service,
+    auth: new TokenAuth([
+      { name: 'dash', token: DASH, tables: ['orders_silver'] },
+      { name: 'admin', token: ADMIN, tables: ['*'] },
+    ]),
+    lookups: { orders_silver: { keyColumn: 'order_id', bucket: { column: 'bucket', bucketOf: () => 2 } } },
+    dashboard: { refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
+    isReady: () => opts.ready ?? true,
+    metrics: async () => '# HELP x\n',
+    bodyLimit: 64 * 1024,
+  });
+  return { app, lake };
+}
+
+function post(app: FastifyInstance, body: unknown, token = DASH, table = 'orders_silver') {
+  return app.inject({
+    method: 'POST',
+    url: `/v1/tables/${table}/query`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+function nest(depth: number): unknown {
+  let f: unknown = { column: 'status', op: '=', value: 'x' };
+  for (let i = 0; i < depth; i++) f = { or: [f] };
+  return f;
+}
+
+describe('query-api HTTP', () => {
+  let app: FastifyInstance;
+  let lake: MemoryLake;
+  beforeEach(async () => ({ app, lake } = await setup()));
+  afterEach(() => app.close());
+
+
+  it('answers a query with rows, freshness and stats, then from the cache', async () => {
+    const body = { select: ['order_id', 'status'], where: [{ column: 'bucket', op: '=', value: 1 }] };
+    const res = await post(app, body);
+    expect(res.statusCode).toBe(200);
+    const json = res.json();
+    expect(json.rows).toEqual([{ order_id: 'o1', status: 'paid' }]);
+    expect(json.freshness).toEqual({
+      table: 'orders_silver',
+      version: 1,
+      commitTime: '2026-01-01T00:00:01.000Z',
+      maxEventTime: '2026-01-01T00:01:00.000Z',
+      offsets: { 'orders-merge-0': 10 },
+    });
+    expect(json.stats).toMatchObject({ filesTotal: 4, filesRead: 1, cached: false });
+    expect(lake.reads[0].files.map((f) => f.path)).toEqual(['bucket=1/part-1.parquet']);
+    const again = await post(app, { where: body.where, select: body.select });
+    expect(again.json().stats.cached).toBe(true);
+    expect(lake.reads).toHaveLength(1);
+  });
+
+  it('a new version misses the cache', async () => {
+    await post(app, {});
+    lake.versions.push(snapshotOf('orders_silver', 2));
+    const res = await post(app, {});
+    expect(res.json().stats.cached).toBe(false);
+    expect(res.json().freshness.version).toBe(2);
+  });
+
+  it('reads a past version by number and by time', async () => {
+    expect((await post(app, { asOf: { version: 0 } })).json().freshness.version).toBe(0);
+    expect((await post(app, { asOf: { timestamp: '2026-01-01T00:00:00.500Z' } })).json().freshness.version).toBe(0);
+    const res = await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } });
+    expect(res.json()).toMatchObject({ table: 'orders_silver', rowCount: 20, fileCount: 4, sizeBytes: 400, freshness: { version: 0 } });
+  });
+
+  it('waits for a version or offsets to arrive (read-your-writes)', async () => {
+    setTimeout(() => lake.versions.push(snapshotOf('orders_silver', 2)), 30);
+    const res = await post(app, { waitFor: { offsets: { 'orders-merge-0': 20 }, timeoutMs: 2000 } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().freshness.offsets).toEqual({ 'orders-merge-0': 20 });
+  });
+
+  it('lists tables the token may read, with counts and freshness', async () => {
+    const res = await app.inject({ url: '/v1/tables', headers: { authorization: `Bearer ${DASH}` } });
+    expect(res.json().tables.map((t: { table: string }) => t.table)).toEqual(['orders_silver']);
+    const admin = await app.inject({ url: '/v1/tables', headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(admin.json().tables).toHaveLength(2);
+  });
+
+  it('looks an entity up in its bucket only', async () => {
+    const res = await app.inject({ url: '/v1/tables/orders_silver/entities/o1', headers: { authorization: `Bearer ${DASH}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().entity).toEqual({ order_id: 'o1', status: 'paid' });
+    expect(lake.reads[0].files.map((f) => f.path)).toEqual(['bucket=2/part-1.parquet']);
+    expect(lake.reads[0].read.params).toEqual(['o1', '2']);
+  });
+
+  it('answers 503 with Retry-After when saturated', async () => {
+    await app.close();
+    ({ app, lake } = await setup({ maxConcurrent: 1, maxQueued: 0 }));
+    let open!: () => void;
+    lake.gate = new Promise((r) => (open = r));
+    const first = post(app, { select: ['status'] });
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await post(app, { select: ['order_id'] });
+    expect(second.statusCode).toBe(503);
+    expect(second.headers['retry-after']).toBe('1');
+    expect(second.json().error).toMatchObject({ code: 'QUERY_SATURATED', retryable: true });
+    open();
+    expect((await first).statusCode).toBe(200);
+  });
+
+  it('/healthz, /readyz, /metrics, /docs and the dashboard need no token', async () => {
+    expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/metrics' })).body).toContain('# HELP');
+    expect((await app.inject({ url: '/docs/' })).statusCode).toBe(200);
+    const spec = (await app.inject({ url: '/openapi.json' })).json();
+    expect(Object.keys(spec.paths)).toEqual(
+      expect.arrayContaining(['/v1/tables', '/v1/tables/{table}', '/v1/tables/{table}/entities/{key}', '/v1/tables/{table}/query']),
+    );
+    const page = await app.inject({ url: '/dashboard' });
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('/dashboard/dashboard.js');
+    expect((await app.inject({ url: '/dashboard/config.json' })).json().orders.table).toBe('orders_silver');
+  });
+
+  it('/readyz answers 503 while not ready', async () => {
+    await app.close();
+    ({ app } = await setup({ ready: false }));
+    const res = await app.inject({ url: '/readyz' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error.code).toBe('QUERY_NOT_READY');
+  });
+});
+
+describe('query-api HTTP errors', () => {
+  // Building the app compiles the schemas (~0.3 s), so the error table shares one app.
+  let app: FastifyInstance;
+  let lake: MemoryLake;
+  beforeAll(async () => ({ app, lake } = await setup()));
+  afterAll(() => app.close());
+  beforeEach(() => {
+    lake.rows = [{ order_id: 'o1', status: 'paid' }];
+  lake.reads = [];
+});
+
+  const cases: [string, () => Promise<{ statusCode: number; json(): { error: { code: string } } }>, number, string][] = [
+    ['no token', () => app.inject({ url: '/v1/tables' }), 401, 'QUERY_AUTH_MISSING'],
+    ['wrong token', () => app.inject({ url: '/v1/tables', headers: { authorization: 'Bearer nope-nope-nope-nope' } }), 401, 'QUERY_AUTH_INVALID'],
+    ['basic auth', () => app.inject({ url: '/v1/tables', headers: { authorization: 'Basic YTpi' } }), 401, 'QUERY_AUTH_INVALID'],
+    ['token checked before the body', () => post(app, '{not json', 'bad-token-bad-token'), 401, 'QUERY_AUTH_INVALID'],
+    ['table outside the token scope', () => post(app, {}, DASH, 'secret_table'), 403, 'QUERY_AUTH_FORBIDDEN'],
+    ['unknown table', () => post(app, {}, ADMIN, 'nope'), 404, 'QUERY_TABLE_UNKNOWN'],
+    ['unknown table (describe)', () => app.inject({ url: '/v1/tables/nope', headers: { authorization: `Bearer ${ADMIN}` } }), 404, 'QUERY_TABLE_UNKNOWN'],
+    ['table name with SQL', () => post(app, {}, ADMIN, encodeURIComponent('x"; DROP TABLE y')), 400, 'QUERY_INVALID'],
+    ['unknown column', () => post(app, { select: ['nope'] }), 404, 'QUERY_COLUMN_UNKNOWN'],
+    ['injection in a column name', () => post(app, { where: [{ column: 'status" OR 1=1 --', op: '=', value: 'x' }] }), 404, 'QUERY_COLUMN_UNKNOWN'],
+    ['unknown route', () => app.inject({ url: '/v2/nothing' }), 404, 'QUERY_ROUTE_UNKNOWN'],
+    ['unknown version', () => post(app, { asOf: { version: 99 } }), 404, 'QUERY_VERSION_UNKNOWN'],
+    ['before the first commit', () => post(app, { asOf: { timestamp: '2020-01-01T00:00:00Z' } }), 404, 'QUERY_VERSION_UNKNOWN'],
+    ['unknown operator', () => post(app, { where: [{ column: 'status', op: 'LIKE', value: 'x' }] }), 400, 'QUERY_INVALID'],
+    ['sql as operator', () => post(app, { where: [{ column: 'status', op: '= 1 OR 1=1 --', value: 'x' }] }), 400, 'QUERY_INVALID'],
+    ['unknown aggregate', () => post(app, { aggregates: [{ fn: 'sleep', column: '*' }] }), 400, 'QUERY_INVALID'],
+    ['alias with SQL', () => post(app, { aggregates: [{ fn: 'count', column: '*', as: 'n" FROM x --' }] }), 400, 'QUERY_INVALID'],
+    ['negative limit', () => post(app, { limit: -1 }), 400, 'QUERY_INVALID'],
+    ['negative offset', () => post(app, { offset: -5 }), 400, 'QUERY_INVALID'],
+    ['fractional limit', () => post(app, { limit: 1.5 }), 400, 'QUERY_INVALID'],
+    ['limit as a string', () => post(app, { limit: '10' }), 400, 'QUERY_INVALID'],
+    ['limit above maxRows', () => post(app, { limit: 101 }), 400, 'QUERY_TOO_COMPLEX'],
+    ['unknown property', () => post(app, { select: ['status'], sql: 'SELECT 1' }), 400, 'QUERY_INVALID'],
+    ['null value', () => post(app, { where: [{ column: 'status', op: '=', value: null }] }), 400, 'QUERY_INVALID'],
+    ['object value', () => post(app, { where: [{ column: 'status', op: '=', value: { $gt: 1 } }] }), 400, 'QUERY_INVALID'],
+    ['4 levels of nesting', () => post(app, { where: [nest(4)] }), 400, 'QUERY_INVALID'],
+    ['very deep nesting', () => post(app, JSON.stringify({ where: [nest(2000)] })), 400, 'QUERY_INVALID'],
+    ['huge IN list', () => post(app, { where: [{ column: 'qty', op: 'in', value: Array.from({ length: 1001 }, (_, i) => i) }] }), 400, 'QUERY_INVALID'],
+    ['empty IN list', () => post(app, { where: [{ column: 'qty', op: 'in', value: [] }] }), 400, 'QUERY_INVALID'],
+    ['wrong value type', () => post(app, { where: [{ column: 'qty', op: '=', value: 'abc' }] }), 400, 'QUERY_VALUE_INVALID'],
+    ['bad timestamp', () => post(app, { asOf: { timestamp: 'yesterday' } }), 400, 'QUERY_INVALID'],
+    ['asOf with waitFor', () => post(app, { asOf: { version: 0 }, waitFor: { version: 1 } }), 400, 'QUERY_SHAPE_INVALID'],
+    ['ungrouped column', () => post(app, { select: ['qty'], groupBy: ['status'] }), 400, 'QUERY_SHAPE_INVALID'],
+    ['body not JSON', () => post(app, '{"select": [}'), 400, 'QUERY_INVALID'],
+    ['body is an array', () => post(app, '[1,2]'), 400, 'QUERY_INVALID'],
+    ['empty body', () => post(app, ''), 400, 'QUERY_INVALID'],
+    [
+      'wrong media type',
+      () => app.inject({ method: 'POST', url: '/v1/tables/orders_silver/query', headers: { authorization: `Bearer ${DASH}`, 'content-type': 'text/plain' }, payload: 'x' }),
+      415,
+      'QUERY_MEDIA_UNSUPPORTED',
+    ],
+    ['body too large', () => post(app, { select: ['x'.repeat(70 * 1024)] }), 413, 'QUERY_BODY_TOO_LARGE'],
+    ['wait times out', () => post(app, { waitFor: { version: 9, timeoutMs: 50 } }), 504, 'QUERY_WAIT_TIMEOUT'],
+    ['wait for an unknown appId', () => post(app, { waitFor: { offsets: { 'no-such-app': 1 }, timeoutMs: 10 } }), 504, 'QUERY_WAIT_TIMEOUT'],
+    ['bad waitOffsets', () => app.inject({ url: '/v1/tables/orders_silver?waitOffsets=abc', headers: { authorization: `Bearer ${DASH}` } }), 400, 'QUERY_INVALID'],
+    ['waitTimeoutMs alone', () => app.inject({ url: '/v1/tables/orders_silver?waitTimeoutMs=5', headers: { authorization: `Bearer ${DASH}` } }), 400, 'QUERY_SHAPE_INVALID'],
+    ['both asOf forms', () => app.inject({ url: '/v1/tables/orders_silver?asOfVersion=1&asOfTimestamp=2026-01-01T00:00:00Z', headers: { authorization: `Bearer ${DASH}` } }), 400, 'QUERY_SHAPE_INVALID'],
+    ['unknown query parameter', () => app.inject({ url: '/v1/tables/orders_silver?sql=1', headers: { authorization: `Bearer ${DASH}` } }), 400, 'QUERY_INVALID'],
+    ['lookup on a table without a key', () => app.inject({ url: '/v1/tables/secret_table/entities/x', headers: { authorization: `Bearer ${ADMIN}` } }), 400, 'QUERY_LOOKUP_UNSUPPORTED'],
+  ];
+  it.each(cases.map(([name, call, status, code]) => ({ name, call, status, code })))('$name → $status $code', async ({ call, status, code }) => {
+    const res = await call();
+    expect(res.json().error.code).toBe(code);
+    expect(res.statusCode).toBe(status);
+  });
+
+  it('a missing entity is a 404 with the version it was looked for in', async () => {
+    lake.rows = [];
+    const res = await app.inject({ url: '/v1/tables/orders_silver/entities/ghost', headers: { authorization: `Bearer ${DASH}` } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error).toMatchObject({ code: 'QUERY_ENTITY_NOT_FOUND', details: { freshness: { version: 1 } } });
+  });
+
+  it('filter nesting up to the limit is accepted', async () => {
+    expect((await post(app, { where: [nest(3)] })).statusCode).toBe(200);
+  });
+
+  it('1000 IN values are accepted', async () => {
+    const res = await post(app, { where: [{ column: 'status', op: 'in', value: Array.from({ length: 1000 }, (_, i) => `s${i}`) }] });
+    expect(res.statusCode).toBe(200);
+    expect(lake.reads[0].read.params).toHaveLength(1000);
+  });
+});

@@ -1,0 +1,137 @@
+import { isSluiceError } from '@sluice/errors';
+import { compileQuery } from './compile';
+import type { QueryRequest } from './query-types';
+import type { TableShape } from './table-schema';
+
+const shape: TableShape = {
+  columns: [
+    { name: 'order_id', type: 'string', nullable: false },
+    { name: 'status', type: 'string', nullable: true },
+    { name: 'amount', type: 'decimal(12,2)', nullable: true },
+    { name: 'qty', type: 'long', nullable: true },
+    { name: 'score', type: 'double', nullable: true },
+    { name: 'paid', type: 'boolean', nullable: true },
+    { name: 'day', type: 'date', nullable: true },
+    { name: 'event_time', type: 'timestamp', nullable: false },
+    { name: 'tags', type: 'array', nullable: true },
+    { name: 'we"ird', type: 'string', nullable: true },
+    { name: 'bucket', type: 'integer', nullable: false },
+  ],
+  partitionColumns: ['bucket'],
+};
+const opts = { relation: 'snap', maxRows: 1000 };
+
+function codeOf(q: QueryRequest): string {
+  try {
+    compileQuery(q, shape, opts);
+  } catch (e) {
+    if (isSluiceError(e)) return e.code;
+    throw e;
+  }
+  return 'OK';
+}
+
+describe('compileQuery', () => {
+  it('selects every column by default, quoted, and fetches limit+1 rows', () => {
+    const c = compileQuery({ limit: 10 }, shape, opts);
+    expect(c.sql).toMatch(/^SELECT "order_id" AS "order_id", .* FROM snap LIMIT 11 OFFSET 0$/);
+    expect(c.sql).toContain('"we""ird" AS "we""ird"');
+    expect(c.columns).toHaveLength(shape.columns.length);
+    expect(c.limit).toBe(10);
+  });
+
+  it('turns every value into a typed parameter, never into SQL text', () => {
+    const c = compileQuery(
+      {
+        select: ['order_id'],
+        where: [
+          { column: 'status', op: '=', value: "x' OR 1=1 --" },
+          { column: 'qty', op: 'between', value: [1, '9007199254740993'] },
+          { column: 'event_time', op: '>=', value: '2026-01-01T00:00:00Z' },
+          { or: [{ column: 'order_id', op: 'prefix', value: '%_' }, { column: 'paid', op: 'is null' }] },
+          { column: 'day', op: 'in', value: ['2026-01-01', '2026-01-02'] },
+        ],
+      },
+      shape,
+      opts,
+    );
+    expect(c.sql).toBe(
+      'SELECT "order_id" AS "order_id" FROM snap WHERE "status" = CAST($1 AS VARCHAR) AND "qty" BETWEEN CAST($2 AS BIGINT) AND CAST($3 AS BIGINT)' +
+        ' AND "event_time" >= CAST($4 AS TIMESTAMPTZ) AND (starts_with("order_id", CAST($5 AS VARCHAR)) OR "paid" IS NULL)' +
+        ' AND "day" IN (CAST($6 AS DATE), CAST($7 AS DATE)) LIMIT 1001 OFFSET 0',
+    );
+    expect(c.params).toEqual(["x' OR 1=1 --", '1', '9007199254740993', '2026-01-01T00:00:00Z', '%_', '2026-01-01', '2026-01-02']);
+  });
+
+  it('groups, aggregates and buckets time with a fixed interval text', () => {
+    const c = compileQuery(
+      {
+        timeBucket: { column: 'event_time', interval: '5m' },
+        groupBy: ['status'],
+        aggregates: [
+          { fn: 'count', column: '*', as: 'n' },
+          { fn: 'sum', column: 'amount' },
+          { fn: 'count_distinct', column: 'order_id', as: 'orders' },
+          { fn: 'avg', column: 'score' },
+          { fn: 'min', column: 'event_time' },
+        ],
+        orderBy: [{ column: 'bucket' }, { column: 'n', dir: 'desc' }],
+        limit: 5,
+        offset: 10,
+      },
+      shape,
+      opts,
+    );
+    expect(c.sql).toBe(
+      `SELECT time_bucket(INTERVAL '5 minutes', "event_time") AS "bucket", "status" AS "status", count(*) AS "n", sum("amount") AS "sum_amount",` +
+        ` count(DISTINCT "order_id") AS "orders", avg("score") AS "avg_score", min("event_time") AS "min_event_time" FROM snap` +
+        ` GROUP BY time_bucket(INTERVAL '5 minutes', "event_time"), "status" ORDER BY "bucket" ASC NULLS LAST, "n" DESC NULLS LAST LIMIT 6 OFFSET 10`,
+    );
+    expect(c.columns).toEqual(['bucket', 'status', 'n', 'sum_amount', 'orders', 'avg_score', 'min_event_time']);
+  });
+
+  it.each<[string, QueryRequest, string]>([
+    ['unknown select column', { select: ['nope'] }, 'QUERY_COLUMN_UNKNOWN'],
+    ['injection as a column name', { select: ['status" FROM x; --'] }, 'QUERY_COLUMN_UNKNOWN'],
+    ['unknown filter column', { where: [{ column: '1=1', op: '=', value: 1 }] }, 'QUERY_COLUMN_UNKNOWN'],
+    ['unknown order column when grouped', { groupBy: ['status'], orderBy: [{ column: 'qty' }] }, 'QUERY_COLUMN_UNKNOWN'],
+    ['unknown aggregate column', { aggregates: [{ fn: 'sum', column: 'ghost' }] }, 'QUERY_COLUMN_UNKNOWN'],
+    ['string for a long', { where: [{ column: 'qty', op: '=', value: '1; DROP TABLE x' }] }, 'QUERY_VALUE_INVALID'],
+    ['fractional long', { where: [{ column: 'qty', op: '=', value: 1.5 }] }, 'QUERY_VALUE_INVALID'],
+    ['long overflow', { where: [{ column: 'qty', op: '=', value: '9223372036854775808' }] }, 'QUERY_VALUE_INVALID'],
+    ['integer overflow', { where: [{ column: 'bucket', op: '=', value: 2 ** 31 }] }, 'QUERY_VALUE_INVALID'],
+    ['number for a string', { where: [{ column: 'status', op: '=', value: 1 }] }, 'QUERY_VALUE_INVALID'],
+    ['zone-less timestamp', { where: [{ column: 'event_time', op: '<', value: '2026-01-01 00:00:00' }] }, 'QUERY_VALUE_INVALID'],
+    ['bad date', { where: [{ column: 'day', op: '=', value: '2026-13-01' }] }, 'QUERY_VALUE_INVALID'],
+    ['string for a boolean', { where: [{ column: 'paid', op: '=', value: 'true' }] }, 'QUERY_VALUE_INVALID'],
+    ['text for a double', { where: [{ column: 'score', op: '>', value: 'NaN' }] }, 'QUERY_VALUE_INVALID'],
+    ['bad decimal', { where: [{ column: 'amount', op: '>', value: '1e5' }] }, 'QUERY_VALUE_INVALID'],
+    ['array for =', { where: [{ column: 'status', op: '=', value: ['a'] }] }, 'QUERY_VALUE_INVALID'],
+    ['missing value', { where: [{ column: 'status', op: '<' }] }, 'QUERY_VALUE_INVALID'],
+    ['scalar for in', { where: [{ column: 'status', op: 'in', value: 'a' }] }, 'QUERY_VALUE_INVALID'],
+    ['three values for between', { where: [{ column: 'qty', op: 'between', value: [1, 2, 3] }] }, 'QUERY_VALUE_INVALID'],
+    ['value for is null', { where: [{ column: 'status', op: 'is null', value: 'x' }] }, 'QUERY_VALUE_INVALID'],
+    ['prefix on a number', { where: [{ column: 'qty', op: 'prefix', value: '1' }] }, 'QUERY_SHAPE_INVALID'],
+    ['filter on a nested column', { where: [{ column: 'tags', op: 'is null' }] }, 'QUERY_SHAPE_INVALID'],
+    ['sum of a string', { aggregates: [{ fn: 'sum', column: 'status' }] }, 'QUERY_SHAPE_INVALID'],
+    ['sum(*)', { aggregates: [{ fn: 'sum', column: '*' }] }, 'QUERY_SHAPE_INVALID'],
+    ['ungrouped select', { select: ['qty'], aggregates: [{ fn: 'count', column: '*' }] }, 'QUERY_SHAPE_INVALID'],
+    ['duplicate output names', { groupBy: ['status'], aggregates: [{ fn: 'count', column: '*', as: 'status' }] }, 'QUERY_SHAPE_INVALID'],
+    ['time bucket over a string', { timeBucket: { column: 'status', interval: '1m' } }, 'QUERY_SHAPE_INVALID'],
+    ['empty select', { select: [] }, 'QUERY_SHAPE_INVALID'],
+    ['limit above maxRows', { limit: 1001 }, 'QUERY_TOO_COMPLEX'],
+  ])('refuses %s', (_name, q, code) => {
+    expect(codeOf(q)).toBe(code);
+  });
+
+  it('orders by any table column when not grouping', () => {
+    expect(compileQuery({ select: ['order_id'], orderBy: [{ column: 'event_time', dir: 'desc' }] }, shape, opts).sql).toContain(
+      'ORDER BY "event_time" DESC NULLS LAST',
+    );
+  });
+
+  it('accepts the largest long exactly', () => {
+    const c = compileQuery({ where: [{ column: 'qty', op: '<=', value: '9223372036854775807' }] }, shape, opts);
+    expect(c.params).toEqual(['9223372036854775807']);
+  });
+});

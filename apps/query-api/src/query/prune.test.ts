@@ -1,0 +1,76 @@
+import { pruneFiles, type FileFacts } from './prune';
+import type { Filter } from './query-types';
+import type { TableShape } from './table-schema';
+
+const shape: TableShape = {
+  columns: [
+    { name: 'bucket', type: 'integer', nullable: false },
+    { name: 'day', type: 'date', nullable: true },
+    { name: 'id', type: 'string', nullable: false },
+    { name: 'qty', type: 'long', nullable: true },
+    { name: 'ts', type: 'timestamp', nullable: true },
+    { name: 'note', type: 'string', nullable: true },
+  ],
+  partitionColumns: ['bucket', 'day'],
+};
+
+type F = FileFacts & { name: string };
+const file = (name: string, bucket: string, day: string | null, stats?: FileFacts['stats']): F => ({
+  name,
+  partitionValues: { bucket, day },
+  stats,
+});
+const files: F[] = [
+  file('a', '1', '2026-01-01', {
+    numRecords: 10,
+    minValues: { id: 'a0', qty: 1, ts: '2026-01-01T00:00:00.000Z' },
+    maxValues: { id: 'a9', qty: 10, ts: '2026-01-01T11:59:59.999Z' },
+    nullCount: { id: 0, qty: 0, ts: 0, note: 10 },
+  }),
+  file('b', '2', '2026-01-02', {
+    numRecords: 10,
+    minValues: { id: 'b0', qty: 11, ts: '2026-01-02T00:00:00.000Z' },
+    maxValues: { id: 'b9', qty: 20, ts: '2026-01-02T23:59:59.999Z' },
+    nullCount: { id: 0, qty: 2, ts: 0, note: 0 },
+  }),
+  file('c', '3', null), // no stats: always read unless a partition rules it out
+];
+const names = (where: Filter[]) => pruneFiles(files, where, shape).map((f) => f.name);
+
+describe('pruneFiles', () => {
+  it.each<[string, Filter[], string[]]>([
+    ['no filter', [], ['a', 'b', 'c']],
+    ['partition =', [{ column: 'bucket', op: '=', value: 2 }], ['b']],
+    ['partition in', [{ column: 'bucket', op: 'in', value: [1, 3] }], ['a', 'c']],
+    ['null partition is null', [{ column: 'day', op: 'is null' }], ['c']],
+    ['null partition never compares', [{ column: 'day', op: '>=', value: '2026-01-01' }], ['a', 'b']],
+    ['stats =', [{ column: 'qty', op: '=', value: 15 }], ['b', 'c']],
+    ['stats <', [{ column: 'qty', op: '<', value: 5 }], ['a', 'c']],
+    ['stats > at the edge keeps the file', [{ column: 'qty', op: '>', value: 10 }], ['a', 'b', 'c']],
+    ['stats between', [{ column: 'qty', op: 'between', value: [21, 30] }], ['c']],
+    ['string prefix', [{ column: 'id', op: 'prefix', value: 'b' }], ['b', 'c']],
+    ['string prefix shorter than bounds', [{ column: 'id', op: 'prefix', value: 'a' }], ['a', 'c']],
+    ['timestamp range', [{ column: 'ts', op: '>=', value: '2026-01-01T12:00:00Z' }], ['b', 'c']],
+    ['timestamp with micros at the max keeps the file', [{ column: 'ts', op: '>=', value: '2026-01-01T11:59:59.999500Z' }], ['a', 'b', 'c']],
+    ['all-null column', [{ column: 'note', op: '=', value: 'x' }], ['b', 'c']],
+    ['is null on no nulls', [{ column: 'id', op: 'is null' }], ['c']],
+    ['is not null on all nulls', [{ column: 'note', op: 'is not null' }], ['b', 'c']],
+    ['or keeps either side', [{ or: [{ column: 'bucket', op: '=', value: 1 }, { column: 'qty', op: '>', value: 18 }] }], ['a', 'b', 'c']],
+    ['and needs both', [{ and: [{ column: 'bucket', op: '=', value: 1 }, { column: 'qty', op: '>', value: 18 }] }], []],
+    ['!= is never used to prune', [{ column: 'bucket', op: '!=', value: 1 }], ['a', 'b', 'c']],
+  ])('%s', (_name, where, expected) => {
+    expect(names(where)).toEqual(expected);
+  });
+
+  it('compares strings bytewise as Parquet does (UTF-8, not UTF-16)', () => {
+    const f = [file('x', '1', null, { numRecords: 1, minValues: { id: '\uffff' }, maxValues: { id: '\u{1F600}' }, nullCount: { id: 0 } })];
+    // In UTF-8 U+FFFF (EF BF BF) < U+1F600 (F0 9F 98 80); in UTF-16 the order flips.
+    expect(pruneFiles(f, [{ column: 'id', op: '=', value: '\u{1F600}' }], shape)).toHaveLength(1);
+  });
+
+  it('handles bigint statistics from lossless parsing', () => {
+    const f = [file('x', '1', null, { numRecords: 1, minValues: { qty: 2n ** 60n }, maxValues: { qty: 2n ** 61n }, nullCount: { qty: 0 } })];
+    expect(pruneFiles(f, [{ column: 'qty', op: '<', value: 5 }], shape)).toHaveLength(0);
+    expect(pruneFiles(f, [{ column: 'qty', op: '=', value: (2n ** 60n + 1n).toString() }], shape)).toHaveLength(1);
+  });
+});
