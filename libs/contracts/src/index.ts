@@ -40,3 +40,16 @@ export { canonicalForm, fingerprint64, crc64Avro } from './avro/fingerprint';
 export { murmur2, toPositive, keyBytes, partitionOf, bucketOf } from './partitioning/murmur2';
 export { placementOf, columnsOf, toRow, type Placement, type Column, type ColumnType } from './rows';
 export { sampleOrderJson, sampleInventoryJson, sampleClickJson } from './samples';
+export {
+  createRegistryClient,
+  RegistryError,
+  REGISTRY_ERROR_CODES,
+  type RegistryClient,
+  type RegistryClientOptions,
+  type RegistryErrorCode,
+  type FetchLike,
+  type FetchResponseLike,
+  type SubjectVersion,
+  type CompatibilityResult,
+} from './registry/client';
+export { registerContract, contractForSchema, learnSchemaId } from './registry/contracts';
