@@ -45,9 +45,9 @@ export interface LakePort {
   /** The last version committed at or before `ms` (throws QUERY_VERSION_UNKNOWN). */
   atTimestamp(table: string, ms: number): Promise<TableSnapshot>;
   /**
-   * Runs `read` over exactly `files` of `snapshot`, in the locked-down DuckDB mode; cancels and
-   * throws QUERY_TIMEOUT after `timeoutMs`. Rows come back as plain JSON-able objects.
+   * Runs `read` over exactly `files` of `snapshot`, in the locked-down DuckDB mode. Rows come back
+   * as JSON-safe objects (large integers as strings, timestamps as `YYYY-MM-DD hh:mm:ss+00`).
    */
-  query(snapshot: TableSnapshot, files: LiveFile[], read: LakeRead, timeoutMs: number): Promise<Record<string, unknown>[]>;
+  query(snapshot: TableSnapshot, files: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }

@@ -9,9 +9,17 @@ export interface CompiledQuery {
   params: Scalar[];
   /** Output column names, in order. */
   columns: string[];
+  /**
+   * How to turn each output back into JSON: DuckDB hands integers beyond 32 bits as strings and
+   * timestamps as `YYYY-MM-DD hh:mm:ss+00`; the service makes them numbers and ISO-8601.
+   */
+  kinds: Record<string, OutputKind>;
   /** Rows the client asked for; the SQL fetches one more to tell whether the answer was cut. */
   limit: number;
 }
+
+/** JSON treatment of an output column. */
+export type OutputKind = 'integer' | 'timestamp' | 'other';
 
 export interface CompileOptions {
   /** The SQL relation to read from, supplied by the lake adapter (never by a client). */
@@ -43,13 +51,13 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
   const groupBy = query.groupBy ?? [];
   const grouped = aggregates.length > 0 || groupBy.length > 0 || query.timeBucket !== undefined;
 
-  const outputs: { name: string; sql: string }[] = [];
+  const outputs: { name: string; sql: string; kind: OutputKind }[] = [];
   const groupExprs: string[] = [];
   const used = new Set<string>();
-  const addOutput = (name: string, sql: string): void => {
+  const addOutput = (name: string, sql: string, kind: OutputKind): void => {
     if (used.has(name)) throw queryError('QUERY_SHAPE_INVALID', `output name ${JSON.stringify(name)} appears twice`);
     used.add(name);
-    outputs.push({ name, sql });
+    outputs.push({ name, sql, kind });
   };
 
   if (query.timeBucket) {
@@ -60,13 +68,13 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     }
     // The interval text comes from a closed table keyed by the validated enum, never from the client.
     const expr = `time_bucket(INTERVAL '${BUCKET_INTERVALS[query.timeBucket.interval]}', ${quoteIdent(c.name)})`;
-    addOutput(query.timeBucket.as ?? 'bucket', expr);
+    addOutput(query.timeBucket.as ?? 'bucket', expr, kindOf(c));
     groupExprs.push(expr);
   }
   for (const name of groupBy) {
     const c = column(name, 'groupBy');
     if (familyOf(c.type) === 'other') throw queryError('QUERY_SHAPE_INVALID', `cannot group by nested column ${c.name}`);
-    addOutput(c.name, quoteIdent(c.name));
+    addOutput(c.name, quoteIdent(c.name), kindOf(c));
     groupExprs.push(quoteIdent(c.name));
   }
   if (grouped) {
@@ -76,10 +84,16 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
         throw queryError('QUERY_SHAPE_INVALID', `${JSON.stringify(name)} is selected but neither grouped nor aggregated`);
       }
     }
-    for (const agg of aggregates) addOutput(agg.as ?? defaultAlias(agg), aggregateSql(agg, column));
+    for (const agg of aggregates) {
+      const { sql, kind } = aggregateSql(agg, column);
+      addOutput(agg.as ?? defaultAlias(agg), sql, kind);
+    }
   } else {
     const select = query.select ?? shape.columns.map((c) => c.name);
-    for (const name of select) addOutput(column(name, 'select').name, quoteIdent(name));
+    for (const name of select) {
+      const c = column(name, 'select');
+      addOutput(c.name, quoteIdent(c.name), kindOf(c));
+    }
   }
   if (outputs.length === 0) throw queryError('QUERY_SHAPE_INVALID', 'the query selects nothing');
 
@@ -106,37 +120,42 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
   if (order.length > 0) sql += ` ORDER BY ${order.join(', ')}`;
   // Integers validated by the schema and the maxRows check; written inline as DuckDB wants constants here.
   sql += ` LIMIT ${limit + 1} OFFSET ${offset}`;
-  return { sql, params, columns: outputs.map((o) => o.name), limit };
+  return { sql, params, columns: outputs.map((o) => o.name), kinds: Object.fromEntries(outputs.map((o) => [o.name, o.kind])), limit };
 }
 
 function defaultAlias(agg: Aggregate): string {
   return agg.column === '*' ? agg.fn : `${agg.fn}_${agg.column}`;
 }
 
-function aggregateSql(agg: Aggregate, column: (name: string, where: string) => ColumnInfo): string {
+function kindOf(c: ColumnInfo): OutputKind {
+  const family = familyOf(c.type);
+  return family === 'integer' ? 'integer' : family === 'timestamp' ? 'timestamp' : 'other';
+}
+
+function aggregateSql(agg: Aggregate, column: (name: string, where: string) => ColumnInfo): { sql: string; kind: OutputKind } {
   if (agg.column === '*') {
     if (agg.fn !== 'count') throw queryError('QUERY_SHAPE_INVALID', `${agg.fn}(*) is not defined; only count(*)`);
-    return 'count(*)';
+    return { sql: 'count(*)', kind: 'integer' };
   }
   const c = column(agg.column, 'aggregates');
   const family = familyOf(c.type);
   const ident = quoteIdent(c.name);
   switch (agg.fn) {
     case 'count':
-      return `count(${ident})`;
+      return { sql: `count(${ident})`, kind: 'integer' };
     case 'count_distinct':
       if (family === 'other') throw queryError('QUERY_SHAPE_INVALID', `count_distinct over nested column ${c.name}`);
-      return `count(DISTINCT ${ident})`;
+      return { sql: `count(DISTINCT ${ident})`, kind: 'integer' };
     case 'sum':
     case 'avg':
       if (family !== 'integer' && family !== 'decimal' && family !== 'float') {
         throw queryError('QUERY_SHAPE_INVALID', `${agg.fn} needs a numeric column, ${c.name} is ${c.type}`);
       }
-      return `${agg.fn}(${ident})`;
+      return { sql: `${agg.fn}(${ident})`, kind: agg.fn === 'sum' && family === 'integer' ? 'integer' : 'other' };
     case 'min':
     case 'max':
       if (family === 'other') throw queryError('QUERY_SHAPE_INVALID', `${agg.fn} over nested column ${c.name}`);
-      return `${agg.fn}(${ident})`;
+      return { sql: `${agg.fn}(${ident})`, kind: kindOf(c) };
   }
 }
 

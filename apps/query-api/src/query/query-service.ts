@@ -3,7 +3,7 @@ import { queryError } from '../errors';
 import type { LakePort, TableSnapshot } from '../lake/lake-port';
 import type { SnapshotTracker } from '../lake/snapshots';
 import type { Limiter } from '../limits/limiter';
-import { compileQuery } from './compile';
+import { type OutputKind, compileQuery } from './compile';
 import { pruneFiles } from './prune';
 import type { AsOf, QueryRequest, WaitFor } from './query-types';
 
@@ -132,15 +132,45 @@ export class QueryService {
     }
     const compiled = compileQuery(shapeOfQuery, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
     const files = pruneFiles(snapshot.files, request.where, snapshot.shape);
-    const rows = await this.limiter.run(() =>
-      this.lake.query(snapshot, files, { sql: compiled.sql, params: compiled.params }, this.options.queryTimeoutMs),
-    );
+    // The slot is held until DuckDB really finishes, even after a timeout answered the client:
+    // a runaway query keeps counting against the concurrency limit.
+    const running = this.limiter.run(() => this.lake.query(snapshot, files, { sql: compiled.sql, params: compiled.params }));
+    const rows = toJsonRows(await withTimeout(running, this.options.queryTimeoutMs), compiled.kinds);
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
     const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated, freshness: this.freshness(snapshot) };
     this.cache.set(key, { ...answer, filesRead: files.length }, approxBytes(rows));
     return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead: files.length, cached: false, elapsedMs: Date.now() - started } };
   }
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms })), ms);
+  });
+  work.catch(() => undefined); // a late failure after the timeout has nobody to tell
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+const DUCK_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)\+00$/;
+
+/** Integers become numbers where exact (else stay decimal strings); UTC timestamps become ISO-8601. */
+export function toJsonRows(rows: Record<string, unknown>[], kinds: Record<string, OutputKind>): Record<string, unknown>[] {
+  const integer = Object.keys(kinds).filter((k) => kinds[k] === 'integer');
+  const timestamp = Object.keys(kinds).filter((k) => kinds[k] === 'timestamp');
+  for (const row of rows) {
+    for (const k of integer) {
+      const v = row[k];
+      if (typeof v === 'string' && Number.isSafeInteger(Number(v))) row[k] = Number(v);
+    }
+    for (const k of timestamp) {
+      const v = row[k];
+      const m = typeof v === 'string' ? DUCK_TIMESTAMP.exec(v) : null;
+      if (m) row[k] = `${m[1]}T${m[2]}Z`;
+    }
+  }
+  return rows;
 }
 
 function approxBytes(rows: Record<string, unknown>[]): number {

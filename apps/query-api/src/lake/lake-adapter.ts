@@ -1,0 +1,139 @@
+import { isSluiceError } from '@sluice/errors';
+import { type LakeQueryEngine, LakeTable, type Snapshot, type Storage } from '@sluice/lake';
+import { queryError } from '../errors';
+import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
+
+/** How the adapter reaches the tables. */
+export interface LakeAdapterOptions {
+  /** Table names served; each one's storage comes from `storageFor`. */
+  tables: readonly string[];
+  storageFor(table: string): Storage;
+  /** A locked-down engine (`LakeQueryEngine.create({ locked: true, … })`), owned by the caller. */
+  engine: LakeQueryEngine;
+  /** Immutable past snapshots kept for time travel (by table and version). */
+  pastSnapshots?: number;
+}
+
+const RELATION = 'lake_snapshot';
+
+/**
+ * query-api's LakePort over @sluice/lake: snapshots from the Delta log, SQL through a locked
+ * DuckDB session whose only view is the chosen files of one snapshot. Translates lake errors into
+ * query-api's catalog (the one translation point for them).
+ */
+export class LakeAdapter implements LakePort {
+  readonly relation = RELATION;
+  private readonly storages = new Map<string, Storage>();
+  private readonly opened = new Map<string, LakeTable>();
+  private readonly sources = new WeakMap<TableSnapshot, { storage: Storage; snapshot: Snapshot }>();
+  private readonly past = new Map<string, TableSnapshot>();
+  private readonly pastLimit: number;
+
+  constructor(private readonly options: LakeAdapterOptions) {
+    for (const t of options.tables) this.storages.set(t, options.storageFor(t));
+    this.pastLimit = options.pastSnapshots ?? 32;
+  }
+
+  tables(): string[] {
+    return [...this.options.tables];
+  }
+
+  latest(table: string): Promise<TableSnapshot> {
+    return this.load(table, {});
+  }
+
+  async atVersion(table: string, version: number): Promise<TableSnapshot> {
+    // A version never changes once committed, so a loaded one is good for as long as it is kept.
+    const key = `${table}@${version}`;
+    const hit = this.past.get(key);
+    if (hit) return hit;
+    const s = await this.load(table, { version });
+    this.past.set(key, s);
+    if (this.past.size > this.pastLimit) this.past.delete(this.past.keys().next().value as string);
+    return s;
+  }
+
+  atTimestamp(table: string, ms: number): Promise<TableSnapshot> {
+    return this.load(table, { timestampMs: ms });
+  }
+
+  async query(snapshot: TableSnapshot, files: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {
+    const source = this.sources.get(snapshot);
+    if (!source) throw queryError('QUERY_INTERNAL', 'snapshot was not loaded by this adapter');
+    const wanted = new Set(files.map((f) => f.path));
+    try {
+      const session = await this.options.engine.open({
+        [RELATION]: { storage: source.storage, snapshot: source.snapshot, files: (f) => wanted.has(f.path) },
+      });
+      try {
+        return await session.queryJson(read.sql, read.params);
+      } finally {
+        session.close();
+      }
+    } catch (err) {
+      throw translate(err, snapshot.table);
+    }
+  }
+
+  async close(): Promise<void> {
+    // The engine belongs to main.ts, which closes it; nothing else is held open here.
+  }
+
+  private async load(table: string, target: { version?: number; timestampMs?: number }): Promise<TableSnapshot> {
+    const storage = this.storages.get(table);
+    if (!storage) throw queryError('QUERY_TABLE_UNKNOWN', JSON.stringify(table), { table });
+    let snapshot: Snapshot;
+    try {
+      // A table may be configured before its first commit: open it on first use, not at start.
+      let lakeTable = this.opened.get(table);
+      if (!lakeTable) {
+        lakeTable = await LakeTable.open(storage, { name: table });
+        this.opened.set(table, lakeTable);
+      }
+      snapshot = await lakeTable.snapshot(target);
+    } catch (err) {
+      throw translate(err, table);
+    }
+    const view: TableSnapshot = {
+      table,
+      version: snapshot.version,
+      commitTimeMs: snapshot.timestampMs,
+      shape: {
+        columns: snapshot.schema.fields.map((f) => ({ name: f.name, type: typeof f.type === 'string' ? f.type : f.type.type, nullable: f.nullable })),
+        partitionColumns: [...snapshot.partitionColumns],
+      },
+      files: snapshot.files.map((f) => ({
+        path: f.path,
+        size: f.size,
+        partitionValues: { ...f.partitionValues },
+        stats: snapshot.stats(f),
+      })),
+      txns: Object.fromEntries([...snapshot.txnVersions()].map(([appId, v]) => [appId, Number(v)])),
+      configuration: { ...snapshot.configuration },
+    };
+    this.sources.set(view, { storage, snapshot });
+    return view;
+  }
+}
+
+/** Lake errors in query-api's words. */
+function translate(err: unknown, table: string): Error {
+  if (!isSluiceError(err)) return queryError('QUERY_INTERNAL', undefined, undefined, err);
+  switch (err.code) {
+    case 'LAKE_NOT_FOUND':
+      return queryError('QUERY_TABLE_UNKNOWN', `${JSON.stringify(table)} has no commits yet`, { table }, err);
+    case 'LAKE_VERSION_NOT_FOUND':
+      return queryError('QUERY_VERSION_UNKNOWN', err.message, { table }, err);
+    case 'LAKE_DATA_FILE_MISSING':
+      // Only an old version's files are ever deleted (vacuum after retention).
+      return queryError('QUERY_VERSION_UNKNOWN', `a data file of this version has been vacuumed (${err.message})`, { table }, err);
+    case 'LAKE_STORAGE_UNAVAILABLE':
+      return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { table, retryAfterSeconds: 1 }, err);
+    case 'LAKE_QUERY_FAILED':
+      // Values are validated before SQL; what DuckDB still rejects on conversion (2026-02-31) is the client's.
+      if (/Conversion Error|Out of Range Error/i.test(err.message)) return queryError('QUERY_VALUE_INVALID', err.message.split('\n')[0], { table }, err);
+      return queryError('QUERY_INTERNAL', undefined, undefined, err);
+    default:
+      return isSluiceError(err) && err.code.startsWith('QUERY_') ? err : queryError('QUERY_INTERNAL', undefined, undefined, err);
+  }
+}
