@@ -1,6 +1,8 @@
 // Public API of @sluice/lake: Delta Lake tables (reader 1 / writer 2) written with DuckDB.
 export type { Storage, StoredObject } from './storage/storage';
 export { LocalStorage } from './storage/local-storage';
+export { PrefixedStorage } from './storage/prefixed-storage';
+export { S3Storage, LocalFileCache, type S3StorageOptions, type S3CommitMode, type LocalFileCacheOptions } from './storage/s3-storage';
 export { LAKE_ERRORS, type LakeErrorCode } from './errors';
 export { LAKE_CHANNELS, type CommitEvent, type ConflictEvent, type MergeEvent, type CompactionEvent, type VacuumEvent, type CheckpointEvent } from './events';
 export {
@@ -11,6 +13,8 @@ export {
   type AppendResult,
   type MergeSpec,
   type MergeResult,
+  type AmortiseOptions,
+  TAIL_PREFIX,
   type CompactOptions,
   type CompactResult,
   type VacuumOptions,
@@ -23,5 +27,5 @@ export type { ColumnSpec, DeltaType, DeltaPrimitiveType, DeltaField, TableSchema
 export { Snapshot, TABLE_PROPERTIES, type LiveFile, type FileStats } from './log/snapshot';
 export type { SnapshotTarget } from './log/log-reader';
 export type { AddAction, RemoveAction, TxnAction, MetadataAction, ProtocolAction, CommitInfo } from './log/actions';
-export { LakeQueryEngine, LakeSession, type QueryEngineOptions, type ViewSpec, type QueryParams } from './query/query-engine';
+export { LakeQueryEngine, LakeSession, type QueryEngineOptions, type ViewSpec, type PendingSpec, type QueryParams } from './query/query-engine';
 export { parseJsonLossless, stringifyJson } from './log/json';

@@ -11,6 +11,7 @@ usage: delta_probe.py <command> <table-path> [args...]; prints one JSON document
 import datetime
 import decimal
 import json
+import os
 import sys
 
 from deltalake import DeltaTable, write_deltalake
@@ -70,3 +71,7 @@ def main():
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()
+    # Skip interpreter teardown: pyarrow/delta-rs thread pools occasionally abort there
+    # ("terminate called without an active exception") after the answer was printed.
+    os._exit(0)

@@ -27,6 +27,21 @@ export interface ViewSpec {
   snapshot: Snapshot;
   /** Only these live files (e.g. one partition for a point lookup); default all. */
   files?: (file: LiveFile) => boolean;
+  /**
+   * Pending changes of an amortised merge (from {@link LakeTable.currentView}): the view then
+   * shows current state, each key's highest version across table and tail, tombstones applied.
+   */
+  pending?: PendingSpec;
+}
+
+/** The tail of an amortised-merge table and how to resolve it against the table. */
+export interface PendingSpec {
+  storage: Storage;
+  snapshot: Snapshot;
+  keys: readonly string[];
+  versionColumn: string;
+  deleteColumn?: string;
+  deleteValue: string;
 }
 
 /** Parameters: positional (`?`, `$1`) as an array, or named (`$name`) as an object. */
@@ -71,7 +86,7 @@ export class LakeQueryEngine {
       for (const [name, spec] of Object.entries(views)) {
         const files = spec.files ? spec.snapshot.files.filter(spec.files) : spec.snapshot.files;
         const rel = await filesRelationSql(spec.storage, spec.snapshot.schema, spec.snapshot.partitionColumns, files);
-        await conn.run(`CREATE TEMP VIEW ${ident(name)} AS ${rel}`);
+        await conn.run(`CREATE TEMP VIEW ${ident(name)} AS ${spec.pending ? await resolvedSql(rel, spec, spec.pending) : rel}`);
       }
     } catch (err) {
       conn.closeSync();
@@ -79,6 +94,24 @@ export class LakeQueryEngine {
     }
     return new LakeSession(conn, this.locked);
   }
+}
+
+/** Table rows superseded by newer tail rows are hidden; the newest non-tombstone tail row per key is added. */
+async function resolvedSql(tableRel: string, spec: ViewSpec, p: PendingSpec): Promise<string> {
+  const files = spec.files ? p.snapshot.files.filter(spec.files) : p.snapshot.files;
+  const cols = spec.snapshot.schema.fields.map((f) => f.name);
+  const tailRel = await filesRelationSql(p.storage, p.snapshot.schema, p.snapshot.partitionColumns, files, {
+    columns: [...cols, ...(p.deleteColumn && !cols.includes(p.deleteColumn) ? [p.deleteColumn] : [])].filter((c) => p.snapshot.schema.fields.some((f) => f.name === c)),
+  });
+  const keyEq = (a: string, b: string) => p.keys.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
+  const v = ident(p.versionColumn);
+  const isDelete = p.deleteColumn ? `t.${ident(p.deleteColumn)} IS NOT DISTINCT FROM '${p.deleteValue.replace(/'/g, "''")}'` : 'false';
+  const select = (alias: string) => cols.map((c) => `${alias}.${ident(c)}`).join(', ');
+  return `WITH s AS (${tableRel}),
+    t AS (SELECT * FROM (${tailRel}) QUALIFY row_number() OVER (PARTITION BY ${p.keys.map(ident).join(', ')} ORDER BY ${v} DESC) = 1)
+    SELECT ${select('s')} FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE ${keyEq('t', 's')} AND t.${v} > s.${v})
+    UNION ALL
+    SELECT ${select('t')} FROM t WHERE NOT (${isDelete}) AND NOT EXISTS (SELECT 1 FROM s WHERE ${keyEq('s', 't')} AND s.${v} >= t.${v})`;
 }
 
 /** A connection with table views; run queries, then close. */

@@ -11,6 +11,8 @@ import { parseCommit } from '../log/commit-file';
 import { commitTimestamps, listLog, loadSnapshot, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
+import { PrefixedStorage } from '../storage/prefixed-storage';
+import type { ViewSpec } from '../query/query-engine';
 import { commit, type CommitPlan, type CommitResult } from './commit';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
@@ -72,6 +74,24 @@ export interface MergeSpec {
   /** Rewritten data is split into files of at most this many rows, sorted by the cluster column. */
   maxRowsPerFile?: number;
   txns?: readonly TxnSpec[];
+  /**
+   * Amortised copy-on-write (docs/adr/0001-merge-design.md): the batch is appended to a pending
+   * tail (`_sluice_tail/`, a Delta table of its own that readers of this table never see) and a
+   * partition is folded into this table only when its pending rows reach `foldFraction` of its
+   * rows. `txn` actions still land in this table in the call. Read current state with
+   * {@link LakeTable.currentView}; Delta readers see the table as of its last fold.
+   */
+  amortise?: AmortiseOptions;
+}
+
+/** Tuning of amortised MERGE. */
+export interface AmortiseOptions {
+  /** Fold a partition when pending rows ≥ this fraction of its rows (default 0.1). */
+  foldFraction?: number;
+  /** Never fold a partition with fewer pending rows than this (default 0). */
+  minPendingRows?: number;
+  /** Fold every pending partition now (e.g. before handing the table to outside readers). */
+  foldAll?: boolean;
 }
 
 /** What a MERGE did. `version` is undefined when nothing needed committing. */
@@ -89,6 +109,9 @@ export interface MergeResult {
   rowsUpdated: number;
   rowsDeleted: number;
   durationMs: number;
+  /** Amortised merges: partitions folded by this call, and rows still pending in the tail after it. */
+  foldedPartitions?: number;
+  pendingRows?: number;
 }
 
 /** Compaction options. */
@@ -137,6 +160,9 @@ export interface HistoryEntry {
 }
 
 const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
+/** Key prefix of the amortised-merge tail inside a table root (ignored by Delta readers and vacuum). */
+export const TAIL_PREFIX = '_sluice_tail/';
+const TAIL_PROPERTIES = { keys: 'sluice.tail.keys', version: 'sluice.tail.version', deleteColumn: 'sluice.tail.deleteColumn', deleteValue: 'sluice.tail.deleteValue' } as const;
 
 /**
  * A Delta Lake table (reader 1 / writer 2, no table features) in a {@link Storage}. Stateless
@@ -256,6 +282,7 @@ export class LakeTable {
    * version columns only. `txn` actions go in the same commit.
    */
   async merge(spec: MergeSpec): Promise<MergeResult> {
+    if (spec.amortise) return this.mergeAmortised(spec, spec.amortise);
     const started = performance.now();
     const snap = await this.snapshot();
     checkWritable(snap, this.name);
@@ -480,9 +507,18 @@ export class LakeTable {
       return since < cutoff && o.modifiedMs < cutoff + retention; // a file rewritten in place is not touched
     });
     if (!options.dryRun) await this.storage.delete(doomed.map((o) => o.key));
-    const result = { filesDeleted: doomed.map((o) => o.key), bytesDeleted: sum(doomed.map((o) => o.size)), durationMs: performance.now() - started };
+    const tail = await this.vacuumTail(options, retention);
+    const result = { filesDeleted: [...doomed.map((o) => o.key), ...tail.keys], bytesDeleted: sum(doomed.map((o) => o.size)) + tail.bytes, durationMs: performance.now() - started };
     publish('vacuum', { table: this.name, filesDeleted: result.filesDeleted.length, bytesDeleted: result.bytesDeleted, durationMs: result.durationMs });
     return result;
+  }
+
+  private async vacuumTail(options: VacuumOptions, retentionMs: number): Promise<{ keys: string[]; bytes: number }> {
+    const storage = new PrefixedStorage(this.storage, TAIL_PREFIX);
+    if ((await storage.list('_delta_log/')).length === 0) return { keys: [], bytes: 0 };
+    const tail = new LakeTable(storage, { scratchDir: this.scratchDir, name: `${this.name}#tail` });
+    const r = await tail.vacuum({ ...options, retentionMs });
+    return { keys: r.filesDeleted.map((key) => TAIL_PREFIX + key), bytes: r.bytesDeleted };
   }
 
   /** Writes a classic checkpoint of `version` (default latest) and `_last_checkpoint`, then cleans old log files. */
@@ -552,6 +588,115 @@ export class LakeTable {
         return { version, timestampMs, operation: c.commitInfo?.operation as string | undefined, commitInfo: c.commitInfo };
       }),
     );
+  }
+
+  /**
+   * A consistent read of current state for {@link LakeQueryEngine.open}: this table's snapshot plus
+   * the amortised-merge tail when there is one (tail read first: a fold commits here before it
+   * removes tail files, so rows are seen twice at worst, and version ordering resolves that).
+   */
+  async currentView(): Promise<ViewSpec> {
+    const tailStorage = new PrefixedStorage(this.storage, TAIL_PREFIX);
+    let tail: Snapshot | undefined;
+    try {
+      tail = await loadSnapshot(tailStorage);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
+    }
+    const snapshot = await this.snapshot();
+    if (!tail || tail.files.length === 0) return { storage: this.storage, snapshot };
+    const c = tail.configuration;
+    return {
+      storage: this.storage,
+      snapshot,
+      pending: {
+        storage: tailStorage,
+        snapshot: tail,
+        keys: JSON.parse(c[TAIL_PROPERTIES.keys]) as string[],
+        versionColumn: c[TAIL_PROPERTIES.version],
+        deleteColumn: c[TAIL_PROPERTIES.deleteColumn] || undefined,
+        deleteValue: c[TAIL_PROPERTIES.deleteValue] ?? 'delete',
+      },
+    };
+  }
+
+  private async mergeAmortised(spec: MergeSpec, options: AmortiseOptions): Promise<MergeResult> {
+    const started = performance.now();
+    const snap = await this.snapshot();
+    checkWritable(snap, this.name);
+    if (snap.configuration[TABLE_PROPERTIES.appendOnly] === 'true') {
+      throw lakeError('LAKE_APPEND_ONLY', `${this.name} is append-only (delta.appendOnly=true); MERGE would change data`);
+    }
+    const tail = await this.tailTable(snap, spec);
+    await tail.append(spec.source);
+    const tsnap = await tail.snapshot();
+    const pkey = (f: LiveFile) => JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
+    const silverRows = new Map<string, number>();
+    for (const f of snap.files) silverRows.set(pkey(f), (silverRows.get(pkey(f)) ?? 0) + (snap.stats(f)?.numRecords ?? Infinity));
+    const pending = new Map<string, { rows: number; files: LiveFile[] }>();
+    for (const f of tsnap.files) {
+      const p = pending.get(pkey(f)) ?? { rows: 0, files: [] };
+      p.rows += tsnap.stats(f)?.numRecords ?? Infinity; // unknown counts fold rather than pile up
+      p.files.push(f);
+      pending.set(pkey(f), p);
+    }
+    const fraction = options.foldFraction ?? 0.1;
+    const minRows = options.minPendingRows ?? 0;
+    const folding = [...pending].filter(([k, p]) => options.foldAll || p.rows >= Math.max(minRows, fraction * (silverRows.get(k) ?? 0)));
+    const foldFiles = folding.flatMap(([, p]) => p.files);
+    const inner: MergeSpec = { ...spec, amortise: undefined };
+    let result: MergeResult;
+    if (foldFiles.length > 0) {
+      const rel = await filesRelationSql(tail.storage, tsnap.schema, tsnap.partitionColumns, foldFiles);
+      result = await this.merge({ ...inner, source: { sql: rel } });
+      const now = Date.now();
+      await commit(tail.storage, tail.name, tsnap.version, tsnap.partitionColumns, {
+        operation: 'DELETE',
+        operationParameters: { predicate: 'folded' },
+        actions: foldFiles.map((f) => ({ remove: removeOf(f, now, true) })),
+        isBlindAppend: false,
+        readFiles: new Set(foldFiles.map((f) => f.path)),
+      }, this.maxAttempts);
+    } else if (spec.txns?.length) {
+      result = await this.merge({ ...inner, source: { rows: [] } });
+    } else {
+      result = { version: undefined, filesRead: 0, bytesRead: 0, filesRewritten: 0, bytesRewritten: 0, filesAdded: 0, bytesWritten: 0, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0, durationMs: 0 };
+    }
+    const pendingRows = [...pending].filter(([k]) => !folding.some(([f]) => f === k)).reduce((n, [, p]) => n + p.rows, 0);
+    return { ...result, foldedPartitions: folding.length, pendingRows, durationMs: performance.now() - started };
+  }
+
+  /** Opens (or creates) the amortised-merge tail, keeping its columns in step with this table. */
+  private async tailTable(snap: Snapshot, spec: MergeSpec): Promise<LakeTable> {
+    const storage = new PrefixedStorage(this.storage, TAIL_PREFIX);
+    const options = { scratchDir: this.scratchDir, maxCommitAttempts: this.maxAttempts, name: `${this.name}#tail` };
+    const extra: ColumnSpec[] = spec.deleteColumn && !snap.schema.fields.some((f) => f.name === spec.deleteColumn) ? [{ name: spec.deleteColumn, type: 'string' }] : [];
+    const wanted: ColumnSpec[] = [...snap.schema.fields.map((f) => ({ name: f.name, type: f.type, nullable: true })), ...extra];
+    let tail: LakeTable;
+    try {
+      tail = await LakeTable.open(storage, options);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
+      try {
+        return await LakeTable.create(storage, {
+          columns: wanted,
+          partitionColumns: snap.partitionColumns,
+          properties: {
+            [TAIL_PROPERTIES.keys]: JSON.stringify(spec.keys),
+            [TAIL_PROPERTIES.version]: spec.versionColumn,
+            [TAIL_PROPERTIES.deleteColumn]: spec.deleteColumn ?? '',
+            [TAIL_PROPERTIES.deleteValue]: spec.deleteValue ?? 'delete',
+          },
+        }, options);
+      } catch (createErr) {
+        if ((createErr as { code?: string }).code !== 'LAKE_TABLE_EXISTS') throw createErr;
+        tail = await LakeTable.open(storage, options);
+      }
+    }
+    const have = new Set((await tail.snapshot()).schema.fields.map((f) => f.name));
+    const missing = wanted.filter((c) => !have.has(c.name));
+    if (missing.length > 0) await tail.addColumns(missing);
+    return tail;
   }
 
   private async writeFiles(conn: DuckDBConnection, snap: Snapshot, sourceSql: string, o: { dataChange: boolean; sortBy?: readonly string[]; maxRowsPerFile?: number }) {

@@ -1,0 +1,176 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { LakeQueryEngine, LakeTable, LocalStorage, type ColumnSpec } from '../src';
+import { deltaProbe, tempDir } from './helpers';
+
+const columns: ColumnSpec[] = [
+  { name: 'key', type: 'long' },
+  { name: 'v', type: 'long' },
+  { name: 'payload', type: 'string' },
+  { name: 'bucket', type: 'integer' },
+];
+
+function rows(from: number, to: number, v = 1) {
+  return Array.from({ length: to - from }, (_, i) => ({ key: from + i, v, payload: `p${from + i}-${v}`, bucket: (from + i) % 3 }));
+}
+
+async function count(table: LakeTable, version?: number): Promise<number> {
+  const engine = await LakeQueryEngine.create();
+  const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot(version === undefined ? {} : { version }) } });
+  try {
+    return Number((await session.query('SELECT count(*) AS n FROM t'))[0].n);
+  } finally {
+    session.close();
+  }
+}
+
+describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time travel, schema evolution', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await tempDir('lake-lifecycle');
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('checkpoints every 10 commits with every txn row; delta-rs reads after checkpoint, compaction, vacuum and log cleanup', async () => {
+    const root = path.join(dir, 'cp');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
+    // appId "early" is written only before the checkpoint: it must survive in the checkpoint.
+    await table.append({ rows: rows(0, 10) }, { txns: [{ appId: 'early', version: 5 }] });
+    for (let i = 1; i < 11; i++) await table.append({ rows: rows(i * 10, i * 10 + 10) }, { txns: [{ appId: 'stream', version: i }] });
+    const log = await fs.readdir(path.join(root, '_delta_log'));
+    expect(log).toContain('00000000000000000010.checkpoint.parquet');
+    const hint = JSON.parse(await fs.readFile(path.join(root, '_delta_log/_last_checkpoint'), 'utf8'));
+    expect(hint).toMatchObject({ version: 10 });
+
+    const snap = await table.snapshot();
+    expect(snap.version).toBe(11);
+    expect(snap.txnVersion('early')).toBe(5n);
+    expect(snap.txnVersion('stream')).toBe(10n);
+    expect(await count(table)).toBe(110);
+
+    // Compaction: 33 small files in 3 partitions become 3, dataChange=false.
+    const before = snap.files.length;
+    const compacted = await table.compact({ targetFileBytes: 64 * 1024 * 1024 });
+    expect(compacted.filesRemoved).toBe(before);
+    expect(compacted.filesAdded).toBe(3);
+    const commitLines = (await fs.readFile(path.join(root, '_delta_log', `${String(compacted.version).padStart(20, '0')}.json`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(commitLines.filter((a) => a.add || a.remove).every((a) => (a.add ?? a.remove).dataChange === false)).toBe(true);
+    expect(await count(table)).toBe(110);
+
+    // Vacuum with zero retention deletes the compacted-away files and an orphan, nothing else.
+    await fs.writeFile(path.join(root, 'bucket=1', 'part-orphan.parquet'), 'crash leftover');
+    await fs.mkdir(path.join(root, '_sluice'), { recursive: true });
+    await fs.writeFile(path.join(root, '_sluice', 'keep.me'), 'x');
+    await fs.writeFile(path.join(root, '.hidden'), 'x');
+    const vac = await table.vacuum({ retentionMs: 0, nowMs: Date.now() + 1000 });
+    expect(vac.filesDeleted).toContain('bucket=1/part-orphan.parquet');
+    expect(vac.filesDeleted.length).toBe(before + 1);
+    expect(vac.filesDeleted.some((k) => k.startsWith('_') || k.startsWith('.'))).toBe(false);
+    await expect(fs.access(path.join(root, '_sluice', 'keep.me'))).resolves.toBeUndefined();
+
+    // Log cleanup with zero retention: commits before the newest checkpoint go.
+    for (let i = 0; i < 8; i++) await table.append({ rows: rows(1000 + i, 1001 + i) });
+    const latest = await table.snapshot();
+    expect(latest.version).toBe(20);
+    expect(await fs.readdir(path.join(root, '_delta_log'))).toContain('00000000000000000020.checkpoint.parquet');
+    const cleaned = await table.cleanupLog({ retentionMs: 0, nowMs: Date.now() + 1000 });
+    expect(cleaned.filesDeleted).toBeGreaterThan(0);
+    const remaining = await fs.readdir(path.join(root, '_delta_log'));
+    expect(remaining).not.toContain('00000000000000000000.json');
+    const after = await table.snapshot();
+    expect(after.version).toBe(20);
+    expect(after.txnVersion('early')).toBe(5n);
+    expect(await count(table)).toBe(118);
+
+    const probe = await deltaProbe('read', root);
+    expect(probe.version).toBe(20);
+    expect(probe.rows.length).toBe(118);
+    expect((await deltaProbe('txn', root, 'early')).version).toBe(5);
+    expect((await deltaProbe('txn', root, 'stream')).version).toBe(10);
+  });
+
+  it('time travel by version and by N.json mtime; schema evolution reads old files as null', async () => {
+    const root = path.join(dir, 'tt');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
+    await table.append({ rows: rows(0, 5) });
+    await table.append({ rows: rows(5, 9) });
+    const logDir = path.join(root, '_delta_log');
+    // Pin mtimes: v0 at t0, v1 at t0+10s, v2 at t0+5s (non-monotonic: forced to v1 + 1 ms).
+    const t0 = Date.UTC(2026, 0, 1) / 1000;
+    await fs.utimes(path.join(logDir, '00000000000000000000.json'), t0, t0);
+    await fs.utimes(path.join(logDir, '00000000000000000001.json'), t0 + 10, t0 + 10);
+    await fs.utimes(path.join(logDir, '00000000000000000002.json'), t0 + 5, t0 + 5);
+    expect((await table.snapshot({ timestampMs: t0 * 1000 + 9000 })).version).toBe(0);
+    expect((await table.snapshot({ timestampMs: t0 * 1000 + 10_000 })).version).toBe(1);
+    expect((await table.snapshot({ timestampMs: t0 * 1000 + 10_001 })).version).toBe(2);
+    await expect(table.snapshot({ timestampMs: t0 * 1000 - 1 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+    expect(await count(table, 1)).toBe(5);
+    await expect(table.snapshot({ version: 7 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+
+    await table.addColumns([{ name: 'note', type: 'string' }, { name: 'score', type: 'double' }]);
+    await expect(table.addColumns([{ name: 'NOTE', type: 'string' }])).rejects.toMatchObject({ code: 'LAKE_SCHEMA_INVALID' });
+    await expect(table.addColumns([{ name: 'req', type: 'string', nullable: false }])).rejects.toMatchObject({ code: 'LAKE_SCHEMA_INVALID' });
+    await table.append({ rows: [{ key: 100, v: 1, payload: 'x', bucket: 0, note: 'hello', score: 1.5 }] });
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
+    try {
+      const got = await session.queryJson('SELECT key, note, score FROM t WHERE key IN (0, 100) ORDER BY key');
+      expect(got).toEqual([{ key: '0', note: null, score: null }, { key: '100', note: 'hello', score: 1.5 }]);
+    } finally {
+      session.close();
+    }
+    // Compaction of a partition mixing old and new files keeps the new column.
+    await table.compact({ partition: { bucket: '0' } });
+    const probe = await deltaProbe('read', root);
+    expect(probe.columns).toEqual(['key', 'v', 'payload', 'bucket', 'note', 'score']);
+    expect(probe.rows.find((r: { key: number }) => r.key === 100)).toMatchObject({ note: 'hello', score: 1.5 });
+    expect(probe.rows.find((r: { key: number }) => r.key === 0)).toMatchObject({ note: null });
+    const history = await deltaProbe('history', root);
+    expect(history[0].operation).toBe('OPTIMIZE');
+  });
+
+  it('amortised merge: pending tail folds by threshold; current view is exact; delta-rs sees the folded state', async () => {
+    const root = path.join(dir, 'amortised');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
+    await table.append({ rows: rows(0, 300) }); // 100 per bucket
+    const spec = { keys: ['key'], versionColumn: 'v', deleteColumn: 'op', amortise: { foldFraction: 0.5 } } as const;
+    // 30 changes (10 per bucket): below 50% of 100, nothing folds; txn lands anyway.
+    const r1 = await table.merge({ ...spec, source: { rows: rows(0, 30, 2).map((r) => ({ ...r, op: 'upsert' })) }, txns: [{ appId: 'a', version: 1 }] });
+    expect(r1.foldedPartitions).toBe(0);
+    expect(r1.pendingRows).toBe(30);
+    expect((await table.snapshot()).txnVersion('a')).toBe(1n);
+    // Deletes and inserts, still pending.
+    await table.merge({ ...spec, source: { rows: [{ key: 1, v: 3, payload: null, bucket: 1, op: 'delete' }, { key: 5000, v: 1, payload: 'new', bucket: 2, op: 'upsert' }, { key: 2, v: 1, payload: 'stale', bucket: 2, op: 'upsert' }] } });
+    const expectCurrent = async () => {
+      const engine = await LakeQueryEngine.create();
+      const session = await engine.open({ t: await table.currentView() });
+      try {
+        const all = await session.queryJson('SELECT key, v, payload FROM t ORDER BY key');
+        expect(all.length).toBe(300); // 300 - 1 deleted + 1 inserted
+        const byKey = new Map(all.map((r) => [Number(r.key), r]));
+        expect(byKey.has(1)).toBe(false);
+        expect(byKey.get(0)).toMatchObject({ v: '2', payload: 'p0-2' });
+        expect(byKey.get(2)).toMatchObject({ v: '2', payload: 'p2-2' });
+        expect(byKey.get(5000)).toMatchObject({ payload: 'new' });
+        expect(byKey.get(100)).toMatchObject({ v: '1' });
+      } finally {
+        session.close();
+      }
+    };
+    await expectCurrent();
+    // Silver itself (what Delta readers see) is still as of its last fold.
+    expect((await deltaProbe('read', root)).rows.find((r: { key: number }) => r.key === 0).v).toBe(1);
+    const folded = await table.merge({ ...spec, source: { rows: [] }, amortise: { foldAll: true } });
+    expect(folded.foldedPartitions).toBe(3);
+    expect(folded.pendingRows).toBe(0);
+    await expectCurrent();
+    const probe = await deltaProbe('read', root);
+    expect(probe.rows.length).toBe(300);
+    const byKey = new Map(probe.rows.map((r: { key: number }) => [r.key, r]));
+    expect(byKey.has(1)).toBe(false);
+    expect(byKey.get(0)).toMatchObject({ v: 2 });
+    expect((await table.currentView()).pending).toBeUndefined();
+  });
+});
