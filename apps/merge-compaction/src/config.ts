@@ -1,4 +1,5 @@
 import { bool, int, list, str, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
 
 function roles(env: string): FieldSpec<ReadonlySet<Role>> {
@@ -41,10 +42,9 @@ export const mergeConfigSchema = {
   vacuumRetentionMs: int('SLUICE_VACUUM_RETENTION_MS', { default: 7 * 24 * 3600_000, min: 0, doc: 'keep removed files this long' }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
   retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
-  opsHost: str('SLUICE_OPS_HOST', { default: '127.0.0.1', doc: '/healthz /readyz /metrics listen address' }),
-  opsPort: int('SLUICE_OPS_PORT', { default: 9464, min: 0, max: 65535, doc: 'ops port (0 = any)' }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
-  logLevel: str('SLUICE_LOG_LEVEL', { default: 'info' }),
+  scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: 'local dir for DuckDB output before it moves into storage; empty = OS temp' }),
+  ...telemetryConfigFields,
 };
 
 /** The loaded, frozen merge-compaction configuration. */

@@ -1,18 +1,18 @@
-import { expectedBronze, expectedGold, expectedSilver, generateStream, type OracleContractSpec } from './oracle';
+import { expectedBronze, expectedGold, expectedSilver, flatten, generateStream, type OracleContractSpec } from './oracle';
 
 const orders: OracleContractSpec = {
   name: 'orders',
-  keyField: 'order_id',
   entities: 50,
   tombstones: true,
-  payload: (rng) => ({ status: rng.pick(['created', 'paid', 'shipped']), amount: rng.int(10_000) / 100 }),
-  gold: [{ name: 'orders_by_status', groupBy: ['status'], windowMs: 60_000 }],
+  keyOf: (e) => ({ order_id: `o-${e}` }),
+  payload: (rng) => ({ status: rng.pick(['created', 'paid', 'shipped']), total_cents: rng.int(10_000) }),
+  schemaVersionAt: (i) => (i < 1000 ? 1 : 2),
 };
 const clicks: OracleContractSpec = {
   name: 'clickstream',
-  keyField: 'user_id',
   entities: 20,
   tombstones: false,
+  keyOf: (e) => ({ user_id: `u-${e}` }),
   payload: (rng) => ({ page: rng.pick(['/', '/cart', '/buy']) }),
 };
 const options = {
@@ -34,7 +34,7 @@ describe('oracle generator', () => {
     expect(JSON.stringify(generateStream([orders, clicks], { ...options, seed: 8 }))).not.toBe(JSON.stringify(sends));
   });
 
-  it('contains duplicates, swapped versions, tombstones and two dates', () => {
+  it('contains duplicates, swapped versions, tombstones, two schema versions and two dates', () => {
     const dups = sends.filter((s) => s.duplicate);
     expect(dups.length).toBeGreaterThan(300);
     const ids = new Set(sends.filter((s) => !s.duplicate).map((s) => s.event.event_id));
@@ -48,8 +48,9 @@ describe('oracle generator', () => {
       last.set(k, Math.max(last.get(k) ?? 0, s.event.version));
     }
     expect(swapped).toBeGreaterThan(50);
-    expect(sends.some((s) => s.event.op === 'delete')).toBe(true);
+    expect(sends.some((s) => s.event.op === 'delete' && s.event.payload === null)).toBe(true);
     expect(sends.some((s) => s.contract === 'clickstream' && s.event.op === 'delete')).toBe(false);
+    expect(new Set(sends.filter((s) => s.contract === 'orders').map((s) => s.event.schema_version))).toEqual(new Set([1, 2]));
     const dates = new Set(sends.map((s) => new Date(s.event.event_time).toISOString().slice(0, 10)));
     expect(dates.size).toBe(2);
   });
@@ -57,13 +58,17 @@ describe('oracle generator', () => {
   it('expected tables follow from the definitions', () => {
     const bronze = expectedBronze(sends);
     expect(bronze.get('orders')).toHaveLength(2000);
-    const silver = expectedSilver(sends, (c) => (c === 'orders' ? 'order_id' : 'user_id'));
+    const silver = expectedSilver(sends, (c) => (c === 'orders' ? 'state' : 'append'));
+    expect(silver.get('clickstream')!.size).toBe(2000);
     for (const [key, e] of silver.get('orders')!) {
       const versions = bronze.get('orders')!.filter((x) => x.order_id === key).map((x) => x.version);
       expect(e.version).toBe(Math.max(...versions));
       expect(e.op).toBe('upsert');
     }
-    const gold = expectedGold(bronze.get('orders')!, orders.gold![0]);
-    expect(gold.reduce((s, r) => s + r.count, 0)).toBe(2000);
+    const spec = { groupBy: ['status'], windowMs: 60_000, measures: [{ name: 'n', fn: 'count' as const }, { name: 'amount', fn: 'sum' as const, column: 'total_cents' }] };
+    const gold = expectedGold(bronze.get('orders')!, spec);
+    const upserts = bronze.get('orders')!.filter((e) => e.op === 'upsert');
+    expect(gold.reduce((s, r) => s + r.measures.n, 0)).toBe(upserts.length);
+    expect(gold.reduce((s, r) => s + r.measures.amount, 0)).toBe(upserts.reduce((s, e) => s + Number(flatten(e).total_cents), 0));
   });
 });

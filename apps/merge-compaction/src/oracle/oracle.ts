@@ -10,7 +10,7 @@ import { Rng } from './random';
  * count per window), never by the code under test.
  */
 
-/** The envelope every contract shares, plus the payload fields. */
+/** An event as a producer writes it: envelope, key fields, `payload` (null on deletes). */
 export interface OracleEvent {
   event_id: string;
   /** ms since epoch. */
@@ -20,29 +20,30 @@ export interface OracleEvent {
   /** Entity version, strictly increasing per entity in the generator's truth. */
   version: number;
   op: 'upsert' | 'delete';
-  [field: string]: unknown;
+  payload: Record<string, unknown> | null;
+  [keyField: string]: unknown;
 }
 
 /** How the oracle makes events of one contract. */
 export interface OracleContractSpec {
   readonly name: string;
-  /** Entity key field in the event (e.g. `order_id`). */
-  readonly keyField: string;
   /** Number of distinct entities. */
   readonly entities: number;
   /** Whether the contract allows `op: delete`. */
   readonly tombstones: boolean;
-  /** Payload fields of one event (never the envelope or key). */
-  payload(rng: Rng, entity: number, version: number): Record<string, unknown>;
-  /** Gold aggregates this contract declares: group-by fields and a time window. */
-  readonly gold?: readonly OracleGoldSpec[];
+  /** Key fields of entity number `entity`. */
+  keyOf(entity: number): Record<string, string>;
+  /** Payload of one upsert. `schemaVersion` is the writer version the generator picked. */
+  payload(rng: Rng, entity: number, version: number, schemaVersion: number): Record<string, unknown>;
+  /** Writer schema version of the i-th event of this contract (default 1): schema evolution mid-stream. */
+  schemaVersionAt?(i: number): number;
 }
 
-/** A windowed count: `count(*)` of unique events per group per window of event time. */
+/** A windowed aggregate over the flattened unique non-delete events (as contracts declare gold). */
 export interface OracleGoldSpec {
-  readonly name: string;
   readonly groupBy: readonly string[];
   readonly windowMs: number;
+  readonly measures: readonly { readonly name: string; readonly fn: 'count' | 'sum'; readonly column?: string }[];
 }
 
 /** Knobs of {@link generateStream}. */
@@ -122,23 +123,30 @@ function makeContractEvents(c: OracleContractSpec, options: StreamOptions, rng: 
       // A deleted entity comes back with an upsert; otherwise a tombstone with tombstoneRate.
       const del = c.tombstones && !deleted[entity] && version > 1 && rng.chance(options.tombstoneRate);
       deleted[entity] = del;
-      const key = `${c.name.slice(0, 3)}-${entity}`;
+      const keyFields = c.keyOf(entity);
+      const schemaVersion = c.schemaVersionAt?.(sends.length + k) ?? 1;
       const event: OracleEvent = {
         event_id: rng.uuid(),
         event_time: 0,
         producer: 'oracle',
-        schema_version: 1,
+        schema_version: schemaVersion,
         version,
         op: del ? 'delete' : 'upsert',
-        [c.keyField]: key,
-        ...c.payload(rng, entity, version),
+        ...keyFields,
+        payload: del ? null : c.payload(rng, entity, version, schemaVersion),
       };
-      batch.push({ contract: c.name, key, event, duplicate: false });
+      batch.push({ contract: c.name, key: Object.values(keyFields).join('|'), event, duplicate: false });
     }
     if (swap) batch.reverse();
     sends.push(...batch);
   }
   return sends;
+}
+
+/** An event as a table row: envelope and key fields, payload fields lifted (null on deletes). */
+export function flatten(e: OracleEvent): Record<string, unknown> {
+  const { payload, ...rest } = e;
+  return { ...rest, ...(payload ?? {}) };
 }
 
 /** Unique events per contract, by event_id (what bronze must hold, each exactly once). */
@@ -156,46 +164,52 @@ export function expectedBronze(sends: readonly Send[]): Map<string, OracleEvent[
 }
 
 /**
- * Current state per contract: per entity key, the event with the highest version; absent when
- * that event is a tombstone. Keyed by entity key.
+ * Current state per contract: per entity key (`Send.key`), the event with the highest version;
+ * absent when that event is a tombstone. `append` contracts keep every unique event, keyed by
+ * event_id.
  */
-export function expectedSilver(
-  sends: readonly Send[],
-  keyFieldOf: (contract: string) => string,
-): Map<string, Map<string, OracleEvent>> {
-  const best = new Map<string, Map<string, OracleEvent>>();
+export function expectedSilver(sends: readonly Send[], kindOf: (contract: string) => 'state' | 'append'): Map<string, Map<string, OracleEvent>> {
+  const keyOfEvent = new Map<string, string>();
+  for (const s of sends) keyOfEvent.set(s.event.event_id, s.key);
+  const out = new Map<string, Map<string, OracleEvent>>();
   for (const [contract, events] of expectedBronze(sends)) {
-    const keyField = keyFieldOf(contract);
     const m = new Map<string, OracleEvent>();
-    for (const e of events) {
-      const key = String(e[keyField]);
-      const cur = m.get(key);
-      if (!cur || e.version > cur.version) m.set(key, e);
+    if (kindOf(contract) === 'append') {
+      for (const e of events) m.set(e.event_id, e);
+    } else {
+      for (const e of events) {
+        const key = keyOfEvent.get(e.event_id) as string;
+        const cur = m.get(key);
+        if (!cur || e.version > cur.version) m.set(key, e);
+      }
+      for (const [k, e] of m) if (e.op === 'delete') m.delete(k);
     }
-    for (const [k, e] of m) if (e.op === 'delete') m.delete(k);
-    best.set(contract, m);
+    out.set(contract, m);
   }
-  return best;
+  return out;
 }
 
-/** One gold row: group values, window start (ms) and count. */
+/** One gold row: group values, window start (ms) and measures. */
 export interface GoldRow {
+  readonly windowMs: number;
   readonly group: Record<string, unknown>;
-  readonly windowStartMs: number;
-  readonly count: number;
+  readonly measures: Record<string, number>;
 }
 
-/** The windowed counts of `spec` over the unique events of one contract, sorted by (window, group). */
+/** The windowed aggregates of `spec` over the unique events of one contract, sorted by (window, group). */
 export function expectedGold(events: readonly OracleEvent[], spec: OracleGoldSpec): GoldRow[] {
-  const counts = new Map<string, GoldRow>();
+  const rows = new Map<string, GoldRow>();
   for (const e of events) {
-    const windowStartMs = Math.floor(e.event_time / spec.windowMs) * spec.windowMs;
-    const group = Object.fromEntries(spec.groupBy.map((f) => [f, e[f]]));
-    const id = JSON.stringify([windowStartMs, ...spec.groupBy.map((f) => e[f])]);
-    const cur = counts.get(id);
-    counts.set(id, { group, windowStartMs, count: (cur?.count ?? 0) + 1 });
+    if (e.op === 'delete') continue;
+    const flat = flatten(e);
+    const windowMs = Math.floor(e.event_time / spec.windowMs) * spec.windowMs;
+    const id = JSON.stringify([windowMs, ...spec.groupBy.map((f) => flat[f])]);
+    let row = rows.get(id);
+    if (!row) {
+      row = { windowMs, group: Object.fromEntries(spec.groupBy.map((f) => [f, flat[f]])), measures: Object.fromEntries(spec.measures.map((m) => [m.name, 0])) };
+      rows.set(id, row);
+    }
+    for (const m of spec.measures) row.measures[m.name] += m.fn === 'count' ? 1 : Number(flat[m.column as string] ?? 0);
   }
-  return [...counts.values()].sort(
-    (a, b) => a.windowStartMs - b.windowStartMs || JSON.stringify(a.group).localeCompare(JSON.stringify(b.group)),
-  );
+  return [...rows.values()].sort((a, b) => a.windowMs - b.windowMs || JSON.stringify(a.group).localeCompare(JSON.stringify(b.group)));
 }

@@ -1,0 +1,168 @@
+import * as path from 'node:path';
+import { AvroDecoder, CONTRACTS, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
+import { BatchConsumer } from '@sluice/kafka';
+import { LakeQueryEngine, LocalStorage, type Storage } from '@sluice/lake';
+import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
+import { CompactionWorker } from './compaction/compaction-worker';
+import type { MaintenanceOptions } from './compaction/maintenance';
+import type { MergeConfig } from './config';
+import { mergeError } from './errors';
+import { TableSet, type StorageFactory } from './tables/table-set';
+import { LakeBronzeStore } from './tier1/lake-bronze-store';
+import { Tier1Worker, type Tier1ConsumerFactory } from './tier1/tier1-worker';
+import { Tier2Worker } from './tier2/tier2-worker';
+
+/** What {@link build} needs; everything but config and telemetry has a production default. */
+export interface MergeDeps {
+  readonly config: MergeConfig;
+  readonly logger: Logger;
+  readonly metrics: SluiceMetrics;
+  /** Renders /metrics. */
+  readonly metricsText: () => Promise<string>;
+  /** Storage of a table by name; default a local directory under SLUICE_LAKE_ROOT. Tests wrap it. */
+  readonly storageFor?: StorageFactory;
+  /** Tier-1 consumer; default a libs/kafka BatchConsumer on the valid topics (read_committed). */
+  readonly createConsumer?: Tier1ConsumerFactory;
+  /** Query engine for reading bronze; default the lake's shared DuckDB instance. */
+  readonly engine?: LakeQueryEngine;
+}
+
+/** A built, not yet started merge-compaction process. */
+export interface MergeApp {
+  readonly tier1: Tier1Worker | undefined;
+  readonly tier2: Tier2Worker | undefined;
+  readonly compaction: CompactionWorker | undefined;
+  readonly tables: TableSet;
+  readonly contracts: readonly AnyContract[];
+  /** Starts the roles and the ops server; resolves when all are running. */
+  start(): Promise<void>;
+  /** Graceful stop: every role finishes or abandons its in-flight step safely. Idempotent. */
+  stop(): Promise<void>;
+  /** /healthz. */
+  live(): boolean;
+  /** /readyz. */
+  ready(): boolean;
+  /** Port of the ops server once started. */
+  readonly opsPort: number | undefined;
+}
+
+/** The contracts named in config (all when none), failing on unknown names. */
+export function selectContracts(names: readonly string[]): AnyContract[] {
+  if (names.length === 0) return Object.values(CONTRACTS);
+  return names.map((n) => {
+    const c = contractByName(n);
+    if (!c) throw mergeError('MERGE_CONTRACT_UNKNOWN', `SLUICE_CONTRACTS names unknown contract ${JSON.stringify(n)}`);
+    return c;
+  });
+}
+
+/** Wires the roles chosen by SLUICE_ROLES. Pure wiring: nothing runs until `start()`. */
+export async function build(deps: MergeDeps): Promise<MergeApp> {
+  const { config, logger, metrics } = deps;
+  const contracts = selectContracts(config.contracts);
+  const topicOf = (c: AnyContract) => `${config.topicPrefix}${validTopicName(c.name)}`;
+  const storageFor: StorageFactory = deps.storageFor ?? ((name): Storage => new LocalStorage(path.resolve(config.lakeRoot, name)));
+  const tables = new TableSet({ storageFor, tablePrefix: config.tablePrefix, scratchDir: config.scratchDir || undefined });
+  const engine = deps.engine ?? (await LakeQueryEngine.create());
+  const maintenance: MaintenanceOptions = {
+    minSmallFiles: config.compactionMinFiles,
+    smallFileBytes: config.compactionSmallFileBytes,
+    targetFileBytes: config.compactionTargetFileBytes,
+    retentionMs: config.vacuumRetentionMs,
+    vacuum: config.vacuum,
+    logger,
+    metrics,
+  };
+
+  let tier1: Tier1Worker | undefined;
+  if (config.roles.has('tier1')) {
+    const topics = contracts.map(topicOf);
+    const createConsumer: Tier1ConsumerFactory =
+      deps.createConsumer ??
+      ((hooks) =>
+        new BatchConsumer({
+          brokers: config.brokers,
+          clientId: 'sluice-merge-compaction',
+          groupId: config.groupId,
+          topics,
+          isolationLevel: 'read_committed',
+          autoOffsetReset: 'earliest',
+          maxBatchMessages: Math.min(10_000, config.batchMaxEvents),
+          maxBatchWaitMs: Math.min(100, config.batchMaxMs),
+          // librdkafka's prefetch counts against the memory bound too.
+          maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 1024 / Math.max(1, topics.length * 8))),
+          ...hooks,
+        }));
+    tier1 = new Tier1Worker({
+      contracts,
+      contractOfTopic: new Map(contracts.map((c) => [topicOf(c), c])),
+      decoder: new AvroDecoder(contracts),
+      store: new LakeBronzeStore(tables, engine),
+      createConsumer,
+      bounds: { maxMs: config.batchMaxMs, maxBytes: config.batchMaxBytes, maxRecords: config.batchMaxEvents },
+      maxBufferedBytes: config.maxBufferedBytes,
+      dedupWatermarkMs: config.dedupWatermarkMs,
+      retryMaxMs: config.retryMaxMs,
+      logger: logger.child({ role: 'tier1' }),
+      metrics,
+    });
+  }
+  const tier2 = config.roles.has('tier2')
+    ? new Tier2Worker({
+        contracts: contracts.map((contract) => ({ contract, topic: topicOf(contract) })),
+        tables,
+        engine,
+        intervalMs: config.mergeIntervalMs,
+        maxRows: config.mergeMaxRows,
+        watermarkMs: config.dedupWatermarkMs,
+        retryMaxMs: config.retryMaxMs,
+        maintenance: { ...maintenance, vacuum: false, intervalMs: config.compactionIntervalMs },
+        logger: logger.child({ role: 'tier2' }),
+        metrics,
+      })
+    : undefined;
+  const compaction = config.roles.has('compaction')
+    ? new CompactionWorker({
+        contracts,
+        tables,
+        intervalMs: config.compactionIntervalMs,
+        retryMaxMs: config.retryMaxMs,
+        maintenance,
+        vacuumDerived: true,
+        logger: logger.child({ role: 'compaction' }),
+      })
+    : undefined;
+
+  let ops: OpsServer | undefined;
+  let started = false;
+  let stopping: Promise<void> | undefined;
+  const app: MergeApp = {
+    tier1,
+    tier2,
+    compaction,
+    tables,
+    contracts,
+    get opsPort() {
+      return ops?.port;
+    },
+    live: () => tier1?.live ?? true,
+    ready: () => started && stopping === undefined && (tier1?.ready ?? true) && (tier2?.healthy ?? true),
+    async start() {
+      ops = await startOpsServer({ port: config.opsPort, host: config.opsHost, metricsText: deps.metricsText, live: () => app.live(), ready: () => app.ready() });
+      await tier1?.start();
+      tier2?.start();
+      compaction?.start();
+      started = true;
+      logger.info({ roles: [...config.roles], contracts: contracts.map((c) => c.name), opsPort: ops.port }, 'merge-compaction started');
+    },
+    stop() {
+      stopping ??= (async () => {
+        await Promise.all([tier1?.stop(), tier2?.stop(), compaction?.stop()]);
+        await ops?.close();
+        logger.info('merge-compaction stopped');
+      })();
+      return stopping;
+    },
+  };
+  return app;
+}

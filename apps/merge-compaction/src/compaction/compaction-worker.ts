@@ -1,0 +1,63 @@
+import type { AnyContract } from '@sluice/contracts';
+import type { Logger } from '@sluice/telemetry';
+import { Periodic } from '../flow/periodic';
+import { KAFKA_PARTITION, KAFKA_OFFSET } from '../tables/layout';
+import type { TableSet } from '../tables/table-set';
+import { maintainTable, type MaintenanceOptions } from './maintenance';
+
+/** Options of {@link CompactionWorker}. */
+export interface CompactionOptions {
+  readonly contracts: readonly AnyContract[];
+  readonly tables: TableSet;
+  readonly intervalMs: number;
+  readonly retryMaxMs: number;
+  readonly maintenance: MaintenanceOptions;
+  /** Also vacuum silver and gold (their compaction runs in tier 2). */
+  readonly vacuumDerived: boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * The compaction role: bin-packs bronze's small files per (event_date, bucket) partition, sorted
+ * by Kafka coordinates so tier 2's offset ranges keep skipping files, and vacuums every table.
+ * Bronze compaction never conflicts with tier 1 (blind appends, DELTA.md §6); silver and gold
+ * are compacted by tier 2 itself, so this job never races a MERGE.
+ */
+export class CompactionWorker {
+  private readonly job: Periodic;
+  /** Counters tests read. */
+  readonly stats = { passes: 0, filesRemoved: 0, conflicts: 0, filesVacuumed: 0 };
+
+  constructor(private readonly o: CompactionOptions) {
+    this.job = new Periodic('compaction', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
+  }
+
+  start(): void {
+    this.job.start();
+  }
+
+  stop(): Promise<void> {
+    return this.job.stop();
+  }
+
+  /** One pass over every table. */
+  async tick(): Promise<boolean> {
+    for (const contract of this.o.contracts) {
+      const bronze = await this.o.tables.existing(contract.tables.bronze);
+      if (bronze) this.count(await maintainTable(bronze, this.o.maintenance, [KAFKA_PARTITION, KAFKA_OFFSET]));
+      if (!this.o.vacuumDerived || !this.o.maintenance.vacuum) continue;
+      for (const name of [contract.tables.silver, ...contract.aggregates.map((a) => a.table)]) {
+        const t = await this.o.tables.existing(name);
+        if (t) this.count(await maintainTable(t, { ...this.o.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER }));
+      }
+    }
+    this.stats.passes += 1;
+    return false;
+  }
+
+  private count(o: { filesRemoved: number; conflicts: number; filesVacuumed: number }): void {
+    this.stats.filesRemoved += o.filesRemoved;
+    this.stats.conflicts += o.conflicts;
+    this.stats.filesVacuumed += o.filesVacuumed;
+  }
+}

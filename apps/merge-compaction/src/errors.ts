@@ -1,0 +1,23 @@
+import { SluiceError } from '@sluice/errors';
+
+/** Every error code merge-compaction raises itself, with whether retrying may succeed. */
+export const MERGE_ERRORS = {
+  /** Another worker wrote this partition's offsets since this worker resumed it (zombie guard). */
+  MERGE_OFFSETS_MOVED: { retryable: false },
+  /** A valid-topic record has no value. */
+  MERGE_RECORD_EMPTY: { retryable: false },
+  /** A valid-topic record belongs to another contract than its topic's. */
+  MERGE_CONTRACT_MISMATCH: { retryable: false },
+  /** Storage is slow or failing; the step is retried with backoff. */
+  MERGE_STORAGE_RETRY: { retryable: true },
+  /** The configuration names a contract that does not exist. */
+  MERGE_CONTRACT_UNKNOWN: { retryable: false },
+} as const;
+
+/** One of {@link MERGE_ERRORS}. */
+export type MergeErrorCode = keyof typeof MERGE_ERRORS;
+
+/** A SluiceError with a merge-compaction code; retryable from the catalog. */
+export function mergeError(code: MergeErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  return new SluiceError(code, message, { retryable: MERGE_ERRORS[code].retryable, ...options });
+}

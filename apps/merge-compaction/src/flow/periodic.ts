@@ -1,0 +1,61 @@
+import type { Logger } from '@sluice/telemetry';
+import { Backoff, sleep } from './backoff';
+
+/**
+ * Runs `tick` every `intervalMs` (again at once when it returns true: "more to do"), backing
+ * off on errors, until stopped. Errors are logged, never thrown: a background job must not take
+ * the process down (invariant 8).
+ */
+export class Periodic {
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly backoff: Backoff;
+  private lastOk = Date.now();
+  /** Consecutive failed ticks. */
+  failures = 0;
+
+  constructor(
+    private readonly name: string,
+    private readonly intervalMs: number,
+    private readonly tick: (signal: AbortSignal) => Promise<boolean>,
+    private readonly logger: Logger,
+    retryMaxMs: number,
+  ) {
+    this.backoff = new Backoff(Math.min(100, intervalMs), retryMaxMs);
+  }
+
+  /** ms since the last successful tick. */
+  get sinceOkMs(): number {
+    return Date.now() - this.lastOk;
+  }
+
+  /** Starts the loop. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops after the running tick (which is never interrupted half-way: commits are atomic anyway). */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      let more = false;
+      try {
+        more = await this.tick(this.abort.signal);
+        this.failures = 0;
+        this.lastOk = Date.now();
+        this.backoff.reset();
+      } catch (err) {
+        this.failures += 1;
+        const delay = this.backoff.next();
+        this.logger.warn({ err, job: this.name, retryInMs: delay, failures: this.failures }, `${this.name} failed; retrying`);
+        await sleep(delay, this.abort.signal);
+        continue;
+      }
+      if (!more) await sleep(this.intervalMs, this.abort.signal);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type { LiveFile, Snapshot } from '@sluice/lake';
+
+/** A number from a stats value (number, bigint, or ISO timestamp string), or undefined. */
+function asNumber(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string') {
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? undefined : t;
+  }
+  return undefined;
+}
+
+/**
+ * A file filter keeping files whose `[min, max]` stats of `column` may overlap `[lo, hi]`
+ * (numbers; timestamps as epoch ms). Files without usable stats are kept: skipping is only
+ * ever an optimisation, never a filter of correctness.
+ */
+export function overlapping(snapshot: Snapshot, column: string, lo: number, hi: number): (file: LiveFile) => boolean {
+  return (file) => {
+    const stats = snapshot.stats(file);
+    const min = asNumber(stats?.minValues?.[column]);
+    const max = asNumber(stats?.maxValues?.[column]);
+    if (min === undefined || max === undefined) return true;
+    return min <= hi && max >= lo;
+  };
+}
+
+/** Both filters must keep the file. */
+export function both(a: (f: LiveFile) => boolean, b: (f: LiveFile) => boolean): (f: LiveFile) => boolean {
+  return (f) => a(f) && b(f);
+}
+
+/** Max of a column's max stats over files (epoch ms for timestamps), or undefined. */
+export function maxOfStats(snapshot: Snapshot, files: readonly LiveFile[], column: string): number | undefined {
+  let out: number | undefined;
+  for (const f of files) {
+    const v = asNumber(snapshot.stats(f)?.maxValues?.[column]);
+    if (v !== undefined && (out === undefined || v > out)) out = v;
+  }
+  return out;
+}
+
+/** Txn versions of `prefix<topic>-<partition>` appIds, by partition. */
+export function partitionTxns(snapshot: Snapshot, prefix: string, topic: string): Map<number, number> {
+  const out = new Map<number, number>();
+  const head = `${prefix}${topic}-`;
+  for (const [appId, version] of snapshot.txnVersions()) {
+    if (!appId.startsWith(head)) continue;
+    const p = Number(appId.slice(head.length));
+    if (Number.isInteger(p) && p >= 0) out.set(p, Number(version));
+  }
+  return out;
+}

@@ -1,0 +1,118 @@
+import type { AnyContract, GoldAggregate } from '@sluice/contracts';
+import { isSluiceError } from '@sluice/errors';
+import { LakeTable, type ColumnSpec, type Storage } from '@sluice/lake';
+import { BUCKET, EVENT_DATE, bronzeColumns, goldColumns, silverColumns } from './layout';
+
+/** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
+export type StorageFactory = (tableName: string) => Storage;
+
+/** Options of {@link TableSet}. */
+export interface TableSetOptions {
+  readonly storageFor: StorageFactory;
+  /** Prefix before every contract table name (tests, tenants). */
+  readonly tablePrefix: string;
+  readonly scratchDir?: string;
+}
+
+/**
+ * Opens (creating on first use) the bronze, silver and gold tables of contracts and evolves
+ * their schemas. Handles are cached: a LakeTable is stateless, every operation reads the log.
+ */
+export class TableSet {
+  private readonly tables = new Map<string, Promise<LakeTable>>();
+
+  constructor(private readonly options: TableSetOptions) {}
+
+  /** Full table name (prefix + contract table name). */
+  name(table: string): string {
+    return `${this.options.tablePrefix}${table}`;
+  }
+
+  /** The bronze table, created with `columns` (contract columns) when absent. */
+  bronze(contract: AnyContract, columns: readonly ColumnSpec[]): Promise<LakeTable> {
+    return this.openOrCreate(contract.tables.bronze, {
+      columns: bronzeColumns(columns),
+      partitionColumns: [EVENT_DATE, BUCKET],
+      // Append-only by protocol: a bug in this app cannot rewrite history.
+      properties: { 'delta.appendOnly': 'true' },
+      description: `bronze history of ${contract.name}`,
+    });
+  }
+
+  /** The silver table, created with `columns` (contract columns) when absent. */
+  silver(contract: AnyContract, columns: readonly ColumnSpec[]): Promise<LakeTable> {
+    return this.openOrCreate(contract.tables.silver, {
+      columns: silverColumns(columns),
+      partitionColumns: [BUCKET],
+      description: `${contract.kind === 'state' ? 'current state' : 'deduplicated events'} of ${contract.name}`,
+    });
+  }
+
+  /** A gold aggregate table. */
+  gold(contract: AnyContract, aggregate: GoldAggregate): Promise<LakeTable> {
+    return this.openOrCreate(aggregate.table, {
+      columns: goldColumns(contract, aggregate),
+      partitionColumns: [],
+      description: `gold ${aggregate.name} of ${contract.name}`,
+    });
+  }
+
+  /** The table if it exists, else undefined (readers must not create tables). */
+  async existing(table: string): Promise<LakeTable | undefined> {
+    const cached = this.tables.get(table);
+    if (cached) return cached;
+    const storage = this.options.storageFor(this.name(table));
+    try {
+      const opened = await LakeTable.open(storage, this.tableOptions(table));
+      this.tables.set(table, Promise.resolve(opened));
+      return opened;
+    } catch (err) {
+      if (isSluiceError(err, 'LAKE_NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Adds the `wanted` columns the table lacks, as nullable columns (metadata-only commit).
+   * Returns the names added (empty when the schema already had them).
+   */
+  async evolve(table: LakeTable, wanted: readonly ColumnSpec[]): Promise<string[]> {
+    const have = new Set((await table.snapshot()).schema.fields.map((f) => f.name));
+    const missing = wanted.filter((c) => !have.has(c.name)).map((c) => ({ ...c, nullable: true }));
+    if (missing.length === 0) return [];
+    await table.addColumns(missing);
+    return missing.map((c) => c.name);
+  }
+
+  private openOrCreate(table: string, spec: Parameters<typeof LakeTable.create>[1]): Promise<LakeTable> {
+    let p = this.tables.get(table);
+    if (!p) {
+      p = this.doOpenOrCreate(table, spec);
+      this.tables.set(table, p);
+      // A failed open (storage down) must not be cached forever.
+      p.catch(() => this.tables.delete(table));
+    }
+    return p;
+  }
+
+  private async doOpenOrCreate(table: string, spec: Parameters<typeof LakeTable.create>[1]): Promise<LakeTable> {
+    const storage = this.options.storageFor(this.name(table));
+    const options = this.tableOptions(table);
+    try {
+      return await LakeTable.open(storage, options);
+    } catch (err) {
+      if (!isSluiceError(err, 'LAKE_NOT_FOUND')) throw err;
+    }
+    try {
+      return await LakeTable.create(storage, { ...spec, name: this.name(table) }, options);
+    } catch (err) {
+      // Another worker created it first: use theirs.
+      if (isSluiceError(err, 'LAKE_TABLE_EXISTS')) return LakeTable.open(storage, options);
+      throw err;
+    }
+  }
+
+  private tableOptions(table: string) {
+    return { name: this.name(table), scratchDir: this.options.scratchDir };
+  }
+}

@@ -1,0 +1,74 @@
+import { placementOf, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
+import type { Issue } from '@sluice/errors';
+
+/** One consumed valid-topic record, decoded and placed, on its way into bronze. */
+export interface BronzeRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly contract: AnyContract;
+  /** The event flattened to the contract's latest columns (`toRow`). */
+  readonly row: Record<string, unknown>;
+  readonly eventId: string;
+  /** ms since epoch. */
+  readonly eventTimeMs: number;
+  /** Bronze partition values. */
+  readonly eventDate: string;
+  readonly bucket: number;
+  /** Contract version of the writer schema (drives schema evolution of the tables). */
+  readonly writerVersion: number | undefined;
+  /** Kafka record timestamp (when validate produced it), ms; freshness is measured from it. */
+  readonly producedAtMs: number | undefined;
+  /** Message size, bytes (memory accounting). */
+  readonly bytes: number;
+}
+
+/** The subset of a consumed message decoding needs. */
+export interface RawRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly value: Buffer | null;
+  readonly timestamp?: number;
+  readonly size: number;
+}
+
+/**
+ * Decodes a valid-topic record (Avro, either framing) into a {@link BronzeRecord}. A record that
+ * does not decode, or whose contract is not the one of its topic, is a bug upstream: it is
+ * returned as issues for the caller to count and log with its coordinates, never thrown.
+ */
+export function decodeRecord(
+  raw: RawRecord,
+  expected: AnyContract,
+  decoder: AvroDecoder,
+): { ok: true; value: BronzeRecord } | { ok: false; issues: Issue[] } {
+  if (raw.value === null) return { ok: false, issues: [{ code: 'MERGE_RECORD_EMPTY', path: '', message: 'record has no value' }] };
+  const decoded = decoder.decode(raw.value);
+  if (!decoded.ok) return decoded;
+  if (decoded.value.contract.name !== expected.name) {
+    return {
+      ok: false,
+      issues: [{ code: 'MERGE_CONTRACT_MISMATCH', path: '', message: `record of ${decoded.value.contract.name} on the topic of ${expected.name}` }],
+    };
+  }
+  const event = decoded.value.event as Record<string, unknown> & { event_id: string; event_time: number };
+  const place = placementOf(expected, event);
+  return {
+    ok: true,
+    value: {
+      topic: raw.topic,
+      partition: raw.partition,
+      offset: raw.offset,
+      contract: expected,
+      row: toRow(expected, event),
+      eventId: event.event_id,
+      eventTimeMs: event.event_time,
+      eventDate: place.eventDate,
+      bucket: place.bucket,
+      writerVersion: decoded.value.writerVersion,
+      producedAtMs: raw.timestamp,
+      bytes: raw.size + 64,
+    },
+  };
+}

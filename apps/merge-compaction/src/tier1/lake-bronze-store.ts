@@ -1,0 +1,85 @@
+import { keyBytes, murmur2, toPositive, type AnyContract } from '@sluice/contracts';
+import type { LakeQueryEngine } from '@sluice/lake';
+import { mergeError } from '../errors';
+import { contractColumns, BUCKET, EVENT_DATE, INGESTED_AT, KAFKA_OFFSET, KAFKA_PARTITION, KEY_HASH, PRODUCED_AT } from '../tables/layout';
+import { both, maxOfStats, overlapping } from '../tables/pruning';
+import type { TableSet } from '../tables/table-set';
+import type { BronzeRecord } from './bronze-record';
+import type { BronzeStore, PartitionCommit } from './bronze-store';
+import type { DedupKey } from './dedup-window';
+
+/** {@link BronzeStore} over libs/lake tables. */
+export class LakeBronzeStore implements BronzeStore {
+  constructor(
+    private readonly tables: TableSet,
+    private readonly engine: LakeQueryEngine,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async writtenOffsets(contract: AnyContract, appIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const table = await this.tables.existing(contract.tables.bronze);
+    if (!table) return out;
+    const snap = await table.snapshot();
+    for (const appId of appIds) {
+      const v = snap.txnVersion(appId);
+      if (v !== undefined) out.set(appId, Number(v));
+    }
+    return out;
+  }
+
+  async recentEventIds(contract: AnyContract, partition: number, watermarkMs: number): Promise<DedupKey[]> {
+    const table = await this.tables.existing(contract.tables.bronze);
+    if (!table) return [];
+    const snap = await table.snapshot();
+    const ofPartition = overlapping(snap, KAFKA_PARTITION, partition, partition);
+    const newest = maxOfStats(snap, snap.files.filter(ofPartition), 'event_time');
+    if (newest === undefined) return [];
+    const files = both(ofPartition, overlapping(snap, 'event_time', newest - watermarkMs, Infinity));
+    const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
+    try {
+      const rows = await session.query(
+        `WITH p AS (SELECT event_id, epoch_ms(event_time) AS t FROM bronze WHERE ${KAFKA_PARTITION} = $p)
+         SELECT event_id, t FROM p WHERE t >= (SELECT max(t) FROM p) - $w`,
+        { p: partition, w: watermarkMs },
+      );
+      return rows.map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) }));
+    } finally {
+      session.close();
+    }
+  }
+
+  async append(contract: AnyContract, records: readonly BronzeRecord[], partitions: readonly PartitionCommit[]): Promise<{ version: number }> {
+    const columns = contractColumns(contract, records.map((r) => r.writerVersion));
+    const table = await this.tables.bronze(contract, columns);
+    const snap = await table.snapshot();
+    for (const p of partitions) {
+      const inTable = snap.txnVersion(p.appId);
+      const current = inTable === undefined ? undefined : Number(inTable);
+      if (current !== p.expected) {
+        throw mergeError('MERGE_OFFSETS_MOVED', `${p.appId} is at ${String(current)} in the table, this worker resumed from ${String(p.expected)}`, {
+          details: { appId: p.appId, table: current, expected: p.expected },
+        });
+      }
+    }
+    // Schema evolution: a writer version with new fields adds nullable columns first.
+    const have = new Set(snap.schema.fields.map((f) => f.name));
+    if (columns.some((c) => !have.has(c.name))) await this.tables.evolve(table, columns);
+    const timestampCols = columns.filter((c) => c.type === 'timestamp').map((c) => c.name);
+    const ingestedAt = new Date(this.now()).toISOString();
+    const rows = records.map((r) => {
+      const row: Record<string, unknown> = { ...r.row };
+      for (const c of timestampCols) if (typeof row[c] === 'number') row[c] = new Date(row[c] as number).toISOString();
+      row[KEY_HASH] = toPositive(murmur2(keyBytes(r.contract.entityKey(r.row))));
+      row[BUCKET] = r.bucket;
+      row[EVENT_DATE] = r.eventDate;
+      row[KAFKA_PARTITION] = r.partition;
+      row[KAFKA_OFFSET] = r.offset;
+      row[INGESTED_AT] = ingestedAt;
+      row[PRODUCED_AT] = r.producedAtMs === undefined ? null : new Date(r.producedAtMs).toISOString();
+      return row;
+    });
+    const result = await table.append({ rows }, { txns: partitions.map((p) => ({ appId: p.appId, version: p.last })) });
+    return { version: result.version };
+  }
+}

@@ -1,0 +1,334 @@
+import type { AnyContract, AvroDecoder } from '@sluice/contracts';
+import { isSluiceError } from '@sluice/errors';
+import type { BatchConsumer, OnAssign, OnRevoke, PartitionRef, TopicPartitionOffset } from '@sluice/kafka';
+import type { Logger, SluiceMetrics } from '@sluice/telemetry';
+import { Backoff, sleep } from '../flow/backoff';
+import { BackpressureController } from '../flow/backpressure';
+import { decodeRecord, type BronzeRecord } from './bronze-record';
+import type { BronzeStore, PartitionCommit } from './bronze-store';
+import { DedupWindow } from './dedup-window';
+import { MicroBatcher, type BatchBounds } from './micro-batcher';
+import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-book';
+
+/** The consumer operations tier 1 uses (a libs/kafka BatchConsumer). */
+export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | 'resume' | 'paused' | 'assignment' | 'seek' | 'close'>;
+
+/** Creates the consumer with tier 1's rebalance hooks (so the table, not the group, decides offsets). */
+export type Tier1ConsumerFactory = (hooks: { onAssign: OnAssign; onRevoke: OnRevoke }) => Tier1Consumer;
+
+/** Options of {@link Tier1Worker}. */
+export interface Tier1Options {
+  readonly contracts: readonly AnyContract[];
+  /** Valid topic name → contract (topic names may carry a test/tenant prefix). */
+  readonly contractOfTopic: ReadonlyMap<string, AnyContract>;
+  readonly decoder: AvroDecoder;
+  readonly store: BronzeStore;
+  readonly createConsumer: Tier1ConsumerFactory;
+  readonly bounds: BatchBounds;
+  readonly maxBufferedBytes: number;
+  readonly dedupWatermarkMs: number;
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs: number;
+  readonly logger: Logger;
+  readonly metrics: SluiceMetrics;
+  readonly now?: () => number;
+}
+
+/** Per-partition state tier 1 owns while a partition is assigned. */
+interface Owned {
+  readonly contract: AnyContract;
+  readonly dedup: DedupWindow;
+}
+
+/**
+ * Tier 1: consumes the valid topics (read_committed), micro-batches, deduplicates by event_id
+ * and offset, and appends each batch to bronze with its offsets as `txn` actions in the same
+ * commit. See docs/design/merge-compaction.md, invariants 1–4, 8, 9.
+ */
+export class Tier1Worker {
+  private readonly book = new OffsetBook('bronze:');
+  private readonly owned = new Map<string, Owned>();
+  private readonly batcher: MicroBatcher<BronzeRecord>;
+  private readonly flow: BackpressureController;
+  private readonly backoff: Backoff;
+  private readonly now: () => number;
+  /** The closed batch being written (and retried), per contract. */
+  private pending: Map<string, BronzeRecord[]> | undefined;
+  private pendingBytes = 0;
+  private retryAt = 0;
+  private consumer: Tier1Consumer | undefined;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+  private readonly abort = new AbortController();
+  private failed: unknown;
+  /** Counters tests and /readyz read. */
+  readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0 };
+
+  constructor(private readonly options: Tier1Options) {
+    this.now = options.now ?? Date.now;
+    this.batcher = new MicroBatcher(options.bounds, this.now);
+    this.flow = new BackpressureController({ maxBufferedBytes: options.maxBufferedBytes });
+    this.backoff = new Backoff(options.retryBaseMs ?? 100, options.retryMaxMs);
+  }
+
+  /** True once connected and looping, and not stopping. */
+  get ready(): boolean {
+    return this.loop !== undefined && !this.stopping && this.failed === undefined;
+  }
+
+  /** False after the loop died on an unexpected error (liveness). */
+  get live(): boolean {
+    return this.failed === undefined;
+  }
+
+  /** Connects and starts the loop in the background. */
+  async start(): Promise<void> {
+    this.consumer = this.options.createConsumer({
+      onAssign: (parts) => this.onAssign(parts),
+      onRevoke: (parts) => this.onRevoke(parts),
+    });
+    await this.consumer.connect();
+    this.loop = this.run().catch((err) => {
+      this.failed = err;
+      this.options.logger.fatal({ err }, 'tier1 loop stopped on an unexpected error');
+    });
+  }
+
+  /**
+   * Stops: no new polls, waits for an in-flight commit (it is atomic either way), drops the open
+   * batch (re-read by the next owner from the table offsets), closes the consumer.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort();
+    await this.loop;
+    this.batcher.clear();
+    this.pending = undefined;
+    await this.consumer?.close().catch((err) => this.options.logger.warn({ err }, 'consumer close failed'));
+  }
+
+  private async run(): Promise<void> {
+    const consumer = this.consumer as Tier1Consumer;
+    while (!this.stopping) {
+      let messages;
+      try {
+        messages = await consumer.poll();
+      } catch (err) {
+        // A failed assignment hook or a transient client error: keep the process, back off.
+        this.options.logger.error({ err }, 'tier1 poll failed');
+        await sleep(this.backoff.next(), this.abort.signal);
+        continue;
+      }
+      for (const m of messages) this.take(m);
+      if (this.stopping) break;
+      if (this.pending === undefined && this.batcher.due() !== undefined) this.closeBatch();
+      if (this.pending !== undefined && this.now() >= this.retryAt) await this.writePending();
+      this.updateFlow(consumer);
+    }
+  }
+
+  private take(m: Parameters<typeof decodeRecord>[0]): void {
+    const tp = { topic: m.topic, partition: m.partition };
+    const owned = this.owned.get(tpKey(tp));
+    if (!owned || !this.book.accept(tp, m.offset)) return;
+    this.options.metrics.eventsIn.add(1, { outcome: 'consumed' });
+    const decoded = decodeRecord(m, owned.contract, this.options.decoder);
+    if (!decoded.ok) {
+      this.stats.undecodable += 1;
+      this.options.metrics.eventsOut.add(1, { outcome: 'error' });
+      this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, skipped');
+      return;
+    }
+    this.batcher.add(decoded.value, decoded.value.bytes);
+  }
+
+  private closeBatch(): void {
+    const batch = this.batcher.take();
+    if (!batch) return;
+    const byContract = new Map<string, BronzeRecord[]>();
+    for (const r of batch.records) {
+      const list = byContract.get(r.contract.name);
+      if (list) list.push(r);
+      else byContract.set(r.contract.name, [r]);
+    }
+    this.pending = byContract;
+    this.pendingBytes = batch.bytes;
+  }
+
+  private async writePending(): Promise<void> {
+    const pending = this.pending as Map<string, BronzeRecord[]>;
+    const started = performance.now();
+    for (const [name, records] of pending) {
+      const owned = records.filter((r) => this.book.owns(r));
+      if (owned.length === 0) {
+        pending.delete(name);
+        continue;
+      }
+      try {
+        await this.writeContract(owned[0].contract, owned);
+        pending.delete(name);
+      } catch (err) {
+        if (isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
+          pending.delete(name);
+          await this.resync(owned);
+          continue;
+        }
+        this.stats.storageFailures += 1;
+        const delay = this.backoff.next();
+        this.retryAt = this.now() + delay;
+        this.flow.storageFailed();
+        this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: 'error' });
+        this.options.logger.warn({ err, contract: name, retryInMs: delay, failures: this.backoff.failures }, 'bronze append failed, will retry the same batch');
+        return;
+      }
+    }
+    this.pending = undefined;
+    this.pendingBytes = 0;
+    this.backoff.reset();
+    this.flow.storageRecovered();
+    this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: 'ok' });
+  }
+
+  private async writeContract(contract: AnyContract, records: BronzeRecord[]): Promise<void> {
+    const byTp = new Map<string, BronzeRecord[]>();
+    for (const r of records) {
+      const key = tpKey(r);
+      const list = byTp.get(key);
+      if (list) list.push(r);
+      else byTp.set(key, [r]);
+    }
+    const keep: BronzeRecord[] = [];
+    let duplicates = 0;
+    for (const [key, list] of byTp) {
+      const verdict = (this.owned.get(key) as Owned).dedup.check(list);
+      keep.push(...verdict.keep);
+      duplicates += verdict.duplicates.length;
+    }
+    const partitions: PartitionCommit[] = [...lastOffsets(records).values()].map(({ tp, offset }) => ({
+      tp,
+      appId: this.book.appId(tp),
+      expected: this.book.writtenOffset(tp),
+      last: offset,
+    }));
+    const { version } = await this.options.store.append(contract, keep, partitions);
+    this.book.markWritten(lastOffsets(records));
+    const kept = new Set(keep);
+    for (const [key, list] of byTp) {
+      const owned = this.owned.get(key) as Owned;
+      owned.dedup.remember(list.filter((r) => kept.has(r)));
+    }
+    this.stats.written += keep.length;
+    this.stats.duplicates += duplicates;
+    this.stats.commits += 1;
+    this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok' });
+    if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate' });
+    this.options.logger.debug(
+      { table: contract.tables.bronze, version, rows: keep.length, duplicates, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
+      'bronze commit',
+    );
+  }
+
+  /** Another worker moved the offsets: re-read them from the table and seek there. */
+  private async resync(records: readonly BronzeRecord[]): Promise<void> {
+    const tps = [...lastOffsets(records).values()].map((v) => v.tp);
+    const contract = records[0].contract;
+    const written = await this.options.store.writtenOffsets(contract, tps.map((tp) => this.book.appId(tp)));
+    for (const tp of tps) {
+      const offset = this.book.assign(tp, written.get(this.book.appId(tp)));
+      this.batcher.retain((r) => tpKey(r) !== tpKey(tp), (r) => r.bytes);
+      const owned = this.owned.get(tpKey(tp));
+      if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition) });
+      this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
+      await this.consumer?.seek({ ...tp, offset }).catch(() => undefined);
+    }
+  }
+
+  private async onAssign(parts: PartitionRef[]): Promise<TopicPartitionOffset[]> {
+    const out: TopicPartitionOffset[] = [];
+    const byContract = new Map<AnyContract, PartitionRef[]>();
+    for (const p of parts) {
+      const contract = this.options.contractOfTopic.get(p.topic);
+      if (!contract) continue;
+      byContract.set(contract, [...(byContract.get(contract) ?? []), p]);
+    }
+    for (const [contract, list] of byContract) {
+      const written = await this.retrying('read bronze offsets', () =>
+        this.options.store.writtenOffsets(contract, list.map((p) => this.book.appId(p))),
+      );
+      for (const p of list) {
+        const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition));
+        const offset = this.book.assign(p, written.get(this.book.appId(p)));
+        this.owned.set(tpKey(p), { contract, dedup });
+        out.push({ topic: p.topic, partition: p.partition, offset });
+      }
+    }
+    this.options.logger.info({ partitions: out.map((o) => `${o.topic}-${o.partition}@${o.offset}`) }, 'partitions assigned, resuming from bronze offsets');
+    return out;
+  }
+
+  private onRevoke(parts: PartitionRef[]): void {
+    for (const p of parts) {
+      this.book.revoke(p);
+      this.owned.delete(tpKey(p));
+    }
+    // Buffered records of revoked partitions are dropped: the next owner re-reads them.
+    this.batcher.retain((r) => this.book.owns(r), (r) => r.bytes);
+    if (this.pending) {
+      for (const [name, records] of this.pending) {
+        const kept = records.filter((r) => this.book.owns(r));
+        if (kept.length === 0) this.pending.delete(name);
+        else this.pending.set(name, kept);
+      }
+      if (this.pending.size === 0) this.pending = undefined;
+      this.pendingBytes = [...(this.pending?.values() ?? [])].flat().reduce((s, r) => s + r.bytes, 0);
+    }
+    this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`) }, 'partitions revoked');
+  }
+
+  private async rebuildDedup(contract: AnyContract, partition: number): Promise<DedupWindow> {
+    const dedup = new DedupWindow(this.options.dedupWatermarkMs);
+    if (this.options.dedupWatermarkMs > 0) dedup.remember(await this.options.store.recentEventIds(contract, partition, this.options.dedupWatermarkMs));
+    return dedup;
+  }
+
+  /** Retries a storage read inside a rebalance hook (the hook must not give up on a slow store). */
+  private async retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const backoff = new Backoff(100, this.options.retryMaxMs);
+    for (;;) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (this.stopping) throw err;
+        const delay = backoff.next();
+        this.options.logger.warn({ err, retryInMs: delay }, `${what} failed, retrying`);
+        await sleep(delay, this.abort.signal);
+      }
+    }
+  }
+
+  private updateFlow(consumer: Tier1Consumer): void {
+    const buffered = this.batcher.heldBytes + this.pendingBytes;
+    this.stats.maxBufferedBytes = Math.max(this.stats.maxBufferedBytes, buffered);
+    const state = this.flow.setBuffered(buffered);
+    const assigned = consumer.assignment();
+    const pausedKeys = new Set(consumer.paused().map(tpKey));
+    if (state !== 'flowing') {
+      const toPause = assigned.filter((p) => !pausedKeys.has(tpKey(p)));
+      if (toPause.length > 0) {
+        consumer.pause(toPause);
+        this.options.logger.info({ state, bufferedBytes: buffered, partitions: toPause.length }, 'consumption paused');
+      }
+    } else if (pausedKeys.size > 0) {
+      consumer.resume(consumer.paused());
+      this.options.logger.info({ bufferedBytes: buffered }, 'consumption resumed');
+    }
+    for (const topic of new Set(assigned.map((p) => p.topic))) {
+      this.options.metrics.pausedPartitions.set(consumer.paused().filter((p) => p.topic === topic).length, { topic });
+    }
+  }
+}
+
+/** Exposed for tests: the partitions a list of records spans. */
+export function partitionsOf(records: readonly BronzeRecord[]): TopicPartition[] {
+  return [...lastOffsets(records).values()].map((v) => v.tp);
+}

@@ -1,0 +1,244 @@
+import type { AnyContract, GoldAggregate } from '@sluice/contracts';
+import type { ColumnSpec, LakeQueryEngine, LakeTable, Snapshot } from '@sluice/lake';
+import type { Logger, SluiceMetrics } from '@sluice/telemetry';
+import {
+  BRONZE_VERSION,
+  BUCKET,
+  EVENT_DATE,
+  INGESTED_AT,
+  KAFKA_OFFSET,
+  KAFKA_PARTITION,
+  KEY_HASH,
+  PRODUCED_AT,
+  WINDOW_MS,
+  WINDOW_START,
+  silverKeys,
+} from '../tables/layout';
+import { both, overlapping, partitionTxns } from '../tables/pruning';
+import type { TableSet } from '../tables/table-set';
+import { TombstoneMemory } from './tombstones';
+
+/** txn appId prefixes of the three tiers (docs/design/merge-compaction.md, "Tables"). */
+export const TXN_PREFIX = { bronze: 'bronze:', fold: 'fold:', gold: 'gold:' } as const;
+
+const BRONZE_ONLY = new Set([EVENT_DATE, KAFKA_PARTITION, KAFKA_OFFSET, INGESTED_AT, PRODUCED_AT, KEY_HASH, BUCKET]);
+
+/** Options of {@link ContractFolder}. */
+export interface FoldOptions {
+  readonly contract: AnyContract;
+  /** The contract's valid topic as consumed (with any prefix). */
+  readonly topic: string;
+  readonly tables: TableSet;
+  readonly engine: LakeQueryEngine;
+  /** Max bronze offsets folded per partition per step (the merge window). */
+  readonly maxRows: number;
+  readonly watermarkMs: number;
+  readonly logger: Logger;
+  readonly metrics: SluiceMetrics;
+  readonly now?: () => number;
+}
+
+/** What one step did. */
+export interface FoldOutcome {
+  readonly silverRows: number;
+  readonly goldWindows: number;
+  /** True when bronze had more than one window's worth pending (call again soon). */
+  readonly behind: boolean;
+}
+
+/** A bronze offset range of one partition: `(from, to]`. */
+interface Range {
+  readonly partition: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Tier 2 for one contract: folds bronze increments into silver (version-ordered MERGE through
+ * libs/lake) and recomputes the gold windows they touch. Progress lives in the target tables'
+ * `txn` actions, so a restarted or replaced worker resumes exactly (invariants 5 and 6).
+ * One folder per contract per deployment: silver and gold have a single writer.
+ */
+export class ContractFolder {
+  private tombstones: TombstoneMemory | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly o: FoldOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Runs one fold step; a no-op when silver and gold are up to date with bronze. */
+  async step(): Promise<FoldOutcome> {
+    const bronze = await this.o.tables.existing(this.o.contract.tables.bronze);
+    if (!bronze) return { silverRows: 0, goldWindows: 0, behind: false };
+    const bsnap = await bronze.snapshot();
+    const written = partitionTxns(bsnap, TXN_PREFIX.bronze, this.o.topic);
+    if (written.size === 0) return { silverRows: 0, goldWindows: 0, behind: false };
+    const contractCols = contractColumnsOf(bsnap);
+    const silver = await this.o.tables.silver(this.o.contract, contractCols);
+    await this.o.tables.evolve(silver, contractCols);
+    const s = await this.foldSilver(bronze, bsnap, silver, written);
+    let goldWindows = 0;
+    let behind = s.behind;
+    for (const aggregate of this.o.contract.aggregates) {
+      const g = await this.foldGold(bronze, bsnap, aggregate, written);
+      goldWindows += g.windows;
+      behind ||= g.behind;
+    }
+    return { silverRows: s.rows, goldWindows, behind };
+  }
+
+  private ranges(target: Snapshot, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean } {
+    const done = partitionTxns(target, prefix, this.o.topic);
+    const ranges: Range[] = [];
+    let behind = false;
+    for (const [partition, w] of written) {
+      const from = done.get(partition) ?? -1;
+      if (w <= from) continue;
+      const to = Math.min(w, from + this.o.maxRows);
+      behind ||= to < w;
+      ranges.push({ partition, from, to });
+    }
+    return { ranges, behind };
+  }
+
+  private async foldSilver(bronze: LakeTable, bsnap: Snapshot, silver: LakeTable, written: Map<number, number>) {
+    const ssnap = await silver.snapshot();
+    const { ranges, behind } = this.ranges(ssnap, TXN_PREFIX.fold, written);
+    if (ranges.length === 0) return { rows: 0, behind };
+    const contract = this.o.contract;
+    const tombstones = await this.tombstoneMemory(bronze, bsnap, ssnap);
+    const keys = silverKeys(contract);
+    const order = `ORDER BY version DESC, event_id DESC`;
+    const rows = await this.queryBronze(
+      bronze,
+      bsnap,
+      ranges,
+      (where) => `SELECT * EXCLUDE (${[EVENT_DATE, KAFKA_PARTITION, KAFKA_OFFSET, INGESTED_AT].join(', ')}),
+                    epoch_ms(${PRODUCED_AT}) AS __produced_ms, epoch_ms(event_time) AS __event_ms
+                  FROM bronze WHERE ${where}
+                  QUALIFY row_number() OVER (PARTITION BY ${keys.join(', ')} ${order}) = 1`,
+    );
+    const started = performance.now();
+    const source: Record<string, unknown>[] = [];
+    let oldestProduced = Infinity;
+    for (const r of rows) {
+      const key = contract.entityKey(r);
+      const version = Number(r.version);
+      if (contract.kind === 'state' && tombstones.supersedes(key, version)) continue;
+      if (r.__produced_ms !== null && r.__produced_ms !== undefined) oldestProduced = Math.min(oldestProduced, Number(r.__produced_ms));
+      source.push(r);
+    }
+    const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to }));
+    const result = await silver.merge({
+      source: { rows: source.map(stripHelpers) },
+      keys,
+      versionColumn: 'version',
+      deleteColumn: contract.kind === 'state' ? 'op' : undefined,
+      deleteValue: 'delete',
+      clusterColumn: KEY_HASH,
+      txns,
+    });
+    for (const r of source) {
+      if (r.op === 'delete') tombstones.remember(contract.entityKey(r), Number(r.version), Number(r.__event_ms));
+    }
+    tombstones.expire();
+    const table = this.o.tables.name(contract.tables.silver);
+    const seconds = (performance.now() - started) / 1000;
+    this.o.metrics.mergeDuration.record(seconds, { table });
+    this.o.metrics.commitDuration.record(seconds, { table, operation: 'MERGE' });
+    this.o.metrics.commits.add(1, { table, outcome: 'ok' });
+    this.o.metrics.mergeRewrittenBytes.add(result.bytesRewritten, { table });
+    if (result.version !== undefined) {
+      this.o.metrics.tableVersion.set(result.version, { table });
+      this.o.metrics.lastCommit.set(this.now() / 1000, { table });
+    }
+    if (Number.isFinite(oldestProduced)) this.o.metrics.freshness.record(Math.max(0, this.now() - oldestProduced) / 1000, { table });
+    this.o.logger.debug(
+      { table, version: result.version, rows: source.length, inserted: result.rowsInserted, updated: result.rowsUpdated, deleted: result.rowsDeleted, ranges },
+      'silver fold',
+    );
+    return { rows: source.length, behind };
+  }
+
+  private async foldGold(bronze: LakeTable, bsnap: Snapshot, aggregate: GoldAggregate, written: Map<number, number>) {
+    const gold = await this.o.tables.gold(this.o.contract, aggregate);
+    const gsnap = await gold.snapshot();
+    const { ranges, behind } = this.ranges(gsnap, TXN_PREFIX.gold, written);
+    if (ranges.length === 0) return { windows: 0, behind };
+    const w = aggregate.windowMs;
+    const windowRows = await this.queryBronze(bronze, bsnap, ranges, (where) => `SELECT DISTINCT (epoch_ms(event_time) // ${w}) * ${w} AS wm FROM bronze WHERE ${where}`);
+    const windows = windowRows.map((r) => Number(r.wm)).sort((a, b) => a - b);
+    let rows: Record<string, unknown>[] = [];
+    if (windows.length > 0) {
+      const lo = windows[0];
+      const hi = windows[windows.length - 1] + w - 1;
+      const files = overlapping(bsnap, 'event_time', lo, hi);
+      const groups = aggregate.groupBy.join(', ');
+      const measures = aggregate.measures
+        .map((m) => (m.fn === 'count' ? `count(*) AS ${m.name}` : `sum(${m.column}) AS ${m.name}`))
+        .join(', ');
+      const session = await this.o.engine.open({ bronze: { storage: bronze.storage, snapshot: bsnap, files } });
+      try {
+        rows = await session.queryJson(
+          `SELECT (epoch_ms(event_time) // ${w}) * ${w} AS ${WINDOW_MS},
+                  make_timestamptz(((epoch_ms(event_time) // ${w}) * ${w}) * 1000) AS ${WINDOW_START},
+                  ${groups}, ${measures}, ${bsnap.version} AS ${BRONZE_VERSION}
+           FROM bronze
+           WHERE op <> 'delete' AND (epoch_ms(event_time) // ${w}) * ${w} IN (${windows.join(', ')})
+             ${aggregate.groupBy.map((g) => `AND ${g} IS NOT NULL`).join(' ')}
+           GROUP BY ALL`,
+        );
+      } finally {
+        session.close();
+      }
+    }
+    const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.gold}${this.o.topic}-${r.partition}`, version: r.to }));
+    // Gold may only advance as far as silver-independent bronze offsets read in THIS snapshot:
+    // the recompute covers whole windows of bronze at bsnap, so any `to` ≤ written is sound.
+    await gold.merge({ source: { rows }, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: BRONZE_VERSION, clusterColumn: WINDOW_MS, txns });
+    return { windows: windows.length, behind };
+  }
+
+  /** Runs `sql(where)` over bronze files that may hold rows of `ranges`. */
+  private async queryBronze(bronze: LakeTable, bsnap: Snapshot, ranges: readonly Range[], sql: (where: string) => string) {
+    const filters = ranges.map((r) => both(overlapping(bsnap, KAFKA_PARTITION, r.partition, r.partition), overlapping(bsnap, KAFKA_OFFSET, r.from + 1, r.to)));
+    const where = ranges.map((r) => `(${KAFKA_PARTITION} = ${r.partition} AND ${KAFKA_OFFSET} > ${r.from} AND ${KAFKA_OFFSET} <= ${r.to})`).join(' OR ');
+    const session = await this.o.engine.open({ bronze: { storage: bronze.storage, snapshot: bsnap, files: (f) => filters.some((keep) => keep(f)) } });
+    try {
+      return await session.queryJson(sql(`(${where})`));
+    } finally {
+      session.close();
+    }
+  }
+
+  /** Rebuilt from bronze once per process: folded tombstones within the watermark. */
+  private async tombstoneMemory(bronze: LakeTable, bsnap: Snapshot, ssnap: Snapshot): Promise<TombstoneMemory> {
+    if (this.tombstones) return this.tombstones;
+    const memory = new TombstoneMemory(this.o.watermarkMs);
+    const folded = partitionTxns(ssnap, TXN_PREFIX.fold, this.o.topic);
+    if (this.o.contract.kind === 'state' && folded.size > 0) {
+      const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
+      const rows = await this.queryBronze(
+        bronze,
+        bsnap,
+        ranges,
+        (where) => `WITH d AS (SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where})
+                    SELECT * FROM d WHERE __event_ms >= (SELECT max(__event_ms) FROM d) - ${this.o.watermarkMs}`,
+      );
+      for (const r of rows) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
+    }
+    this.tombstones = memory;
+    return memory;
+  }
+}
+
+/** The contract columns of bronze's current schema (so silver follows bronze's evolution). */
+function contractColumnsOf(bsnap: Snapshot): ColumnSpec[] {
+  return bsnap.schema.fields.filter((f) => !BRONZE_ONLY.has(f.name)).map((f) => ({ name: f.name, type: f.type, nullable: f.nullable }));
+}
+
+function stripHelpers(r: Record<string, unknown>): Record<string, unknown> {
+  const { __produced_ms: _p, __event_ms: _e, [PRODUCED_AT]: _pa, ...rest } = r;
+  return rest;
+}
