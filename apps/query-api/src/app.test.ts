@@ -86,7 +86,7 @@ async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?:
       { name: 'dash', token: DASH, tables: ['orders_silver'] },
       { name: 'admin', token: ADMIN, tables: ['*'] },
     ]),
-    lookups: { orders_silver: { keyColumn: 'order_id', bucket: { column: 'bucket', bucketOf: () => 2 } } },
+    lookups: { orders_silver: { keyColumns: ['order_id'], separator: '|', bucket: { column: 'bucket', bucketOf: () => 2 } } },
     dashboard: { refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
     isReady: () => opts.ready ?? true,
     metrics: async () => '# HELP x\n',

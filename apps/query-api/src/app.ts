@@ -1,13 +1,13 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TokenAuth } from './auth/tokens';
 import { queryError } from './errors';
 import { errorHandler } from './http/errors-http';
-import type { QueryService } from './query/query-service';
+import type { EntityLookup, QueryService } from './query/query-service';
 import { registerAuth } from './routes/auth-hook';
 import { type DashboardSettings, dashboardRoutes } from './routes/dashboard';
-import { type EntityLookup, tableRoutes } from './routes/tables';
+import { tableRoutes } from './routes/tables';
 
 /** Everything the HTTP layer needs, built by main.ts (or a test). */
 export interface AppDeps {
@@ -20,6 +20,8 @@ export interface AppDeps {
   isReady: () => boolean;
   /** Prometheus exposition text, when telemetry is wired. */
   metrics?: () => Promise<string>;
+  /** An `onResponse` hook (HTTP metrics). */
+  onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   bodyLimit: number;
   logger?: boolean | { level: string };
 }
@@ -33,6 +35,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // body value into another type (null would become "" and match the wrong rows).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    // Per-request lines would dominate the logs of a polled API; metrics count requests instead.
+    disableRequestLogging: true,
   });
   app.setErrorHandler(errorHandler);
   // Only JSON bodies: a text/plain body would otherwise reach the schema as a string.
@@ -57,6 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  if (deps.onResponse) app.addHook('onResponse', deps.onResponse);
   registerAuth(app, deps.auth);
 
   app.get('/healthz', { schema: { tags: ['ops'], summary: 'Liveness' } }, async () => ({ status: 'ok' }));

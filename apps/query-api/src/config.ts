@@ -1,4 +1,6 @@
 import { type ConfigOf, int, json, list, loadConfig, oneOf, str } from '@sluice/config';
+import { CONTRACTS } from '@sluice/contracts';
+import { telemetryConfigFields } from '@sluice/telemetry';
 import type { TokenGrant } from './auth/tokens';
 
 function checkTokens(v: unknown): string | undefined {
@@ -17,13 +19,17 @@ function checkTokens(v: unknown): string | undefined {
   return undefined;
 }
 
+/** Every bronze, silver and gold table the contracts define. */
+function defaultTables(): string[] {
+  return Object.values(CONTRACTS).flatMap((c) => [c.tables.bronze, c.tables.silver, ...c.aggregates.map((a) => a.table)]);
+}
+
 /** Environment of query-api; loaded once at start, every problem reported at once. */
 export const configSchema = {
   host: str('QUERY_API_HOST', { default: '127.0.0.1', doc: 'listen address' }),
   port: int('QUERY_API_PORT', { default: 8083, min: 0, max: 65535 }),
-  logLevel: oneOf('QUERY_API_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, { default: 'info' }),
   lakeRoot: str('QUERY_API_LAKE_ROOT', { doc: 'directory holding the tables, or s3://bucket/prefix' }),
-  tables: list('QUERY_API_TABLES', { doc: 'table names to serve (directories under the lake root)' }),
+  tables: list('QUERY_API_TABLES', { default: defaultTables(), doc: 'table names to serve (directories under the lake root)' }),
   tokens: json<TokenGrant[]>('QUERY_API_TOKENS', checkTokens, {
     secret: true,
     doc: 'JSON [{"name":"dash","token":"…","tables":["orders_silver"]}]',
@@ -33,6 +39,7 @@ export const configSchema = {
   s3AccessKeyId: str('QUERY_API_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, secret: true }),
   s3SecretAccessKey: str('QUERY_API_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, secret: true }),
   cacheDir: str('QUERY_API_CACHE_DIR', { default: '/tmp/sluice-query-api-cache', doc: 'local copies of S3 files' }),
+  s3CacheBytesPerTable: int('QUERY_API_S3_CACHE_BYTES_PER_TABLE', { default: 2 * 1024 ** 3, min: 1024 * 1024, doc: 'bound of the local S3 file cache per table' }),
   maxRows: int('QUERY_API_MAX_ROWS', { default: 10_000, min: 1, max: 1_000_000 }),
   queryTimeoutMs: int('QUERY_API_QUERY_TIMEOUT_MS', { default: 10_000, min: 10, max: 600_000 }),
   maxConcurrent: int('QUERY_API_MAX_CONCURRENT', { default: 4, min: 1, max: 256 }),
@@ -46,6 +53,14 @@ export const configSchema = {
   bodyLimit: int('QUERY_API_BODY_LIMIT_BYTES', { default: 256 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
   duckdbThreads: int('QUERY_API_DUCKDB_THREADS', { default: 2, min: 1, max: 64 }),
   duckdbMemoryMb: int('QUERY_API_DUCKDB_MEMORY_MB', { default: 1024, min: 64 }),
+  shutdownTimeoutMs: int('QUERY_API_SHUTDOWN_TIMEOUT_MS', { default: 10_000, min: 0, max: 120_000 }),
+  dashboardRefreshMs: int('QUERY_API_DASHBOARD_REFRESH_MS', { default: 5_000, min: 250, max: 600_000 }),
+  dashboardInterval: oneOf('QUERY_API_DASHBOARD_INTERVAL', ['10s', '1m', '5m', '15m', '1h'] as const, { default: '1m' }),
+  dashboardBuckets: int('QUERY_API_DASHBOARD_BUCKETS', { default: 60, min: 1, max: 1000 }),
+  dashboardOrdersTable: str('QUERY_API_DASHBOARD_ORDERS_TABLE', { default: CONTRACTS.orders.tables.silver }),
+  dashboardThroughputTable: str('QUERY_API_DASHBOARD_THROUGHPUT_TABLE', { default: CONTRACTS.orders.tables.bronze }),
+  dashboardDlqTable: str('QUERY_API_DASHBOARD_DLQ_TABLE', { default: '', allowEmpty: true, doc: 'table of DLQ records (reason, event_time); empty: none' }),
+  ...telemetryConfigFields,
 };
 
 /** The loaded configuration. */

@@ -1,1 +1,132 @@
-export {};
+import * as path from 'node:path';
+import { describeConfig } from '@sluice/config';
+import { CONTRACTS, KEY_SEPARATOR, bucketOf } from '@sluice/contracts';
+import { LakeQueryEngine, LocalStorage, S3Storage, type Storage } from '@sluice/lake';
+import { createTelemetry, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { buildApp } from './app';
+import { TokenAuth } from './auth/tokens';
+import { ResultCache } from './cache/result-cache';
+import { type QueryApiConfig, configSchema, loadQueryApiConfig } from './config';
+import { LakeAdapter } from './lake/lake-adapter';
+import { SnapshotTracker } from './lake/snapshots';
+import { Limiter } from './limits/limiter';
+import { type EntityLookup, QueryService } from './query/query-service';
+
+// The only module that touches process: config from env, wiring, signals.
+async function main(): Promise<void> {
+  const config = loadQueryApiConfig(process.env);
+  const telemetry = createTelemetry({ service: 'query-api', ...telemetryOptionsFromConfig(config) });
+  const log = telemetry.logger;
+  log.info({ config: describeConfig(configSchema, config) }, 'query-api starting');
+
+  const s3 = parseS3Root(config.lakeRoot);
+  const engine = await LakeQueryEngine.create({
+    locked: true,
+    // DuckDB may read the lake directory (or, for S3, the local file cache) and nothing else.
+    allowedDirectories: [s3 ? config.cacheDir : path.resolve(config.lakeRoot)],
+    threads: config.duckdbThreads,
+    memoryLimit: `${config.duckdbMemoryMb}MB`,
+  });
+  const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config, s3), engine });
+  const service = new QueryService(
+    lake,
+    new SnapshotTracker(lake, config.snapshotRefreshMs),
+    new ResultCache(config.cacheEntries, config.cacheBytes),
+    new Limiter(config.maxConcurrent, config.maxQueued, config.queueWaitMs),
+    {
+      maxRows: config.maxRows,
+      queryTimeoutMs: config.queryTimeoutMs,
+      waitTimeoutMs: config.waitTimeoutMs,
+      eventTimeColumn: config.eventTimeColumn,
+      onAnswer: (f) => telemetry.metrics.tableVersion.set(f.version, { table: f.table }),
+    },
+  );
+
+  let ready = false;
+  const app = await buildApp({
+    service,
+    auth: new TokenAuth(config.tokens),
+    lookups: contractLookups(),
+    dashboard: {
+      refreshMs: config.dashboardRefreshMs,
+      interval: config.dashboardInterval,
+      buckets: config.dashboardBuckets,
+      freshnessTables: [],
+      throughput: { table: config.dashboardThroughputTable, timeColumn: 'event_time' },
+      orders: { table: config.dashboardOrdersTable, statusColumn: 'status', timeColumn: 'event_time' },
+      dlq: config.dashboardDlqTable ? { table: config.dashboardDlqTable, reasonColumn: 'reason', timeColumn: 'event_time' } : undefined,
+    },
+    isReady: () => ready,
+    metrics: () => telemetry.metricsText(),
+    onResponse: httpMetricsHook(telemetry.metrics),
+    bodyLimit: config.bodyLimit,
+    logger: { level: config.logLevel },
+  });
+  const address = await app.listen({ host: config.host, port: config.port });
+  ready = true;
+  log.info({ address, tables: config.tables }, 'query-api listening');
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    ready = false; // /readyz turns 503 so the load balancer stops sending new requests
+    log.info({ signal }, 'query-api draining');
+    const timer = setTimeout(() => {
+      log.error('shutdown timed out');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    // fastify.close() stops accepting and waits for in-flight requests.
+    app
+      .close()
+      .then(() => lake.close())
+      .then(() => telemetry.shutdown())
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function parseS3Root(root: string): { bucket: string; prefix: string } | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(root);
+  return m ? { bucket: m[1], prefix: m[2].replace(/\/+$/, '') } : undefined;
+}
+
+function storageFactory(config: QueryApiConfig, s3: { bucket: string; prefix: string } | undefined): (table: string) => Storage {
+  if (!s3) return (table) => new LocalStorage(path.join(path.resolve(config.lakeRoot), table));
+  const credentials = config.s3AccessKeyId ? { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } : undefined;
+  return (table) =>
+    new S3Storage({
+      bucket: s3.bucket,
+      prefix: s3.prefix ? `${s3.prefix}/${table}` : table,
+      endpoint: config.s3Endpoint || undefined,
+      region: config.s3Region,
+      credentials,
+      cache: { dir: path.join(config.cacheDir, table), maxBytes: config.s3CacheBytesPerTable },
+    });
+}
+
+/** Entity lookups for every state contract's silver table, bucketed as merge-compaction writes it. */
+function contractLookups(): Record<string, EntityLookup> {
+  const out: Record<string, EntityLookup> = {};
+  for (const c of Object.values(CONTRACTS)) {
+    if (c.kind !== 'state') continue;
+    out[c.tables.silver] = {
+      keyColumns: [...c.keyFields],
+      separator: KEY_SEPARATOR,
+      bucket: { column: 'bucket', bucketOf: (key) => bucketOf(key, c.buckets) },
+    };
+  }
+  return out;
+}
+
+main().catch((err: unknown) => {
+  // Config errors list every problem; print them plainly, then fail.
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

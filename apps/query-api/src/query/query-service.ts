@@ -5,7 +5,17 @@ import type { SnapshotTracker } from '../lake/snapshots';
 import type { Limiter } from '../limits/limiter';
 import { type OutputKind, compileQuery } from './compile';
 import { pruneFiles } from './prune';
-import type { AsOf, QueryRequest, WaitFor } from './query-types';
+import type { AsOf, Filter, QueryRequest, WaitFor } from './query-types';
+
+/** How a table's rows are found by entity key (from the contract). */
+export interface EntityLookup {
+  /** Key columns in key order. */
+  keyColumns: string[];
+  /** Joins the parts of a composite key in the key string (contracts' KEY_SEPARATOR). */
+  separator: string;
+  /** Partition column holding `bucketOf(key)`; lookups read only that bucket's files. */
+  bucket?: { column: string; bucketOf(key: string): number };
+}
 
 /** Where a table stands: carried by every answer so a dashboard knows how fresh it is. */
 export interface Freshness {
@@ -47,6 +57,8 @@ export interface QueryServiceOptions {
   waitTimeoutMs: number;
   /** Column whose max statistic is the table's max event time. */
   eventTimeColumn: string;
+  /** Called with the freshness of every answer (metrics). */
+  onAnswer?: (freshness: Freshness) => void;
 }
 
 /** Resolves snapshots (time travel, read-your-writes), compiles, prunes, caches and runs queries. */
@@ -85,6 +97,12 @@ export class QueryService {
   }
 
   freshness(s: TableSnapshot): Freshness {
+    const f = this.computeFreshness(s);
+    this.options.onAnswer?.(f);
+    return f;
+  }
+
+  private computeFreshness(s: TableSnapshot): Freshness {
     let maxEvent: number | undefined;
     for (const f of s.files) {
       const v = f.stats?.maxValues?.[this.options.eventTimeColumn];
@@ -124,6 +142,35 @@ export class QueryService {
     const started = Date.now();
     const snapshot = await this.snapshot(table, request.asOf, request.waitFor);
     const { asOf: _a, waitFor: _w, ...shapeOfQuery } = request;
+    return this.run(snapshot, shapeOfQuery, started);
+  }
+
+  /**
+   * The row of one entity: key columns equal to the key's parts and, when the table is bucketed,
+   * only the key's bucket read. Throws QUERY_ENTITY_NOT_FOUND (with freshness) when absent.
+   */
+  async lookup(table: string, lookup: EntityLookup, key: string, asOf?: AsOf, waitFor?: WaitFor): Promise<{ entity: Record<string, unknown>; freshness: Freshness; stats: QueryAnswer['stats'] }> {
+    const started = Date.now();
+    const snapshot = await this.snapshot(table, asOf, waitFor);
+    const parts = lookup.keyColumns.length === 1 ? [key] : key.split(lookup.separator);
+    if (parts.length !== lookup.keyColumns.length) {
+      throw queryError('QUERY_VALUE_INVALID', `key ${JSON.stringify(key)} needs ${lookup.keyColumns.length} parts joined by ${JSON.stringify(lookup.separator)}`);
+    }
+    const where: Filter[] = lookup.keyColumns.map((column, i) => ({ column, op: '=', value: parts[i] }));
+    // Bucket pruning only when this version of the table is bucketed by that column.
+    if (lookup.bucket && snapshot.shape.partitionColumns.includes(lookup.bucket.column)) {
+      where.push({ column: lookup.bucket.column, op: '=', value: lookup.bucket.bucketOf(key) });
+    }
+    const answer = await this.run(snapshot, { where, limit: 1 }, started);
+    if (answer.rows.length === 0) {
+      throw queryError('QUERY_ENTITY_NOT_FOUND', `${JSON.stringify(key)} in ${table} at version ${snapshot.version}`, { freshness: answer.freshness });
+    }
+    return { entity: answer.rows[0], freshness: answer.freshness, stats: answer.stats };
+  }
+
+  private async run(snapshot: TableSnapshot, shapeOfQuery: Omit<QueryRequest, 'asOf' | 'waitFor'>, started: number): Promise<QueryAnswer> {
+    const table = snapshot.table;
+    const request = shapeOfQuery;
     const key = `${table}@${snapshot.version}:${canonicalJson(shapeOfQuery)}`;
     const hit = this.cache.get(key);
     if (hit) {

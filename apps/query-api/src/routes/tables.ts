@@ -1,17 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { isSluiceError } from '@sluice/errors';
 import { queryError } from '../errors';
 import { type ReadOptionsQuery, parseReadOptions, readOptionsQuerySchema } from '../http/request-options';
-import type { QueryService } from '../query/query-service';
+import type { EntityLookup, QueryService } from '../query/query-service';
 import type { QueryRequest } from '../query/query-types';
 import { queryBodySchema } from '../query/query-schema';
 import { principalOf, requireRead } from './auth-hook';
-
-/** How a table's rows are found by entity key: the key column and, when bucketed, the bucket. */
-export interface EntityLookup {
-  keyColumn: string;
-  /** Partition column holding `bucketOf(key)`; lookups read only that bucket's files. */
-  bucket?: { column: string; bucketOf(key: string): number };
-}
 
 const TABLE_PARAM = {
   type: 'object',
@@ -29,8 +23,18 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
     async (request) => {
       const principal = principalOf(request);
       const visible = service.tables().filter((t) => principal.canRead(t));
-      const tables = await Promise.all(visible.map(async (t) => service.describe(await service.snapshot(t))));
-      return { tables };
+      const described = await Promise.all(
+        visible.map(async (t) => {
+          try {
+            return service.describe(await service.snapshot(t));
+          } catch (err) {
+            // A configured table that has no commit yet is simply not listed.
+            if (isSluiceError(err, 'QUERY_TABLE_UNKNOWN')) return undefined;
+            throw err;
+          }
+        }),
+      );
+      return { tables: described.filter((d) => d !== undefined) };
     },
   );
 
@@ -75,15 +79,7 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
       const lookup = lookups[table];
       if (!lookup) throw queryError('QUERY_LOOKUP_UNSUPPORTED', table, { table });
       const { asOf, waitFor } = parseReadOptions(request.query);
-      const where: QueryRequest['where'] = [{ column: lookup.keyColumn, op: '=', value: key }];
-      if (lookup.bucket) where.push({ column: lookup.bucket.column, op: '=', value: lookup.bucket.bucketOf(key) });
-      const answer = await service.query(table, { where, limit: 1, asOf, waitFor });
-      if (answer.rows.length === 0) {
-        throw queryError('QUERY_ENTITY_NOT_FOUND', `${JSON.stringify(key)} in ${table} at version ${answer.freshness.version}`, {
-          freshness: answer.freshness,
-        });
-      }
-      return { entity: answer.rows[0], freshness: answer.freshness, stats: answer.stats };
+      return service.lookup(table, lookup, key, asOf, waitFor);
     },
   );
 
