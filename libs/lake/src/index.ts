@@ -11,6 +11,7 @@ export {
   type CreateTableSpec,
   type TxnSpec,
   type AppendResult,
+  type AppendOptions,
   type MergeSpec,
   type MergeResult,
   type AmortiseOptions,

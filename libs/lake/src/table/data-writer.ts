@@ -53,27 +53,36 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
   });
   const pAliases = partFields.map((_, i) => `__p${i}`);
   const pExprs = partFields.map((f, i) => `${partitionValueSql(ident(f.name), f.type)} AS ${pAliases[i]}`);
-  const sort = input.sortBy?.length ? input.sortBy.map(ident).join(', ') : undefined;
-  const chunk = input.maxRowsPerFile
-    ? `(row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort ? `ORDER BY ${sort}` : ''}) - 1) // ${Math.max(1, Math.floor(input.maxRowsPerFile))}`
-    : '0';
-  const groupKey = [...pAliases, '__chunk'];
   const dataCols = dataFields.map((f) => ident(f.name));
+  const groupCols = [...pAliases, '__chunk'];
 
-  await conn.run(
-    `CREATE TEMP TABLE ${work} AS
-     WITH src AS (SELECT ${[...schema.fields.map((f) => ident(f.name)), ...pExprs].join(', ')} FROM (${input.sourceSql})),
-          chunked AS (SELECT *, ${chunk} AS __chunk FROM src)
-     SELECT *, dense_rank() OVER (ORDER BY ${groupKey.join(', ')}) AS __g FROM chunked`,
-  );
+  await conn.run(`CREATE TEMP TABLE ${work} AS SELECT ${[...schema.fields.map((f) => ident(f.name)), ...pExprs, '0::BIGINT AS __chunk'].join(', ')} FROM (${input.sourceSql})`);
+  const groupsTable = `__lake_g_${id}`;
   try {
-    const statsRows = await groupStats(conn, work, dataFields, pAliases, partitionColumns);
-    if (statsRows.size === 0) return { adds: [], rows: 0, bytes: 0 };
+    const max = input.maxRowsPerFile ? Math.max(1, Math.floor(input.maxRowsPerFile)) : undefined;
+    if (max !== undefined) {
+      // Chunking needs a sort; pay for it only when some partition is larger than one file.
+      const perPartition = `SELECT count(*) AS n FROM ${work}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''}`;
+      const largest = (await conn.runAndReadAll(`SELECT max(n) FROM (${perPartition})`)).getRows()[0][0];
+      if (Number(largest ?? 0) > max) {
+        const sort = input.sortBy?.length ? `ORDER BY ${input.sortBy.map(ident).join(', ')}` : '';
+        await conn.run(
+          `CREATE OR REPLACE TEMP TABLE ${work} AS SELECT * REPLACE ((row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort}) - 1) // ${max} AS __chunk) FROM ${work}`,
+        );
+      }
+    }
+    const groups = await groupStats(conn, work, dataFields, pAliases, partitionColumns);
+    if (groups.length === 0) return { adds: [], rows: 0, bytes: 0 };
+    await conn.run(`CREATE TEMP TABLE ${groupsTable} (${[...pAliases.map((p) => `${p} VARCHAR`), '__chunk BIGINT', '__g INTEGER'].join(', ')})`);
+    await conn.run(
+      `INSERT INTO ${groupsTable} VALUES ${groups.map((g, i) => `(${[...partitionColumns.map((c) => (g.partitionValues[c] === null ? 'NULL' : sqlString(g.partitionValues[c] as string))), String(g.chunk), String(i)].join(', ')})`).join(', ')}`,
+    );
+    const joinOn = groupCols.map((c) => `w.${c} IS NOT DISTINCT FROM g.${c}`).join(' AND ');
     const outDir = path.join(input.scratchDir, id);
     await fs.mkdir(outDir, { recursive: true });
     try {
       const copied = await conn.runAndReadAll(
-        `COPY (SELECT ${[...dataCols, '__g'].join(', ')} FROM ${work}) TO ${sqlString(outDir)}
+        `COPY (SELECT ${[...dataCols.map((c) => `w.${c}`), 'g.__g'].join(', ')} FROM ${work} w JOIN ${groupsTable} g ON ${joinOn}) TO ${sqlString(outDir)}
          (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (__g), FILENAME_PATTERN 'part-{uuid}', RETURN_FILES true)`,
       );
       const files = (copied.getRowObjectsJS()[0]?.Files as string[] | undefined) ?? [];
@@ -88,7 +97,7 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
       let rows = 0;
       let bytes = 0;
       for (const [g, groupFiles] of byGroup) {
-        const group = statsRows.get(g);
+        const group = groups[g];
         if (!group) throw lakeError('LAKE_QUERY_FAILED', `DuckDB wrote group ${g} that has no rows`);
         // DuckDB may split one partition into several files; then each file needs its own stats.
         const perFile = groupFiles.length === 1 ? [{ file: groupFiles[0], stats: group.stats }] : await Promise.all(groupFiles.map(async (file) => ({ file, stats: await fileStats(conn, file, dataFields) })));
@@ -115,6 +124,7 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
     }
   } finally {
     await conn.run(`DROP TABLE IF EXISTS ${work}`);
+    await conn.run(`DROP TABLE IF EXISTS ${groupsTable}`);
   }
 }
 
@@ -126,18 +136,17 @@ interface StatsJson {
 }
 
 async function groupStats(conn: DuckDBConnection, table: string, fields: DeltaField[], pAliases: string[], partitionColumns: readonly string[]) {
-  const select = ['__g', 'count(*)::BIGINT AS __n', ...pAliases.map((p) => `any_value(${p}) AS ${p}`), ...statExprs(fields)];
-  const result = await conn.runAndReadAll(`SELECT ${select.join(', ')} FROM ${table} GROUP BY __g`);
-  const out = new Map<number, { partitionValues: Record<string, string | null>; stats: StatsJson }>();
-  for (const row of result.getRows()) {
+  const select = [...pAliases, '__chunk', 'count(*)::BIGINT AS __n', ...statExprs(fields)];
+  const result = await conn.runAndReadAll(`SELECT ${select.join(', ')} FROM ${table} GROUP BY ${[...pAliases, '__chunk'].join(', ')}`);
+  return result.getRows().map((row) => {
     const partitionValues: Record<string, string | null> = {};
     partitionColumns.forEach((c, i) => {
-      const v = row[2 + i];
+      const v = row[i];
       partitionValues[c] = v === null || v === undefined ? null : String(v);
     });
-    out.set(Number(row[0]), { partitionValues, stats: toStats(row.slice(2 + pAliases.length), Number(row[1]), fields) });
-  }
-  return out;
+    const base = pAliases.length;
+    return { partitionValues, chunk: Number(row[base]), stats: toStats(row.slice(base + 2), Number(row[base + 1]), fields) };
+  });
 }
 
 /** Per column: null count, then min and max rendered as strings (null when not allowed/unsafe). */

@@ -48,6 +48,16 @@ export interface TxnSpec {
   version: number | bigint;
 }
 
+/** Options of {@link LakeTable.append}. */
+export interface AppendOptions {
+  /** `txn` actions committed atomically with the data. */
+  txns?: readonly TxnSpec[];
+  /** Split each partition's rows into files of at most this many rows (ordered by `sortBy`). */
+  maxRowsPerFile?: number;
+  /** Columns that order rows into files (clustering: narrow min/max per file). */
+  sortBy?: readonly string[];
+}
+
 /** Result of an append. */
 export interface AppendResult extends CommitResult {
   rows: number;
@@ -251,14 +261,14 @@ export class LakeTable {
    * Never conflicts with other appends; conflicts only when a concurrent commit changed the schema
    * or wrote one of the same txn appIds.
    */
-  async append(source: WriteSource, options: { txns?: readonly TxnSpec[] } = {}): Promise<AppendResult> {
+  async append(source: WriteSource, options: AppendOptions = {}): Promise<AppendResult> {
     const started = performance.now();
     const snap = await this.snapshot();
     checkWritable(snap, this.name);
     const written = await withConnection(async (conn) => {
       const input = await ingestSource(conn, snap.schema.fields, source, this.scratchDir);
       try {
-        return await this.writeFiles(conn, snap, `SELECT * FROM ${input}`, { dataChange: true });
+        return await this.writeFiles(conn, snap, `SELECT * FROM ${input}`, { dataChange: true, sortBy: options.sortBy, maxRowsPerFile: options.maxRowsPerFile });
       } finally {
         await conn.run(`DROP TABLE IF EXISTS ${input}`);
       }
