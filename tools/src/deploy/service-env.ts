@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ServiceId } from '@sluice/telemetry';
+import { REPO_ROOT } from './k8s-render';
+
+/** Config modules whose environment names a service reads (its own schema plus telemetry's). */
+const CONFIG_SOURCES: Record<ServiceId, string[]> = {
+  ingest: ['apps/ingest/src/config.ts', 'libs/telemetry/src/config.ts'],
+  validate: ['apps/validate/src/config.ts', 'libs/telemetry/src/config.ts'],
+  'merge-compaction': ['apps/merge-compaction/src/config.ts', 'libs/telemetry/src/config.ts'],
+  'query-api': ['apps/query-api/src/config.ts', 'libs/telemetry/src/config.ts'],
+};
+
+/** Variables for the runtime, not the app: V8 heap size; HOME for DuckDB's home directory. */
+const RUNTIME_ENV = new Set(['NODE_OPTIONS', 'HOME', 'NODE_ENV']);
+
+/**
+ * Names deploy/ sets that the service does not read yet — the lead reconciles them with the
+ * service owners (docs/operations.md, "Environment"). Keep this list short and explained.
+ */
+export const PENDING_ENV: Record<ServiceId, readonly string[]> = {
+  ingest: [],
+  validate: [],
+  // merge-compaction reads tables from SLUICE_LAKE_ROOT (a directory); S3 settings will follow query-api's.
+  'merge-compaction': ['SLUICE_S3_ENDPOINT', 'SLUICE_S3_REGION', 'SLUICE_S3_ACCESS_KEY_ID', 'SLUICE_S3_SECRET_ACCESS_KEY'],
+  'query-api': [],
+};
+
+/** Variables each service needs and has no default for: deploy/ must set them. */
+export const REQUIRED_ENV: Record<ServiceId, readonly string[]> = {
+  ingest: ['KAFKA_BROKERS', 'INGEST_API_KEYS'],
+  validate: ['KAFKA_BROKERS', 'VALIDATE_INSTANCE_ID'],
+  'merge-compaction': ['SLUICE_KAFKA_BROKERS'],
+  'query-api': ['QUERY_API_LAKE_ROOT', 'QUERY_API_TABLES', 'QUERY_API_TOKENS'],
+};
+
+/** Environment names appearing as string literals in the service's config modules. */
+export function envNamesRead(service: ServiceId): Set<string> {
+  const names = new Set<string>();
+  for (const file of CONFIG_SOURCES[service]) {
+    const text = readFileSync(join(REPO_ROOT, file), 'utf8');
+    // A field helper call: name(<T>)?('ENV_NAME', …).
+    for (const m of text.matchAll(/\b[a-zA-Z]+(?:<[^>()]*>)?\(\s*'([A-Z][A-Z0-9_]+)'/g)) names.add(m[1]);
+  }
+  return names;
+}
+
+/**
+ * Problems with the variables a deployment gives `service`: names the service does not read
+ * (typos, stale names) unless pending, and required names that are missing.
+ */
+export function envProblems(service: ServiceId, given: Iterable<string>): string[] {
+  const read = envNamesRead(service);
+  const givenSet = new Set(given);
+  const problems: string[] = [];
+  for (const n of givenSet) {
+    if (!read.has(n) && !RUNTIME_ENV.has(n) && !PENDING_ENV[service].includes(n)) problems.push(`${service}: ${n} is not read by the service`);
+  }
+  for (const n of REQUIRED_ENV[service]) if (!givenSet.has(n)) problems.push(`${service}: required ${n} is not set`);
+  return problems;
+}
