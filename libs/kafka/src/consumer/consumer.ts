@@ -309,7 +309,18 @@ export class BatchConsumer {
   }
 
   private queueRebalance(err: LibrdKafkaError | undefined, partitions: TopicPartition[]): void {
-    if (!this.connected) return;
+    if (!this.connected) {
+      // Closing: librdkafka's close waits until the final revoke is acknowledged by an
+      // unassign; the application's onRevoke already ran in close().
+      try {
+        if (err?.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) this.native.assign(partitions);
+        else if (this.cooperative()) (this.native as unknown as { incrementalUnassign(p: unknown[]): void }).incrementalUnassign(partitions);
+        else this.native.unassign();
+      } catch {
+        // the client is already gone: nothing left to acknowledge
+      }
+      return;
+    }
     const refs = partitions.map(toRef);
     if (err?.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) this.rebalances.push({ kind: 'assign', partitions: refs });
     else this.rebalances.push({ kind: 'revoke', partitions: refs });

@@ -166,20 +166,23 @@ export class KafkaProducer {
   }
 
   private enqueue(record: ProducerRecord): Promise<DeliveryReport> {
-    return new Promise<DeliveryReport>((resolve, reject) => {
-      const opaque: Pending = { resolve, reject };
-      // produce() throws synchronously on a full queue or a bad argument: nothing was enqueued.
-      this.native.produce(
-        record.topic,
-        record.partition ?? -1,
-        toBuffer(record.value),
-        record.key ?? null,
-        record.timestamp ?? null,
-        opaque,
-        toHeaders(record.headers),
-      );
-      this.pending.add(opaque);
+    let opaque: Pending | undefined;
+    const delivered = new Promise<DeliveryReport>((resolve, reject) => {
+      opaque = { resolve, reject };
     });
+    // produce() throws synchronously on a full queue or a bad argument (nothing was enqueued):
+    // it is called outside the promise executor so that the throw reaches sendBatch.
+    this.native.produce(
+      record.topic,
+      record.partition ?? -1,
+      toBuffer(record.value),
+      record.key ?? null,
+      record.timestamp ?? null,
+      opaque,
+      toHeaders(record.headers),
+    );
+    this.pending.add(opaque as Pending);
+    return delivered;
   }
 
   private onDelivery(err: LibrdKafkaError | null | undefined, report: NativeReport): void {

@@ -1,0 +1,94 @@
+import { KafkaAdmin, KafkaProducer, partitionForKey, type KafkaError } from '../src';
+import { createTestTopic, pollCount, testBrokers, testConsumer } from './helpers';
+
+describe('KafkaProducer against the broker', () => {
+  const brokers = testBrokers();
+  const admin = new KafkaAdmin({ brokers });
+  const producer = new KafkaProducer({ brokers, clientId: 'producer-test', unknownTopicTimeoutMs: 1500 });
+  const closers: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    await producer.connect();
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+    await producer.close();
+    await admin.close();
+  });
+
+  it('round-trips keys, values, headers and tombstones, resolving with broker offsets', async () => {
+    const topic = await createTestTopic(admin, 3);
+    const records = Array.from({ length: 200 }, (_, i) => ({
+      topic,
+      key: `k-${i % 17}`,
+      value: i === 7 ? null : JSON.stringify({ i }),
+      headers: { trace: `t-${i}`, bin: Buffer.from([0, 255, i % 256]) },
+    }));
+    const reports = await producer.sendBatch(records);
+    expect(reports).toHaveLength(200);
+    for (const r of reports) expect(r.offset).toBeGreaterThanOrEqual(0);
+    expect(producer.queueDepth).toBe(0);
+
+    const consumer = await testConsumer([topic]);
+    closers.push(() => consumer.close());
+    const got = await pollCount(consumer, 200);
+    expect(got).toHaveLength(200);
+    const byTrace = new Map(got.map((m) => [m.headers.trace.toString(), m]));
+    records.forEach((rec, i) => {
+      const m = byTrace.get(`t-${i}`);
+      expect(m).toBeDefined();
+      expect(m?.key?.toString()).toBe(rec.key);
+      expect(m?.value === null ? null : m?.value.toString()).toBe(rec.value);
+      expect(m?.headers.bin.equals(Buffer.from([0, 255, i % 256]))).toBe(true);
+      expect(m?.partition).toBe(reports[i].partition);
+      expect(m?.offset).toBe(reports[i].offset);
+    });
+  });
+
+  it('puts every key on the partition the Java murmur2 partitioner picks', async () => {
+    const partitions = 7;
+    const topic = await createTestTopic(admin, partitions);
+    const keys = Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? `order-${i}` : i % 3 === 1 ? `ключ-${i}` : `${i * 7919}`));
+    // each key twice, in two separate batches: the same key must land on the same partition
+    const first = await producer.sendBatch(keys.map((key) => ({ topic, key, value: 'a' })));
+    const second = await producer.sendBatch(keys.map((key) => ({ topic, key, value: 'b' })));
+    const used = new Set<number>();
+    keys.forEach((key, i) => {
+      expect(first[i].partition).toBe(partitionForKey(key, partitions));
+      expect(second[i].partition).toBe(first[i].partition);
+      used.add(first[i].partition);
+    });
+    expect(used.size).toBe(partitions);
+  });
+
+  it('answers KAFKA_QUEUE_FULL (retryable) past its queue capacity, after the enqueued ones settled', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const small = new KafkaProducer({ brokers, maxQueueMessages: 10, lingerMs: 200 });
+    closers.push(() => small.close());
+    await small.connect();
+    expect(small.hasCapacity(10)).toBe(true);
+    expect(small.hasCapacity(11)).toBe(false);
+    const err = (await small.sendBatch(Array.from({ length: 50 }, (_, i) => ({ topic, value: `${i}` }))).catch((e) => e)) as KafkaError;
+    expect(err.code).toBe('KAFKA_QUEUE_FULL');
+    expect(err.retryable).toBe(true);
+    expect(err.details).toMatchObject({ delivered: 10, failed: 0, notSent: 40 });
+    expect(small.queueDepth).toBe(0);
+    // the queue drained: the producer works again
+    await expect(small.send({ topic, value: 'after' })).resolves.toMatchObject({ topic, partition: 0, offset: 10 });
+  });
+
+  it('fails a message to a missing topic with KAFKA_TOPIC_NOT_FOUND (retryable)', async () => {
+    const err = (await producer.send({ topic: `missing-${Date.now()}`, value: 'x' }).catch((e) => e)) as KafkaError;
+    expect(err.code).toBe('KAFKA_TOPIC_NOT_FOUND');
+    expect(err.retryable).toBe(true);
+    expect(err.cause).toBeDefined();
+  });
+
+  it('rejects send after close with KAFKA_NOT_CONNECTED', async () => {
+    const p = new KafkaProducer({ brokers });
+    await p.connect();
+    await p.close();
+    await p.close(); // idempotent
+    await expect(p.send({ topic: 'x', value: 'y' })).rejects.toMatchObject({ code: 'KAFKA_NOT_CONNECTED', retryable: false });
+  });
+});
