@@ -32,7 +32,7 @@ class MemoryLake implements LakePort {
     if (!s) throw queryError('QUERY_VERSION_UNKNOWN', `${table} at ${ms}`);
     return s;
   }
-  async query(_s: TableSnapshot, files: LiveFile[], read: LakeRead) {
+  async query(_s: TableSnapshot, files: LiveFile[], _pending: LiveFile[], read: LakeRead) {
     this.reads.push({ files, read });
     await this.gate;
     return this.rows.map((r) => ({ ...r }));
@@ -63,6 +63,7 @@ function snapshotOf(table: string, version: number): TableSnapshot {
     })),
     txns: { 'orders-merge-0': version * 10 },
     configuration: {},
+    dataVersion: String(version),
   };
 }
 
@@ -129,6 +130,7 @@ describe('query-api HTTP', () => {
       commitTime: '2026-01-01T00:00:01.000Z',
       maxEventTime: '2026-01-01T00:01:00.000Z',
       offsets: { 'orders-merge-0': 10 },
+      pending: null,
     });
     expect(json.stats).toMatchObject({ filesTotal: 4, filesRead: 1, cached: false });
     expect(lake.reads[0].files.map((f) => f.path)).toEqual(['bucket=1/part-1.parquet']);

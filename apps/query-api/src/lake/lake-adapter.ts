@@ -1,5 +1,5 @@
 import { isSluiceError } from '@sluice/errors';
-import { type LakeQueryEngine, LakeTable, type Snapshot, type Storage } from '@sluice/lake';
+import { type LakeQueryEngine, LakeTable, type Snapshot, type Storage, type ViewSpec } from '@sluice/lake';
 import { queryError } from '../errors';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
 
@@ -25,7 +25,7 @@ export class LakeAdapter implements LakePort {
   readonly relation = RELATION;
   private readonly storages = new Map<string, Storage>();
   private readonly opened = new Map<string, LakeTable>();
-  private readonly sources = new WeakMap<TableSnapshot, { storage: Storage; snapshot: Snapshot }>();
+  private readonly sources = new WeakMap<TableSnapshot, ViewSpec>();
   private readonly past = new Map<string, TableSnapshot>();
   private readonly pastLimit: number;
 
@@ -39,7 +39,7 @@ export class LakeAdapter implements LakePort {
   }
 
   latest(table: string): Promise<TableSnapshot> {
-    return this.load(table, {});
+    return this.load(table, 'current');
   }
 
   async atVersion(table: string, version: number): Promise<TableSnapshot> {
@@ -57,14 +57,14 @@ export class LakeAdapter implements LakePort {
     return this.load(table, { timestampMs: ms });
   }
 
-  async query(snapshot: TableSnapshot, files: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {
+  async query(snapshot: TableSnapshot, files: LiveFile[], pendingFiles: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {
     const source = this.sources.get(snapshot);
     if (!source) throw queryError('QUERY_INTERNAL', 'snapshot was not loaded by this adapter');
-    const wanted = new Set(files.map((f) => f.path));
+    // The lake applies one file filter to the table and to its tail; their paths never collide
+    // (part-<uuid> names), so one set of both serves.
+    const wanted = new Set([...files, ...pendingFiles].map((f) => f.path));
     try {
-      const session = await this.options.engine.open({
-        [RELATION]: { storage: source.storage, snapshot: source.snapshot, files: (f) => wanted.has(f.path) },
-      });
+      const session = await this.options.engine.open({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } });
       try {
         return await session.queryJson(read.sql, read.params);
       } finally {
@@ -79,10 +79,10 @@ export class LakeAdapter implements LakePort {
     // The engine belongs to main.ts, which closes it; nothing else is held open here.
   }
 
-  private async load(table: string, target: { version?: number; timestampMs?: number }): Promise<TableSnapshot> {
+  private async load(table: string, target: 'current' | { version?: number; timestampMs?: number }): Promise<TableSnapshot> {
     const storage = this.storages.get(table);
     if (!storage) throw queryError('QUERY_TABLE_UNKNOWN', JSON.stringify(table), { table });
-    let snapshot: Snapshot;
+    let spec: ViewSpec;
     try {
       // A table may be configured before its first commit: open it on first use, not at start.
       let lakeTable = this.opened.get(table);
@@ -90,10 +90,12 @@ export class LakeAdapter implements LakePort {
         lakeTable = await LakeTable.open(storage, { name: table });
         this.opened.set(table, lakeTable);
       }
-      snapshot = await lakeTable.snapshot(target);
+      spec = target === 'current' ? await consistentCurrentView(lakeTable) : { storage, snapshot: await lakeTable.snapshot(target) };
     } catch (err) {
       throw translate(err, table);
     }
+    const snapshot = spec.snapshot;
+    const pending = spec.pending;
     const view: TableSnapshot = {
       table,
       version: snapshot.version,
@@ -110,10 +112,37 @@ export class LakeAdapter implements LakePort {
       })),
       txns: Object.fromEntries([...snapshot.txnVersions()].map(([appId, v]) => [appId, Number(v)])),
       configuration: { ...snapshot.configuration },
+      pending: pending && {
+        version: pending.snapshot.version,
+        keys: [...pending.keys],
+        files: pending.snapshot.files.map((f) => ({ path: f.path, size: f.size, partitionValues: { ...f.partitionValues }, stats: pending.snapshot.stats(f) })),
+      },
+      dataVersion: pending ? `${snapshot.version}+${pending.snapshot.version}` : String(snapshot.version),
     };
-    this.sources.set(view, { storage, snapshot });
+    this.sources.set(view, spec);
     return view;
   }
+}
+
+/**
+ * The table ⊕ its amortised-merge tail, such that the table's `txn` offsets never run ahead of
+ * the rows read. `currentView()` reads the tail, then the table; a MERGE appends to the tail and
+ * then commits its `txn` to the table, so a tail read before the table can miss a batch whose
+ * offset the table already shows. Reading the view twice and pairing the first table snapshot
+ * with the second tail closes that gap — valid when no fold removed tail files in between (the
+ * second tail then holds every batch committed up to the first table snapshot, and a row seen in
+ * both is resolved by version). Folds are rare; after a few unlucky tries the lake's own
+ * (tail-first) view is used, which may show offsets slightly ahead but never loses a row.
+ */
+async function consistentCurrentView(table: LakeTable): Promise<ViewSpec> {
+  let first = await table.currentView();
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const second = await table.currentView();
+    const later = new Set((second.pending?.snapshot.files ?? []).map((f) => f.path));
+    if ((first.pending?.snapshot.files ?? []).every((f) => later.has(f.path))) return { ...first, pending: second.pending };
+    first = second;
+  }
+  return first;
 }
 
 /** Lake errors in query-api's words. */

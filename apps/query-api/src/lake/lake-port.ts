@@ -20,6 +20,14 @@ export interface TableSnapshot {
   /** Latest committed `txn` version per appId (for Sluice writers: the last Kafka offset written). */
   txns: Record<string, number>;
   configuration: Record<string, string>;
+  /**
+   * Rows of an amortised MERGE not yet folded into the table (docs/adr/0001-merge-design.md): the
+   * answer is the table ⊕ this tail, each key at its highest version. Absent for time travel and
+   * for tables without a tail.
+   */
+  pending?: { version: number; files: LiveFile[]; keys: string[] };
+  /** Identifies the data read: the version, plus the tail version when there is a tail (cache key). */
+  dataVersion: string;
 }
 
 /** A compiled read: SQL over {@link LakePort.relation} with `$n` parameters. */
@@ -45,9 +53,10 @@ export interface LakePort {
   /** The last version committed at or before `ms` (throws QUERY_VERSION_UNKNOWN). */
   atTimestamp(table: string, ms: number): Promise<TableSnapshot>;
   /**
-   * Runs `read` over exactly `files` of `snapshot`, in the locked-down DuckDB mode. Rows come back
+   * Runs `read` over exactly `files` of `snapshot` (and `pendingFiles` of its tail), in the
+   * locked-down DuckDB mode. Rows come back
    * as JSON-safe objects (large integers as strings, timestamps as `YYYY-MM-DD hh:mm:ss+00`).
    */
-  query(snapshot: TableSnapshot, files: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]>;
+  query(snapshot: TableSnapshot, files: LiveFile[], pendingFiles: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }

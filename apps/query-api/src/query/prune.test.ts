@@ -68,6 +68,12 @@ describe('pruneFiles', () => {
     expect(pruneFiles(f, [{ column: 'id', op: '=', value: '\u{1F600}' }], shape)).toHaveLength(1);
   });
 
+  it('prunes only on the given columns when asked (merge-on-read with a pending tail)', () => {
+    const where: Filter[] = [{ column: 'bucket', op: '=', value: 1 }, { column: 'qty', op: '>', value: 100 }];
+    expect(pruneFiles(files, where, shape).map((f) => f.name)).toEqual([]);
+    expect(pruneFiles(files, where, shape, new Set(['bucket', 'id'])).map((f) => f.name)).toEqual(['a']);
+  });
+
   it('handles bigint statistics from lossless parsing', () => {
     const f = [file('x', '1', null, { numRecords: 1, minValues: { qty: 2n ** 60n }, maxValues: { qty: 2n ** 61n }, nullCount: { qty: 0 } })];
     expect(pruneFiles(f, [{ column: 'qty', op: '<', value: 5 }], shape)).toHaveLength(0);

@@ -25,10 +25,12 @@ interface Range {
  * Keeps the files that may hold rows matching every top-level filter, judging by partition values
  * and min/max/null-count statistics. Conservative: when in doubt (no stats, an operator it does not
  * reason about, a type it cannot order) a file is kept. Filters must already be compiled (valid).
+ * With `onlyColumns`, conditions on other columns never prune.
  */
-export function pruneFiles<F extends FileFacts>(files: F[], where: Filter[] | undefined, shape: TableShape): F[] {
+export function pruneFiles<F extends FileFacts>(files: F[], where: Filter[] | undefined, shape: TableShape, onlyColumns?: ReadonlySet<string>): F[] {
   if (!where || where.length === 0) return files;
-  const byName = new Map(shape.columns.map((c) => [c.name, c]));
+  // Columns outside `onlyColumns` are left out of the map, so their conditions always "may match".
+  const byName = new Map(shape.columns.filter((c) => !onlyColumns || onlyColumns.has(c.name)).map((c) => [c.name, c]));
   const partitions = new Set(shape.partitionColumns);
   return files.filter((f) => where.every((w) => mayMatch(f, w, byName, partitions)));
 }

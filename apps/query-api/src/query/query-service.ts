@@ -27,6 +27,8 @@ export interface Freshness {
   maxEventTime: string | null;
   /** Committed offsets: the table's `txn` versions by appId. */
   offsets: Record<string, number>;
+  /** The amortised-merge tail read with the table (merge-on-read), or null when there is none. */
+  pending: { version: number; files: number } | null;
 }
 
 /** The answer to a JSON query. */
@@ -104,7 +106,7 @@ export class QueryService {
 
   private computeFreshness(s: TableSnapshot): Freshness {
     let maxEvent: number | undefined;
-    for (const f of s.files) {
+    for (const f of [...s.files, ...(s.pending?.files ?? [])]) {
       const v = f.stats?.maxValues?.[this.options.eventTimeColumn];
       const ms = typeof v === 'string' ? Date.parse(v) : NaN;
       if (!Number.isNaN(ms) && (maxEvent === undefined || ms > maxEvent)) maxEvent = ms;
@@ -115,6 +117,7 @@ export class QueryService {
       commitTime: new Date(s.commitTimeMs).toISOString(),
       maxEventTime: maxEvent === undefined ? null : new Date(maxEvent).toISOString(),
       offsets: { ...s.txns },
+      pending: s.pending ? { version: s.pending.version, files: s.pending.files.length } : null,
     };
   }
 
@@ -171,17 +174,22 @@ export class QueryService {
   private async run(snapshot: TableSnapshot, shapeOfQuery: Omit<QueryRequest, 'asOf' | 'waitFor'>, started: number): Promise<QueryAnswer> {
     const table = snapshot.table;
     const request = shapeOfQuery;
-    const key = `${table}@${snapshot.version}:${canonicalJson(shapeOfQuery)}`;
+    const key = `${table}@${snapshot.dataVersion}:${canonicalJson(shapeOfQuery)}`;
     const hit = this.cache.get(key);
     if (hit) {
       const { filesRead, ...answer } = hit;
       return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: true, elapsedMs: Date.now() - started } };
     }
     const compiled = compileQuery(shapeOfQuery, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
-    const files = pruneFiles(snapshot.files, request.where, snapshot.shape);
+    // With a pending tail, a file may only be skipped on columns that are a function of the key
+    // (the key itself, the bucket): otherwise a skipped table file would hide the newer version
+    // of a key from the merge-on-read and let a stale tail row through.
+    const prunable = snapshot.pending ? new Set([...snapshot.pending.keys, ...snapshot.shape.partitionColumns]) : undefined;
+    const files = pruneFiles(snapshot.files, request.where, snapshot.shape, prunable);
+    const pendingFiles = snapshot.pending ? pruneFiles(snapshot.pending.files, request.where, snapshot.shape, prunable) : [];
     // The slot is held until DuckDB really finishes, even after a timeout answered the client:
     // a runaway query keeps counting against the concurrency limit.
-    const running = this.limiter.run(() => this.lake.query(snapshot, files, { sql: compiled.sql, params: compiled.params }));
+    const running = this.limiter.run(() => this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params }));
     const rows = toJsonRows(await withTimeout(running, this.options.queryTimeoutMs), compiled.kinds);
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
