@@ -1,0 +1,177 @@
+import { BatchConsumer, KafkaAdmin, KafkaProducer, nextOffsets, type PartitionRef } from '../src';
+import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
+
+describe('BatchConsumer against the broker', () => {
+  const brokers = testBrokers();
+  const admin = new KafkaAdmin({ brokers });
+  const producer = new KafkaProducer({ brokers });
+  const closers: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    await producer.connect();
+  });
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    await producer.close();
+    await admin.close();
+  });
+
+  async function fill(topic: string, count: number, partition?: number, tag = 'm'): Promise<void> {
+    await producer.sendBatch(Array.from({ length: count }, (_, i) => ({ topic, partition, key: `k${i}`, value: `${tag}-${i}` })));
+  }
+
+  it('bounds batches by count and by time', async () => {
+    const topic = await createTestTopic(admin, 2);
+    await fill(topic, 230);
+    const consumer = await testConsumer([topic], { maxBatchMessages: 50, maxBatchWaitMs: 300 });
+    closers.push(() => consumer.close());
+    const sizes: number[] = [];
+    let total = 0;
+    const deadline = Date.now() + 20_000;
+    while (total < 230 && Date.now() < deadline) {
+      const batch = await consumer.poll();
+      if (batch.length > 0) sizes.push(batch.length);
+      total += batch.length;
+    }
+    expect(total).toBe(230);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(50);
+    expect(sizes.filter((s) => s === 50).length).toBeGreaterThanOrEqual(3);
+    // nothing left: poll returns an empty batch after about maxBatchWaitMs
+    const t = Date.now();
+    expect(await consumer.poll()).toEqual([]);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - t).toBeLessThan(2_000);
+  });
+
+  it('commits explicit offsets; a new member of the group resumes after them', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 40);
+    const groupId = unique('g');
+    const first = await testConsumer([topic], { groupId, maxBatchMessages: 15 });
+    const batch = await pollCount(first, 1);
+    const upTo = batch.slice(0, 15);
+    await first.commit(nextOffsets(upTo));
+    expect(await first.committed()).toEqual([{ topic, partition: 0, offset: upTo[upTo.length - 1].offset + 1 }]);
+    await first.close();
+
+    const second = await testConsumer([topic], { groupId });
+    closers.push(() => second.close());
+    const rest = await pollCount(second, 40 - upTo.length);
+    expect(rest[0].offset).toBe(upTo[upTo.length - 1].offset + 1);
+    expect(rest.map((m) => m.value?.toString())).toEqual(Array.from({ length: 40 - upTo.length }, (_, i) => `m-${i + upTo.length}`));
+  });
+
+  it('pause stops delivery of a partition and resume restarts it', async () => {
+    const topic = await createTestTopic(admin, 2);
+    const consumer = await testConsumer([topic], { maxBatchMessages: 1000 });
+    closers.push(() => consumer.close());
+    await waitForAssignment(consumer);
+    const p0: PartitionRef = { topic, partition: 0 };
+    consumer.pause([p0]);
+    expect(consumer.paused()).toEqual([p0]);
+    await fill(topic, 20, 0, 'p0');
+    await fill(topic, 20, 1, 'p1');
+    const whilePaused = await pollFor(consumer, 2_000);
+    expect(whilePaused).toHaveLength(20);
+    expect(whilePaused.every((m) => m.partition === 1)).toBe(true);
+    consumer.resume([p0]);
+    expect(consumer.paused()).toEqual([]);
+    const afterResume = await pollCount(consumer, 20);
+    expect(afterResume).toHaveLength(20);
+    expect(afterResume.every((m) => m.partition === 0)).toBe(true);
+    expect(afterResume[0].offset).toBe(0);
+  });
+
+  it('fires onAssign/onRevoke with partition lists when a second member joins, and starts from the offsets onAssign returns', async () => {
+    const topic = await createTestTopic(admin, 4);
+    for (let p = 0; p < 4; p++) await fill(topic, 10, p, `p${p}`);
+    const groupId = unique('g');
+    const log: string[] = [];
+    // The "table" stores offsets: resume partition p at offset 2p (so 10 - 2p messages remain).
+    const stored = (parts: PartitionRef[]) => parts.map((p) => ({ ...p, offset: 2 * p.partition }));
+    const hooks = (name: string) => ({
+      onAssign: (parts: PartitionRef[]) => {
+        log.push(`${name} assign ${parts.map((p) => p.partition).sort().join(',')}`);
+        return stored(parts);
+      },
+      onRevoke: (parts: PartitionRef[]) => {
+        log.push(`${name} revoke ${parts.map((p) => p.partition).sort().join(',')}`);
+      },
+    });
+    const a = new BatchConsumer({ brokers, groupId, topics: [topic], sessionTimeoutMs: 6000, ...hooks('a') });
+    closers.push(() => a.close());
+    await a.connect();
+    const firstRound = await pollCount(a, 40 - 12);
+    expect(log).toEqual(['a assign 0,1,2,3']);
+    expect(firstRound).toHaveLength(28);
+    for (const m of firstRound) expect(m.offset).toBeGreaterThanOrEqual(2 * m.partition);
+
+    const b = new BatchConsumer({ brokers, groupId, topics: [topic], sessionTimeoutMs: 6000, ...hooks('b') });
+    closers.push(() => b.close());
+    await b.connect();
+    const deadline = Date.now() + 30_000;
+    while ((a.assignment().length === 0 || b.assignment().length === 0 || a.assignment().length === 4) && Date.now() < deadline) {
+      await Promise.all([a.poll(), b.poll()]);
+    }
+    expect(log).toContain('a revoke 0,1,2,3');
+    expect(a.assignment().length + b.assignment().length).toBe(4);
+    const bParts = b.assignment().map((p) => p.partition).sort();
+    expect(log).toContain(`b assign ${bParts.join(',')}`);
+    // b starts each of its partitions from the stored offset, not from the group's (empty) commits
+    const bGot = await pollCount(b, bParts.reduce((n, p) => n + 10 - 2 * p, 0));
+    for (const p of bParts) {
+      const offsets = bGot.filter((m) => m.partition === p).map((m) => m.offset);
+      expect(offsets[0]).toBe(2 * p);
+    }
+  });
+
+  it('seek moves the read position back', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 10);
+    const consumer = await testConsumer([topic]);
+    closers.push(() => consumer.close());
+    const all = await pollCount(consumer, 10);
+    expect(all).toHaveLength(10);
+    await consumer.seek({ topic, partition: 0, offset: 6 });
+    const again = await pollCount(consumer, 4);
+    expect(again.map((m) => m.offset)).toEqual([6, 7, 8, 9]);
+    expect(consumer.lag()).toEqual([{ topic, partition: 0, nextOffset: 10, highWatermark: 10, lag: 0 }]);
+  });
+
+  it('fails poll when onAssign throws, and reads nothing from a wrong position', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 5);
+    const consumer = new BatchConsumer({
+      brokers,
+      groupId: unique('g'),
+      topics: [topic],
+      onAssign: () => {
+        throw new Error('table unavailable');
+      },
+    });
+    closers.push(() => consumer.close());
+    await consumer.connect();
+    let error: unknown;
+    const deadline = Date.now() + 20_000;
+    while (error === undefined && Date.now() < deadline) {
+      try {
+        expect(await consumer.poll()).toEqual([]);
+      } catch (err) {
+        error = err;
+      }
+    }
+    expect(error).toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: false, message: expect.stringContaining('table unavailable') });
+    expect(consumer.assignment()).toEqual([]);
+  });
+
+  it('close runs onRevoke for the partitions still held and is idempotent', async () => {
+    const topic = await createTestTopic(admin, 2);
+    const revoked: number[] = [];
+    const consumer = await testConsumer([topic], { onRevoke: (parts) => void revoked.push(...parts.map((p) => p.partition)) });
+    await waitForAssignment(consumer);
+    await consumer.close();
+    await consumer.close();
+    expect(revoked.sort()).toEqual([0, 1]);
+    await expect(consumer.poll()).rejects.toMatchObject({ code: 'KAFKA_NOT_CONNECTED' });
+  });
+});
