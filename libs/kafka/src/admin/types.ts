@@ -26,6 +26,9 @@ export interface PartitionOffsets {
   committed: number | null;
   /** End offset: high watermark, or the last stable offset under read_committed. */
   end: number;
-  /** `end - committed` (or `end - start` when nothing committed, since the group would read from the start). */
+  /**
+   * `end - committed` (or `end - start` when nothing committed). Offsets count transaction
+   * markers too: after a transactional producer's commit, a fully caught-up group shows lag 1.
+   */
   lag: number;
 }

@@ -1,0 +1,172 @@
+import {
+  KafkaAdmin,
+  KafkaProducer,
+  TransactionalProcessor,
+  TransactionalProducer,
+  type ConsumedMessage,
+  type KafkaError,
+} from '../src';
+import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique } from './helpers';
+
+describe('Kafka transactions against the broker', () => {
+  const brokers = testBrokers();
+  const admin = new KafkaAdmin({ brokers });
+  const closers: Array<() => Promise<void>> = [];
+
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    await admin.close();
+  });
+
+  it('a committed transaction is visible to read_committed consumers, an aborted one is not', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });
+    closers.push(() => producer.close());
+    await producer.connect();
+
+    await producer.begin();
+    await producer.sendBatch([1, 2, 3].map((i) => ({ topic, value: `aborted-${i}` })));
+    await producer.abort();
+    await producer.begin();
+    await producer.sendBatch([1, 2].map((i) => ({ topic, value: `committed-${i}` })));
+    await producer.commit();
+
+    const committedReader = await testConsumer([topic], { isolationLevel: 'read_committed' });
+    closers.push(() => committedReader.close());
+    const seen = await pollFor(committedReader, 2_500);
+    expect(seen.map((m) => m.value?.toString())).toEqual(['committed-1', 'committed-2']);
+
+    // the aborted records are in the log: a read_uncommitted reader sees them
+    const dirtyReader = await testConsumer([topic], { isolationLevel: 'read_uncommitted' });
+    closers.push(() => dirtyReader.close());
+    const dirty = await pollCount(dirtyReader, 5);
+    expect(dirty.map((m) => m.value?.toString())).toEqual(['aborted-1', 'aborted-2', 'aborted-3', 'committed-1', 'committed-2']);
+  });
+
+  it('an open transaction stays invisible to read_committed consumers until it commits', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });
+    closers.push(() => producer.close());
+    await producer.connect();
+    await producer.begin();
+    await producer.send({ topic, value: 'pending' });
+    const reader = await testConsumer([topic]);
+    closers.push(() => reader.close());
+    expect(await pollFor(reader, 1_500)).toEqual([]);
+    await producer.commit();
+    const after = await pollCount(reader, 1);
+    expect(after.map((m) => m.value?.toString())).toEqual(['pending']);
+  });
+
+  function upperCase(output: string) {
+    return (batch: ConsumedMessage[]) => batch.map((m) => ({ topic: output, key: m.key, value: (m.value?.toString() ?? '').toUpperCase() }));
+  }
+
+  it('processes consume-transform-produce exactly once: output and offsets commit together', async () => {
+    const input = await createTestTopic(admin, 2);
+    const output = await createTestTopic(admin, 2);
+    const groupId = unique('g');
+    // seeded without a transaction: no commit markers in the input, so lag 0 is exact
+    const seed = new KafkaProducer({ brokers });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.sendBatch(Array.from({ length: 60 }, (_, i) => ({ topic: input, key: `k${i}`, value: `v${i}` })));
+
+    const processor = new TransactionalProcessor({
+      consumer: { brokers, groupId, topics: [input], maxBatchMessages: 25 },
+      producer: { brokers, transactionalId: unique('proc') },
+      transform: upperCase(output),
+    });
+    closers.push(() => processor.close());
+    await processor.connect();
+    let done = 0;
+    const deadline = Date.now() + 30_000;
+    while (done < 60 && Date.now() < deadline) done += (await processor.processOnce()).input;
+    expect(done).toBe(60);
+
+    const lag = await admin.fetchLag(groupId, [input]);
+    expect(lag.map((l) => l.lag)).toEqual([0, 0]);
+    expect(lag.reduce((n, l) => n + (l.committed ?? 0), 0)).toBe(60);
+
+    const reader = await testConsumer([output]);
+    closers.push(() => reader.close());
+    const out = await pollCount(reader, 60);
+    expect(out.map((m) => m.value?.toString()).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `V${i}`).sort());
+    expect(await pollFor(reader, 500)).toEqual([]);
+  });
+
+  it('aborts and rewinds when the transform fails: nothing is visible, the batch is processed again', async () => {
+    const input = await createTestTopic(admin, 1);
+    const output = await createTestTopic(admin, 1);
+    const seed = new TransactionalProducer({ brokers, transactionalId: unique('seed') });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.begin();
+    await seed.sendBatch(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
+    await seed.commit();
+
+    let calls = 0;
+    const seenOffsets: number[][] = [];
+    const processor = new TransactionalProcessor({
+      consumer: { brokers, groupId: unique('g'), topics: [input] },
+      producer: { brokers, transactionalId: unique('proc') },
+      transform: async (batch) => {
+        calls++;
+        seenOffsets.push(batch.map((m) => m.offset));
+        if (calls === 1) {
+          // produce part of the output inside the transaction, then fail
+          await processor.producer.send({ topic: output, value: 'half-done' });
+          throw new Error('transform exploded');
+        }
+        return upperCase(output)(batch);
+      },
+    });
+    closers.push(() => processor.close());
+    await processor.connect();
+    let failure: unknown;
+    const deadline = Date.now() + 20_000;
+    while (failure === undefined && Date.now() < deadline) {
+      try {
+        await processor.processOnce();
+      } catch (err) {
+        failure = err;
+      }
+    }
+    expect((failure as Error).message).toBe('transform exploded');
+    let processed = 0;
+    while (processed < 10 && Date.now() < deadline) processed += (await processor.processOnce()).input;
+    expect(processed).toBe(10);
+    expect(seenOffsets[1][0]).toBe(seenOffsets[0][0]); // rewound to the failed batch's first offset
+
+    const reader = await testConsumer([output]);
+    closers.push(() => reader.close());
+    const out = await pollFor(reader, 2_500);
+    expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
+  });
+
+  it('fences a zombie: a second producer with the same transactional.id makes the first fail with KAFKA_PRODUCER_FENCED', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const id = unique('tx');
+    const zombie = new TransactionalProducer({ brokers, transactionalId: id });
+    closers.push(() => zombie.close());
+    await zombie.connect();
+    await zombie.begin();
+    await zombie.send({ topic, value: 'zombie' });
+
+    const successor = new TransactionalProducer({ brokers, transactionalId: id });
+    closers.push(() => successor.close());
+    await successor.connect(); // aborts the zombie's open transaction and bumps the epoch
+
+    const err = (await zombie.commit().catch((e) => e)) as KafkaError;
+    expect(err.code).toBe('KAFKA_PRODUCER_FENCED');
+    expect(err.retryable).toBe(false);
+
+    await successor.begin();
+    await successor.send({ topic, value: 'successor' });
+    await successor.commit();
+    const reader = await testConsumer([topic]);
+    closers.push(() => reader.close());
+    const seen = await pollFor(reader, 2_000);
+    expect(seen.map((m) => m.value?.toString())).toEqual(['successor']);
+  });
+});
