@@ -20,9 +20,10 @@ const RUNTIME_ENV = new Set(['NODE_OPTIONS', 'HOME', 'NODE_ENV']);
  */
 export const PENDING_ENV: Record<ServiceId, readonly string[]> = {
   ingest: [],
-  validate: [],
+  // The Confluent-framed Avro path needs the registry; validate does not read its URL yet.
+  validate: ['SCHEMA_REGISTRY_URL'],
   // merge-compaction reads tables from SLUICE_LAKE_ROOT (a directory); S3 settings will follow query-api's.
-  'merge-compaction': ['SLUICE_S3_ENDPOINT', 'SLUICE_S3_REGION', 'SLUICE_S3_ACCESS_KEY_ID', 'SLUICE_S3_SECRET_ACCESS_KEY'],
+  'merge-compaction': ['SLUICE_S3_ENDPOINT', 'SLUICE_S3_REGION', 'SLUICE_S3_ACCESS_KEY_ID', 'SLUICE_S3_SECRET_ACCESS_KEY', 'SCHEMA_REGISTRY_URL'],
   'query-api': [],
 };
 
