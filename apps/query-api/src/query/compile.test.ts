@@ -103,6 +103,8 @@ describe('compileQuery', () => {
     ['number for a string', { where: [{ column: 'status', op: '=', value: 1 }] }, 'QUERY_VALUE_INVALID'],
     ['zone-less timestamp', { where: [{ column: 'event_time', op: '<', value: '2026-01-01 00:00:00' }] }, 'QUERY_VALUE_INVALID'],
     ['bad date', { where: [{ column: 'day', op: '=', value: '2026-13-01' }] }, 'QUERY_VALUE_INVALID'],
+    ['February 31st', { where: [{ column: 'day', op: '=', value: '2026-02-31' }] }, 'QUERY_VALUE_INVALID'],
+    ['February 30th at noon', { where: [{ column: 'event_time', op: '>', value: '2026-02-30T12:00:00Z' }] }, 'QUERY_VALUE_INVALID'],
     ['string for a boolean', { where: [{ column: 'paid', op: '=', value: 'true' }] }, 'QUERY_VALUE_INVALID'],
     ['text for a double', { where: [{ column: 'score', op: '>', value: 'NaN' }] }, 'QUERY_VALUE_INVALID'],
     ['bad decimal', { where: [{ column: 'amount', op: '>', value: '1e5' }] }, 'QUERY_VALUE_INVALID'],

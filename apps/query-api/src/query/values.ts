@@ -47,12 +47,19 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
       if (typeof value === 'boolean') return value;
       throw bad('expected true or false');
     case 'date':
-      if (typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(value))) return value;
+      if (typeof value === 'string' && DATE.test(value) && realDay(value)) return value;
       throw bad('expected YYYY-MM-DD');
     case 'timestamp':
-      if (typeof value === 'string' && TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value))) return value;
+      if (typeof value === 'string' && TIMESTAMP.test(value) && realDay(value) && !Number.isNaN(Date.parse(value))) return value;
       throw bad('expected an ISO-8601 timestamp with a zone (e.g. 2026-01-01T00:00:00Z)');
     default:
       throw bad('nested columns cannot be compared');
   }
+}
+
+/** True when the leading YYYY-MM-DD is a calendar day (Date.parse and DuckDB both roll 02-31 over). */
+function realDay(text: string): boolean {
+  const [y, m, d] = text.slice(0, 10).split('-').map(Number);
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }

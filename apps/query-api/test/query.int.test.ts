@@ -1,0 +1,269 @@
+// query-api over real Delta tables on disk written with @sluice/lake, read through a locked DuckDB.
+// Answers are checked against DuckDB running equivalent SQL directly on the same snapshot.
+import * as path from 'node:path';
+import { LakeQueryEngine, type LakeTable } from '@sluice/lake';
+import { BUCKETS, DAY0, type TestApp, createOrders, get, orderRow, query, startApp, tempDir } from './support';
+
+const ROWS = 2000;
+
+async function direct(table: LakeTable, sql: string, params: (string | number)[] = []): Promise<Record<string, unknown>[]> {
+  const engine = await LakeQueryEngine.create();
+  const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
+  try {
+    return await session.queryJson(sql, params);
+  } finally {
+    session.close();
+  }
+}
+
+const nums = (rows: Record<string, unknown>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v])));
+
+describe('query-api over real tables', () => {
+  let root: string;
+  let table: LakeTable;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    root = await tempDir('query');
+    table = await createOrders(root);
+    const rows = Array.from({ length: ROWS }, (_, i) => orderRow(i));
+    await table.merge({ source: { rows }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 1 }] });
+    const updates = Array.from({ length: 300 }, (_, i) => orderRow(i * 5, 2, 'shipped'));
+    await table.merge({ source: { rows: updates }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 2 }] });
+    t = await startApp(root, ['silver_orders', 'not_created_yet']);
+  });
+  afterAll(() => t.close());
+
+  it('lists and describes tables with version, counts and freshness', async () => {
+    const list = await get(t.app, '/v1/tables');
+    expect(list.body.tables.map((x: { table: string }) => x.table)).toEqual(['silver_orders']);
+    const d = await get(t.app, '/v1/tables/silver_orders');
+    expect(d.status).toBe(200);
+    expect(d.body).toMatchObject({ table: 'silver_orders', rowCount: ROWS, partitionColumns: ['bucket'], freshness: { version: 2, offsets: { 'fold:orders-0': 2 }, pending: null } });
+    expect(d.body.fileCount).toBeGreaterThanOrEqual(BUCKETS);
+    expect(d.body.columns.find((c: { name: string }) => c.name === 'event_time')).toEqual({ name: 'event_time', type: 'timestamp', nullable: false });
+    expect(Date.parse(d.body.freshness.maxEventTime)).toBeGreaterThan(DAY0);
+    expect((await get(t.app, '/v1/tables/not_created_yet')).body.error.code).toBe('QUERY_TABLE_UNKNOWN');
+  });
+
+  it('grouped aggregates equal DuckDB on the same files', async () => {
+    const res = await query(t.app, 'silver_orders', {
+      groupBy: ['status'],
+      aggregates: [
+        { fn: 'count', column: '*', as: 'n' },
+        { fn: 'sum', column: 'total_cents', as: 'cents' },
+        { fn: 'min', column: 'total_cents', as: 'lo' },
+        { fn: 'max', column: 'event_time', as: 'last' },
+        { fn: 'count_distinct', column: 'customer_id', as: 'customers' },
+        { fn: 'avg', column: 'item_count', as: 'items' },
+      ],
+      orderBy: [{ column: 'status' }],
+    });
+    expect(res.status).toBe(200);
+    const expected = await direct(
+      table,
+      `SELECT status, count(*) AS n, sum(total_cents) AS cents, min(total_cents) AS lo, strftime(max(event_time), '%Y-%m-%dT%H:%M:%SZ') AS last,
+        count(DISTINCT customer_id) AS customers, avg(item_count) AS items FROM t GROUP BY status ORDER BY status`,
+    );
+    expect(res.body.rows).toEqual(nums(expected));
+    expect(res.body.rows.reduce((a: number, r: { n: number }) => a + r.n, 0)).toBe(ROWS);
+    expect(res.body.freshness.version).toBe(2);
+  });
+
+  it.each([
+    ['in', [{ column: 'status', op: 'in', value: ['paid', 'shipped'] }], `status IN ('paid', 'shipped')`],
+    ['between on a timestamp', [{ column: 'event_time', op: 'between', value: ['2026-01-01T02:00:00Z', '2026-01-01T03:00:00Z'] }], `event_time BETWEEN '2026-01-01T02:00:00Z' AND '2026-01-01T03:00:00Z'`],
+    ['prefix', [{ column: 'order_id', op: 'prefix', value: 'o-00001' }], `starts_with(order_id, 'o-00001')`],
+    ['is null', [{ column: 'coupon_code', op: 'is null' }], 'coupon_code IS NULL'],
+    ['!= and <', [{ column: 'currency', op: '!=', value: 'EUR' }, { column: 'total_cents', op: '<', value: 500 }], `currency <> 'EUR' AND total_cents < 500`],
+    [
+      'nested or/and',
+      [{ or: [{ column: 'bucket', op: '=', value: 3 }, { and: [{ column: 'item_count', op: '>=', value: 4 }, { column: 'status', op: '=', value: 'paid' }] }] }],
+      `(bucket = 3 OR (item_count >= 4 AND status = 'paid'))`,
+    ],
+  ])('filter %s matches DuckDB', async (_name, where, sqlWhere) => {
+    const res = await query(t.app, 'silver_orders', { where, aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+    expect(res.status).toBe(200);
+    const [expected] = await direct(table, `SELECT count(*) AS n FROM t WHERE ${sqlWhere}`);
+    expect(res.body.rows[0].n).toBe(Number(expected.n));
+  });
+
+  it('prunes files by partition and statistics and still answers exactly', async () => {
+    const res = await query(t.app, 'silver_orders', { where: [{ column: 'bucket', op: '=', value: 5 }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+    const [expected] = await direct(table, 'SELECT count(*) AS n FROM t WHERE bucket = 5');
+    expect(res.body.rows[0].n).toBe(Number(expected.n));
+    expect(res.body.stats.filesRead).toBeLessThan(res.body.stats.filesTotal);
+    const none = await query(t.app, 'silver_orders', { where: [{ column: 'total_cents', op: '>', value: 1_000_000 }] });
+    expect(none.body).toMatchObject({ rows: [], rowCount: 0, stats: { filesRead: 0 } });
+  });
+
+  it('a time series over a day, bucketed by hour, equals DuckDB', async () => {
+    const res = await query(t.app, 'silver_orders', {
+      timeBucket: { column: 'event_time', interval: '1h', as: 'hour' },
+      groupBy: ['status'],
+      aggregates: [{ fn: 'count', column: '*', as: 'n' }],
+      where: [{ column: 'event_time', op: '>=', value: '2026-01-01T00:00:00Z' }, { column: 'event_time', op: '<', value: '2026-01-02T00:00:00Z' }],
+      orderBy: [{ column: 'hour' }, { column: 'status' }],
+    });
+    const expected = await direct(
+      table,
+      `SELECT strftime(time_bucket(INTERVAL '1 hour', event_time), '%Y-%m-%dT%H:%M:%SZ') AS hour, status, count(*) AS n FROM t GROUP BY ALL ORDER BY hour, status`,
+    );
+    expect(res.body.rows).toEqual(nums(expected));
+    expect(res.body.rows[0].hour).toBe('2026-01-01T00:00:00Z');
+  });
+
+  it('pages with limit/offset and says when an answer was cut', async () => {
+    const page = { select: ['order_id'], orderBy: [{ column: 'order_id' }], limit: 10 };
+    const first = await query(t.app, 'silver_orders', page);
+    const second = await query(t.app, 'silver_orders', { ...page, offset: 10 });
+    expect(first.body.truncated).toBe(true);
+    expect(first.body.rows.map((r: { order_id: string }) => r.order_id)).toEqual(Array.from({ length: 10 }, (_, i) => orderRow(i).order_id));
+    expect(second.body.rows[0].order_id).toBe(orderRow(10).order_id);
+    const last = await query(t.app, 'silver_orders', { ...page, offset: ROWS - 5 });
+    expect(last.body).toMatchObject({ rowCount: 5, truncated: false });
+  });
+
+  it('looks up an entity reading only its bucket', async () => {
+    const res = await get(t.app, `/v1/tables/silver_orders/entities/${orderRow(10).order_id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.entity).toMatchObject({ order_id: 'o-0000010', version: 2, status: 'shipped', bucket: orderRow(10).bucket });
+    expect(res.body.entity.event_time).toMatch(/^2026-01-01T00:10:02Z$/);
+    expect(res.body.stats.filesRead).toBeLessThan(res.body.stats.filesTotal);
+    const missing = await get(t.app, '/v1/tables/silver_orders/entities/o-9999999');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('QUERY_ENTITY_NOT_FOUND');
+  });
+
+  it('hostile values stay values in real DuckDB', async () => {
+    for (const value of ["' OR '1'='1", "o-0000001'; DROP TABLE t; --", '%', '_', '\\', '\u0000']) {
+      const res = await query(t.app, 'silver_orders', { where: [{ column: 'order_id', op: '=', value }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+      expect(res.body.rows[0].n).toBe(0);
+      const prefix = await query(t.app, 'silver_orders', { where: [{ column: 'order_id', op: 'prefix', value }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+      expect(prefix.body.rows[0].n).toBe(0);
+    }
+    const entity = await get(t.app, `/v1/tables/silver_orders/entities/${encodeURIComponent("x' OR 1=1 --")}`);
+    expect(entity.body.error.code).toBe('QUERY_ENTITY_NOT_FOUND');
+    const ids = Array.from({ length: 1000 }, (_, i) => orderRow(i).order_id);
+    const big = await query(t.app, 'silver_orders', { where: [{ column: 'order_id', op: 'in', value: ids }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+    expect(big.body.rows[0].n).toBe(1000);
+    const badDate = await query(t.app, 'silver_orders', { where: [{ column: 'event_time', op: '>', value: '2026-02-31T00:00:00Z' }] });
+    expect(badDate.status).toBe(400);
+    expect(badDate.body.error.code).toBe('QUERY_VALUE_INVALID');
+  });
+
+  it('travels in time by version and by timestamp', async () => {
+    const q = { where: [{ column: 'status', op: '=', value: 'shipped' }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] };
+    const now = await query(t.app, 'silver_orders', q);
+    const v1 = await query(t.app, 'silver_orders', { ...q, asOf: { version: 1 } });
+    expect(v1.body.freshness).toMatchObject({ version: 1, offsets: { 'fold:orders-0': 1 } });
+    expect(now.body.rows[0].n).toBeGreaterThan(v1.body.rows[0].n);
+    const history = await table.history();
+    const v1Time = history.find((h) => h.version === 1)!.timestampMs;
+    const byTime = await query(t.app, 'silver_orders', { ...q, asOf: { timestamp: new Date(v1Time).toISOString() } });
+    expect(byTime.body.freshness.version).toBe(1);
+    expect(byTime.body.rows).toEqual(v1.body.rows);
+    expect((await query(t.app, 'silver_orders', { ...q, asOf: { version: 99 } })).body.error.code).toBe('QUERY_VERSION_UNKNOWN');
+    expect((await query(t.app, 'silver_orders', { ...q, asOf: { timestamp: '2000-01-01T00:00:00Z' } })).body.error.code).toBe('QUERY_VERSION_UNKNOWN');
+    const old = await get(t.app, '/v1/tables/silver_orders?asOfVersion=0');
+    expect(old.body).toMatchObject({ rowCount: 0, fileCount: 0, freshness: { version: 0 } });
+  });
+
+  it('caches by (query, version) and a new commit invalidates naturally; read-your-writes waits for offsets', async () => {
+    const q = { where: [{ column: 'status', op: '=', value: 'cancelled' }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] };
+    const a = await query(t.app, 'silver_orders', q);
+    const b = await query(t.app, 'silver_orders', q);
+    expect(a.body.stats.cached).toBe(false);
+    expect(b.body.stats.cached).toBe(true);
+    expect(b.body.rows).toEqual(a.body.rows);
+
+    // The wait starts before the commit exists; the answer must include it.
+    const waiting = query(t.app, 'silver_orders', { ...q, waitFor: { offsets: { 'fold:orders-0': 3 }, timeoutMs: 15_000 } });
+    await new Promise((r) => setTimeout(r, 100));
+    const cancel = Array.from({ length: 50 }, (_, i) => orderRow(1000 + i * 7, 3, 'cancelled'));
+    await table.merge({ source: { rows: cancel }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 3 }] });
+    const c = await waiting;
+    expect(c.status).toBe(200);
+    expect(c.body.freshness).toMatchObject({ version: 3, offsets: { 'fold:orders-0': 3 } });
+    expect(c.body.stats.cached).toBe(false);
+    const [expected] = await direct(table, `SELECT count(*) AS n FROM t WHERE status = 'cancelled'`);
+    expect(c.body.rows[0].n).toBe(Number(expected.n));
+    expect(c.body.rows[0].n).toBeGreaterThan(a.body.rows[0].n);
+
+    const late = await get(t.app, '/v1/tables/silver_orders?waitVersion=50&waitTimeoutMs=200');
+    expect(late.status).toBe(504);
+    expect(late.body.error).toMatchObject({ code: 'QUERY_WAIT_TIMEOUT', retryable: true, details: { version: 3 } });
+  });
+});
+
+describe('query-api limits over a real table', () => {
+  let root: string;
+
+  beforeAll(async () => {
+    root = await tempDir('limits');
+    const table = await createOrders(root);
+    await table.append({ rows: Array.from({ length: 3000 }, (_, i) => orderRow(i)) });
+  });
+
+  it('times out a slow query with 504 QUERY_TIMEOUT', async () => {
+    const t = await startApp(root, ['silver_orders'], { queryTimeoutMs: 1, cacheEntries: 0 });
+    try {
+      const res = await query(t.app, 'silver_orders', { groupBy: ['customer_id', 'status'], aggregates: [{ fn: 'count_distinct', column: 'order_id' }] });
+      expect(res.status).toBe(504);
+      expect(res.body.error).toMatchObject({ code: 'QUERY_TIMEOUT', retryable: true });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers 503 with Retry-After beyond the concurrency limit and its queue', async () => {
+    const t = await startApp(root, ['silver_orders'], { maxConcurrent: 1, maxQueued: 1, cacheEntries: 0 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => query(t.app, 'silver_orders', { where: [{ column: 'item_count', op: '>', value: i % 5 }], groupBy: ['customer_id'], aggregates: [{ fn: 'count', column: '*' }] })),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses).toContain(200);
+      expect(statuses).toContain(503);
+      const refused = answers.find((a) => a.status === 503)!;
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.body.error.code).toBe('QUERY_SATURATED');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a version whose files were vacuumed is a 404, not a 500', async () => {
+    const dir = await tempDir('vacuum');
+    const table = await createOrders(dir);
+    for (let k = 0; k < 3; k++) await table.append({ rows: Array.from({ length: 50 }, (_, i) => orderRow(k * 50 + i)) });
+    await table.compact({ targetFileBytes: 64 * 1024 * 1024 });
+    await table.vacuum({ retentionMs: 0 });
+    const t = await startApp(dir, ['silver_orders']);
+    try {
+      const now = await query(t.app, 'silver_orders', { aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+      expect(now.body.rows[0].n).toBe(150);
+      const old = await query(t.app, 'silver_orders', { asOf: { version: 2 }, aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
+      expect(old.status).toBe(404);
+      expect(old.body.error.code).toBe('QUERY_VERSION_UNKNOWN');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the locked engine reads nothing outside its directories', async () => {
+    // A table outside the engine's allowed directories: the read is refused, nothing leaks.
+    const outside = await tempDir('outside');
+    const table = await createOrders(outside);
+    await table.append({ rows: [orderRow(1)] });
+    const t = await startApp(path.join(root, 'only-this'), ['silver_orders'], { storageFor: () => table.storage });
+    try {
+      const res = await query(t.app, 'silver_orders', { select: ['order_id'] });
+      expect(res.status).toBe(500);
+      expect(res.body.error.code).toBe('QUERY_INTERNAL');
+      expect(JSON.stringify(res.body)).not.toContain('o-0000001');
+    } finally {
+      await t.close();
+    }
+  });
+});
