@@ -1,5 +1,5 @@
 import { isSluiceError } from '@sluice/errors';
-import { type LakeQueryEngine, LakeTable, type Snapshot, type Storage, type ViewSpec } from '@sluice/lake';
+import { type LakeQueryEngine, LakeTable, type Storage, type ViewSpec } from '@sluice/lake';
 import { queryError } from '../errors';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
 
