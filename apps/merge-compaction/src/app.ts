@@ -114,6 +114,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         engine,
         intervalMs: config.mergeIntervalMs,
         maxRows: config.mergeMaxRows,
+        foldPercent: config.silverFoldPercent,
         watermarkMs: config.dedupWatermarkMs,
         retryMaxMs: config.retryMaxMs,
         maintenance: { ...maintenance, vacuum: false, intervalMs: config.compactionIntervalMs },

@@ -34,6 +34,12 @@ export const mergeConfigSchema = {
   maxBufferedBytes: int('SLUICE_MAX_BUFFERED_BYTES', { default: 64 * 1024 * 1024, min: 4096, doc: 'pause consumption above this' }),
   dedupWatermarkMs: int('SLUICE_DEDUP_WATERMARK_MS', { default: 10 * 60_000, min: 0, doc: 'event_id dedup horizon, by event time' }),
   mergeIntervalMs: int('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
+  silverFoldPercent: int('SLUICE_SILVER_FOLD_PERCENT', {
+    default: 10,
+    min: 0,
+    max: 1000,
+    doc: 'amortised MERGE (ADR 0001): fold a silver bucket when its pending tail reaches this % of its rows; 0 = copy-on-write every step',
+  }),
   mergeMaxRows: int('SLUICE_MERGE_MAX_ROWS', { default: 500_000, min: 1, doc: 'bronze rows folded per tier-2 step (merge window)' }),
   compactionIntervalMs: int('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction/vacuum cadence' }),
   compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),

@@ -32,6 +32,8 @@ export interface FoldOptions {
   readonly engine: LakeQueryEngine;
   /** Max bronze offsets folded per partition per step (the merge window). */
   readonly maxRows: number;
+  /** Amortised MERGE threshold, % of a bucket's rows (0 = plain copy-on-write every step). */
+  readonly foldPercent: number;
   readonly watermarkMs: number;
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
@@ -138,6 +140,7 @@ export class ContractFolder {
       deleteValue: 'delete',
       clusterColumn: KEY_HASH,
       txns,
+      amortise: this.o.foldPercent > 0 ? { foldFraction: this.o.foldPercent / 100 } : undefined,
     });
     for (const r of source) {
       if (r.op === 'delete') tombstones.remember(contract.entityKey(r), Number(r.version), Number(r.__event_ms));

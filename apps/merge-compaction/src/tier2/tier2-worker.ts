@@ -14,6 +14,7 @@ export interface Tier2Options {
   readonly engine: LakeQueryEngine;
   readonly intervalMs: number;
   readonly maxRows: number;
+  readonly foldPercent: number;
   readonly watermarkMs: number;
   readonly retryMaxMs: number;
   /** Silver and gold are compacted here, between folds, so a compaction can never race a MERGE. */
@@ -37,7 +38,7 @@ export class Tier2Worker {
   constructor(private readonly o: Tier2Options) {
     this.folders = o.contracts.map(
       ({ contract, topic }) =>
-        new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
+        new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
     );
     this.job = new Periodic('tier2 fold', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
   }

@@ -1,0 +1,321 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadConfig } from '@sluice/config';
+import { CONTRACTS, encodeSingleObject, validTopicName, type AnyContract } from '@sluice/contracts';
+import { KafkaAdmin, KafkaProducer, TransactionalProducer } from '@sluice/kafka';
+import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
+import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { mergeConfigSchema, type MergeConfig } from '../../src/config';
+import { expectedBronze, expectedGold, expectedSilver, flatten, type OracleContractSpec, type OracleEvent, type Send, type StreamOptions } from '../../src/oracle/oracle';
+
+/** Broker address from the environment; a missing variable fails the test, never skips it. */
+export function brokers(): string {
+  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
+  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh start) and export it, e.g. 127.0.0.1:19092');
+  return b;
+}
+
+/** A fresh directory for one test's tables. */
+export function tempDir(label: string): string {
+  const base = process.env.SLUICE_TEST_DIR ?? os.tmpdir();
+  return mkdtempSync(path.join(base, `mc-${label}-`));
+}
+
+/** Removes a test directory. */
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A random name suffix. */
+export function rand(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** Partitions of test topics (a divisor of the silver bucket count). */
+export const TEST_PARTITIONS = 4;
+
+/** Oracle specs of the real contracts: payloads validate would accept. */
+export const ORACLE_SPECS: Record<'orders' | 'clickstream' | 'inventory', OracleContractSpec> = {
+  orders: {
+    name: 'orders',
+    entities: 120,
+    tombstones: true,
+    keyOf: (e) => ({ order_id: `ord-${e}` }),
+    payload: (rng, e, _v, schemaVersion) => ({
+      customer_id: `cust-${e % 17}`,
+      status: rng.pick(['created', 'paid', 'shipped', 'delivered', 'cancelled']),
+      total_cents: rng.int(100_000),
+      currency: 'EUR',
+      item_count: 1 + rng.int(5),
+      ...(schemaVersion >= 2 ? { coupon_code: rng.chance(0.5) ? `C${rng.int(100)}` : null } : {}),
+    }),
+    // The second half of the stream is written with v2 (new optional coupon_code).
+    schemaVersionAt: (i) => (i < 300 ? 1 : 2),
+  },
+  clickstream: {
+    name: 'clickstream',
+    entities: 40,
+    tombstones: false,
+    keyOf: (e) => ({ user_id: `user-${e}` }),
+    payload: (rng, e) => ({
+      session_id: `s-${e}-${rng.int(3)}`,
+      event_type: rng.pick(['page_view', 'click', 'add_to_cart', 'search', 'checkout']),
+      page: rng.pick(['/', '/cart', '/p/1', '/p/2']),
+      referrer: rng.chance(0.3) ? '/' : null,
+      duration_ms: rng.chance(0.5) ? rng.int(60_000) : null,
+    }),
+  },
+  inventory: {
+    name: 'inventory',
+    entities: 60,
+    tombstones: true,
+    keyOf: (e) => ({ sku: `sku-${e % 20}`, warehouse_id: `wh-${Math.floor(e / 20)}` }),
+    payload: (rng) => {
+      const onHand = rng.int(1000);
+      return { on_hand: onHand, reserved: rng.int(onHand + 1) };
+    },
+  },
+};
+
+/** Default knobs for oracle streams in tests: event times near midnight UTC (two dates). */
+export function streamOptions(seed: number, eventsPerContract: number): StreamOptions {
+  return {
+    seed,
+    eventsPerContract,
+    duplicateRate: 0.08,
+    reorderRate: 0.15,
+    tombstoneRate: 0.12,
+    startMs: Date.UTC(2026, 10, 28, 23, 59, 0),
+    stepMs: 37,
+    duplicateDistance: 200,
+  };
+}
+
+/** One test environment: topics, a table root, config and telemetry. */
+export class TestEnv {
+  readonly prefix = `mc${rand()}.`;
+  readonly group = `mc-group-${rand()}`;
+  readonly lakeRoot: string;
+  readonly telemetry: Telemetry;
+  private admin: KafkaAdmin | undefined;
+
+  constructor(
+    readonly label: string,
+    readonly contracts: readonly AnyContract[],
+  ) {
+    this.lakeRoot = tempDir(label);
+    this.telemetry = createTelemetry({ service: 'merge-compaction', logLevel: (process.env.SLUICE_TEST_LOG_LEVEL as 'info') ?? 'silent' });
+  }
+
+  topic(contract: AnyContract): string {
+    return `${this.prefix}${validTopicName(contract.name)}`;
+  }
+
+  /** Env vars of a merge-compaction process for this test. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      SLUICE_KAFKA_BROKERS: brokers(),
+      SLUICE_MERGE_GROUP_ID: this.group,
+      SLUICE_CONTRACTS: this.contracts.map((c) => c.name).join(','),
+      SLUICE_TOPIC_PREFIX: this.prefix,
+      SLUICE_LAKE_ROOT: this.lakeRoot,
+      SLUICE_BATCH_MAX_MS: '300',
+      SLUICE_MERGE_INTERVAL_MS: '300',
+      SLUICE_COMPACTION_INTERVAL_MS: '1500',
+      SLUICE_COMPACTION_MIN_FILES: '4',
+      SLUICE_VACUUM_RETENTION_MS: '60000',
+      SLUICE_DEDUP_WATERMARK_MS: String(24 * 3600_000),
+      SLUICE_RETRY_MAX_MS: '1000',
+      OPS_PORT: '0',
+      LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
+      ...extra,
+    };
+  }
+
+  config(extra: Record<string, string> = {}): MergeConfig {
+    return loadConfig(mergeConfigSchema, this.env(extra));
+  }
+
+  async createTopics(): Promise<void> {
+    this.admin = new KafkaAdmin({ brokers: brokers() });
+    for (const c of this.contracts) await this.admin.createTopic({ name: this.topic(c), partitions: TEST_PARTITIONS });
+  }
+
+  async close(): Promise<void> {
+    if (this.admin) {
+      await this.admin.deleteTopics(this.contracts.map((c) => this.topic(c))).catch(() => undefined);
+      await this.admin.close();
+    }
+    await this.telemetry.shutdown();
+    removeDir(this.lakeRoot);
+  }
+
+  /** Table handle (undefined until created). */
+  async table(name: string): Promise<LakeTable | undefined> {
+    try {
+      return await LakeTable.open(new LocalStorage(path.join(this.lakeRoot, name)));
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Encodes an oracle event as validate writes it: Avro single-object with its writer schema. */
+export function encode(contract: AnyContract, event: OracleEvent): Buffer {
+  const schema = (contract.versions.find((v) => v.version === event.schema_version) ?? contract.latest).schema;
+  return encodeSingleObject(schema, event);
+}
+
+/**
+ * Produces sends in order to the valid topics, keyed by entity key. With `transactional`, sends
+ * go in transactions of `txnSize`, and every `abortEvery`-th transaction is first sent with
+ * garbage and aborted (read_committed must hide it), then sent again and committed.
+ */
+export async function produce(
+  env: TestEnv,
+  sends: readonly Send[],
+  options: { transactional?: boolean; txnSize?: number; abortEvery?: number; pauseMs?: number; chunk?: number } = {},
+): Promise<void> {
+  const records = sends.map((s) => {
+    const contract = CONTRACTS[s.contract as keyof typeof CONTRACTS];
+    return { topic: env.topic(contract), key: s.key, value: encode(contract, s.event) };
+  });
+  if (!options.transactional) {
+    const producer = new KafkaProducer({ brokers: brokers(), lingerMs: 2 });
+    await producer.connect();
+    try {
+      const chunk = options.chunk ?? records.length;
+      for (let i = 0; i < records.length; i += chunk) {
+        await producer.sendBatch(records.slice(i, i + chunk));
+        if (options.pauseMs) await new Promise((r) => setTimeout(r, options.pauseMs));
+      }
+    } finally {
+      await producer.close();
+    }
+    return;
+  }
+  const producer = new TransactionalProducer({ brokers: brokers(), transactionalId: `mc-test-${rand()}` });
+  await producer.connect();
+  try {
+    const size = options.txnSize ?? 200;
+    for (let i = 0, n = 0; i < records.length; i += size, n++) {
+      const slice = records.slice(i, i + size);
+      if (options.abortEvery && n % options.abortEvery === 0) {
+        await producer.begin();
+        await producer.sendBatch(slice.map((r) => ({ ...r, value: Buffer.from('aborted garbage, never visible') })));
+        await producer.abort();
+      }
+      await producer.begin();
+      await producer.sendBatch(slice);
+      await producer.commit();
+      if (options.pauseMs) await new Promise((r) => setTimeout(r, options.pauseMs));
+    }
+  } finally {
+    await producer.close();
+  }
+}
+
+/** Polls `check` until it returns true or `timeoutMs` passes (then fails with `what`). */
+export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+}
+
+let engine: Promise<LakeQueryEngine> | undefined;
+function queryEngine(): Promise<LakeQueryEngine> {
+  engine ??= LakeQueryEngine.create();
+  return engine;
+}
+
+/** Rows of a table as JSON values (silver through its current view: tail resolved). */
+export async function readRows(env: TestEnv, name: string, sql: string): Promise<Record<string, unknown>[]> {
+  const table = await env.table(name);
+  if (!table) return [];
+  const view = await table.currentView();
+  const session = await (await queryEngine()).open({ t: view });
+  try {
+    return await session.queryJson(sql);
+  } finally {
+    session.close();
+  }
+}
+
+/** Compares the pipeline's tables with the oracle; returns a list of differences (empty = equal). */
+export async function diffAgainstOracle(env: TestEnv, sends: readonly Send[]): Promise<string[]> {
+  const problems: string[] = [];
+  const bronzeWant = expectedBronze(sends);
+  const silverWant = expectedSilver(sends, (c) => CONTRACTS[c as keyof typeof CONTRACTS].kind);
+  for (const contract of env.contracts) {
+    const events = bronzeWant.get(contract.name) ?? [];
+    // Bronze: every unique event exactly once.
+    const bronze = await readRows(env, contract.tables.bronze, 'SELECT event_id, count(*) AS n FROM t GROUP BY event_id');
+    const counts = new Map(bronze.map((r) => [String(r.event_id), Number(r.n)]));
+    const dupes = [...counts].filter(([, n]) => n > 1);
+    if (dupes.length) problems.push(`${contract.tables.bronze}: ${dupes.length} event_ids more than once (e.g. ${dupes[0][0]})`);
+    const missing = events.filter((e) => !counts.has(e.event_id));
+    if (missing.length) problems.push(`${contract.tables.bronze}: ${missing.length} events missing`);
+    if (counts.size !== events.length) problems.push(`${contract.tables.bronze}: ${counts.size} distinct events, want ${events.length}`);
+    // Silver: row for row.
+    const want = silverWant.get(contract.name) ?? new Map();
+    const silver = await readRows(env, contract.tables.silver, 'SELECT * FROM t');
+    const keyOf = (r: Record<string, unknown>) => (contract.kind === 'append' ? String(r.event_id) : contract.entityKey(r));
+    const got = new Map(silver.map((r) => [keyOf(r), r]));
+    if (got.size !== silver.length) problems.push(`${contract.tables.silver}: duplicate keys`);
+    if (got.size !== want.size) problems.push(`${contract.tables.silver}: ${got.size} rows, want ${want.size}`);
+    let wrong = 0;
+    let example = '';
+    for (const [key, e] of want) {
+      const row = got.get(key);
+      const flat = flatten(e);
+      const same =
+        row !== undefined &&
+        String(row.event_id) === e.event_id &&
+        Number(row.version) === e.version &&
+        Object.entries(flat).every(([k, v]) => k === 'event_time' || k === 'schema_version' || normal(row[k]) === normal(v));
+      if (!same) {
+        wrong++;
+        example ||= `${key}: got ${JSON.stringify(row)} want ${JSON.stringify(flat)}`;
+      }
+    }
+    if (wrong) problems.push(`${contract.tables.silver}: ${wrong} rows differ, e.g. ${example}`);
+    // Gold: every declared aggregate, row for row.
+    for (const agg of contract.aggregates) {
+      const wantGold = expectedGold(events, agg);
+      const rows = await readRows(env, agg.table, 'SELECT * FROM t');
+      const gotGold = new Map(rows.map((r) => [JSON.stringify([Number(r.window_ms), ...agg.groupBy.map((g) => r[g])]), r]));
+      let bad = 0;
+      let ex = '';
+      for (const w of wantGold) {
+        const r = gotGold.get(JSON.stringify([w.windowMs, ...agg.groupBy.map((g) => w.group[g])]));
+        const ok = r !== undefined && agg.measures.every((m) => Number(r[m.name]) === w.measures[m.name]);
+        if (!ok) {
+          bad++;
+          ex ||= `${JSON.stringify(w)} got ${JSON.stringify(r)}`;
+        }
+      }
+      if (gotGold.size !== wantGold.length) problems.push(`${agg.table}: ${gotGold.size} rows, want ${wantGold.length}`);
+      if (bad) problems.push(`${agg.table}: ${bad} rows differ, e.g. ${ex}`);
+    }
+  }
+  return problems;
+}
+
+function normal(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'string' && /^-?\d+$/.test(v)) return v;
+  return JSON.stringify(v);
+}
+
+export type { MergeConfig };
