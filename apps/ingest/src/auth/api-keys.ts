@@ -59,7 +59,7 @@ export class ApiKeyStore {
   /** The principal for an `Authorization` header value, or the reason it is refused. */
   authenticate(header: string | undefined): { ok: true; principal: Principal } | { ok: false; reason: string } {
     if (header === undefined || header.length === 0) return { ok: false, reason: 'missing Authorization header' };
-    const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+    const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header);
     if (!match) return { ok: false, reason: 'Authorization must be "Bearer <api key>"' };
     const digest = sha256(match[1]);
     let found: Principal | undefined;

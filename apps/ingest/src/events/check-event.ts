@@ -1,4 +1,4 @@
-import { decodeEvent, REASONS, type Issue, type ReasonCode } from '@sluice/contracts';
+import { decodeEvent, readFraming, REASONS, type Issue, type ReasonCode } from '@sluice/contracts';
 import type { Principal } from '../auth/api-keys';
 import type { EventSlice } from '../body/split';
 
@@ -57,9 +57,14 @@ export function checkEvent(
   requestContract: string | undefined,
   limits: EventLimits,
   now: number,
+  avro = false,
 ): { ok: true; accepted: AcceptedEvent } | { ok: false; rejected: RejectedEvent } {
   if (slice.bytes.length > limits.maxEventBytes) {
     return reject(slice, 'EVENT_TOO_LARGE', `the event has ${slice.bytes.length} bytes; the limit is ${limits.maxEventBytes}`);
+  }
+  // An Avro request must be framed; without this check JSON-looking bytes would be read as JSON.
+  if (avro && readFraming(slice.bytes) === undefined) {
+    return reject(slice, 'AVRO_FRAMING_UNKNOWN', REASONS.AVRO_FRAMING_UNKNOWN.message);
   }
   if (slice.depth > limits.maxDepth) {
     return reject(slice, 'EVENT_TOO_DEEP', `the event nests ${slice.depth} levels; the limit is ${limits.maxDepth}`);
