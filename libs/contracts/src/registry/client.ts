@@ -255,9 +255,10 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         schema: schemaText(schema),
         schemaType: 'AVRO',
       });
-      const body = answer.body as { is_compatible?: unknown; messages?: unknown };
+      const body = answer.body as { is_compatible?: unknown; messages?: unknown; reason?: unknown };
       if (typeof body?.is_compatible !== 'boolean') throw new RegistryError('REGISTRY_BAD_RESPONSE', 'checkCompatibility: no is_compatible in answer');
-      const messages = Array.isArray(body.messages) ? body.messages.map(String) : [];
+      // Confluent sends `messages` (verbose=true); Apicurio's ccompat sends one `reason` string.
+      const messages = Array.isArray(body.messages) ? body.messages.map(String) : typeof body.reason === 'string' ? [body.reason] : [];
       return { compatible: body.is_compatible, messages };
     },
 

@@ -1,0 +1,19 @@
+package dev.sluice.registry;
+
+import io.apicurio.common.apps.config.DynamicConfigPropertyList;
+import javax.enterprise.context.ApplicationScoped;
+import javax.enterprise.inject.Produces;
+
+/**
+ * Apicurio builds this list at build time with a Quarkus extension
+ * (apicurio-common-app-components-config-index-deployment) that Maven Central does not carry.
+ * Sluice's tests use no dynamic (runtime-editable) registry settings, so the list is empty.
+ */
+@ApplicationScoped
+public class DynamicConfigPropertyListProducer {
+  @Produces
+  @ApplicationScoped
+  public DynamicConfigPropertyList dynamicConfigPropertyList() {
+    return new DynamicConfigPropertyList(new java.util.ArrayList<>());
+  }
+}
