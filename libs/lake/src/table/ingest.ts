@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { ident, sqlString } from '../duck';
 import { lakeError } from '../errors';
 import { duckType, type DeltaField } from './schema';
@@ -28,6 +28,8 @@ export async function ingestSource(conn: DuckDBConnection, fields: readonly Delt
   try {
     if ('sql' in source) {
       await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM (${source.sql})`);
+    } else if (fields.every((f) => typeof f.type === 'string' && f.type !== 'binary')) {
+      await appendFlatRows(conn, table, fields, source.rows);
     } else {
       await fs.mkdir(scratchDir, { recursive: true });
       const file = path.join(scratchDir, `${table}.ndjson`);
@@ -54,6 +56,82 @@ export async function ingestSource(conn: DuckDBConnection, fields: readonly Delt
     }
   }
   return table;
+}
+
+type Staging = { type: DuckDBType; sql: string; cast: (v: unknown) => unknown; select: (col: string) => string };
+
+const CHUNK_ROWS = 2048;
+
+/**
+ * Flat schemas: rows go column-wise through DuckDB's appender into loosely typed staging columns
+ * (DOUBLE, VARCHAR, BOOLEAN), then one SQL cast to the schema types — several times faster than
+ * serialising JSON, and DuckDB's casts decide what is valid.
+ */
+async function appendFlatRows(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], rows: readonly Record<string, unknown>[]): Promise<void> {
+  const staging = fields.map((f) => stagingFor(f, rows));
+  const stage = `${table}_stage`;
+  await conn.run(`CREATE TEMP TABLE ${stage} (${fields.map((f, i) => `${ident(f.name)} ${staging[i].sql}`).join(', ')})`);
+  try {
+    const appender = await conn.createAppender(stage, 'main', 'temp');
+    try {
+      const types = staging.map((s) => s.type);
+      for (let off = 0; off < rows.length; off += CHUNK_ROWS) {
+        const n = Math.min(CHUNK_ROWS, rows.length - off);
+        const chunk = DuckDBDataChunk.create(types, n);
+        fields.forEach((f, c) => {
+          const values = new Array(n);
+          const cast = staging[c].cast;
+          for (let r = 0; r < n; r++) {
+            const v = rows[off + r][f.name];
+            values[r] = v === null || v === undefined ? null : cast(v);
+          }
+          chunk.setColumnValues(c, values);
+        });
+        appender.appendDataChunk(chunk);
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${fields.map((f, i) => `${staging[i].select(ident(f.name))} AS ${ident(f.name)}`).join(', ')} FROM ${stage}`);
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${stage}`);
+  }
+}
+
+const asString = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+function stagingFor(f: DeltaField, rows: readonly Record<string, unknown>[]): Staging {
+  const target = duckType(f.type);
+  const all = (test: (v: unknown) => boolean) => rows.every((r) => r[f.name] === null || r[f.name] === undefined || test(r[f.name]));
+  const varchar: Staging = { type: VARCHAR, sql: 'VARCHAR', cast: asString, select: (c) => `CAST(${c} AS ${target})` };
+  switch (f.type) {
+    case 'string':
+      return { ...varchar, select: (c) => c };
+    case 'long':
+    case 'integer':
+    case 'short':
+    case 'byte': {
+      const bad = rows.find((r) => typeof r[f.name] === 'number' && !Number.isInteger(r[f.name]));
+      if (bad) throw lakeError('LAKE_INVALID_INPUT', `column ${f.name} is ${f.type} but got ${String(bad[f.name])}`);
+      if (all((v) => typeof v === 'number')) return { type: DOUBLE, sql: 'DOUBLE', cast: (v) => v, select: (c) => `CAST(${c} AS ${target})` };
+      return varchar;
+    }
+    case 'float':
+    case 'double':
+      return all((v) => typeof v === 'number') ? { type: DOUBLE, sql: 'DOUBLE', cast: (v) => v, select: (c) => `CAST(${c} AS ${target})` } : varchar;
+    case 'boolean':
+      return all((v) => typeof v === 'boolean') ? { type: BOOLEAN, sql: 'BOOLEAN', cast: (v) => v, select: (c) => c } : varchar;
+    case 'timestamp':
+      // Dates travel as epoch milliseconds (exact in a double), strings are parsed by DuckDB.
+      return all((v) => v instanceof Date)
+        ? { type: DOUBLE, sql: 'DOUBLE', cast: (v) => (v as Date).getTime(), select: (c) => `CAST(epoch_ms(CAST(${c} AS BIGINT)) AS TIMESTAMPTZ)` }
+        : varchar;
+    case 'date':
+      return { ...varchar, cast: (v) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v)) };
+    default:
+      return varchar; // decimals as exact digit strings
+  }
 }
 
 function rowsToNdjson(rows: readonly Record<string, unknown>[]): string {
