@@ -73,7 +73,14 @@ function checkerFor(contract: AnyContract, schema: object, mode: InputMode): Che
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 const defaultAvro = new AvroDecoder(Object.values(CONTRACTS));
 
-function fail(issues: Issue[], contract?: string): DecodeResult {
+/**
+ * Most issues reported for one event. Every issue is found, but a hostile event with 50,000
+ * unknown fields must not become a 50,000-entry DLQ record or HTTP answer.
+ */
+export const MAX_ISSUES = 100;
+
+function fail(all: Issue[], contract?: string): DecodeResult {
+  const issues = all.length <= MAX_ISSUES ? all : all.slice(0, MAX_ISSUES);
   return contract === undefined ? { ok: false, issues } : { ok: false, contract, issues };
 }
 

@@ -13,6 +13,7 @@ export {
   validateEvent,
   DEFAULT_LIMITS,
   CONTRACT_FIELD,
+  MAX_ISSUES,
   type ValidationLimits,
   type DecodeOptions,
   type DecodeResult,
