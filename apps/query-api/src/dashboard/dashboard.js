@@ -85,7 +85,7 @@
     });
     const perSec = ans.rows.map((r) => Number(r.events) / (INTERVAL_MS[config.interval] / 1000));
     const last = perSec.length ? perSec[perSec.length - 1] : 0;
-    $('throughput-rate').textContent = last.toFixed(1) + ' events/s';
+    $('throughput-rate').textContent = (last >= 10 ? last.toFixed(0) : last >= 1 ? last.toFixed(1) : last.toFixed(3)) + ' events/s';
     $('throughput-note').textContent = 'last ' + config.interval + ' bucket of ' + t.table + ' · ' +
       ans.rows.reduce((a, r) => a + Number(r.events), 0).toLocaleString('en-US') + ' events in window';
     lineChart($('throughput-chart'), 600, 120, [{ name: 'events/s', color: COLORS[0], points: ans.rows.map((r, i) => [Date.parse(r.bucket), perSec[i]]) }]);
@@ -166,7 +166,7 @@
       t.textContent = text;
       svg.appendChild(t);
     };
-    label(pad - 2, pad + 4, String(Math.round(y1)), 'end');
+    label(pad - 2, pad + 4, y1 >= 10 ? String(Math.round(y1)) : y1.toPrecision(2), 'end');
     label(pad, h - 6, new Date(x0).toISOString().slice(11, 16), 'start');
     label(w - pad, h - 6, new Date(x1).toISOString().slice(11, 16), 'end');
     for (const s of series) {
