@@ -14,6 +14,7 @@ import type { Storage } from '../storage/storage';
 import { PrefixedStorage } from '../storage/prefixed-storage';
 import type { ViewSpec } from '../query/query-engine';
 import { commit, type CommitPlan, type CommitResult } from './commit';
+import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
@@ -458,11 +459,10 @@ export class LakeTable {
     let bytesAdded = 0;
     await withConnection(async (conn) => {
       for (const bin of bins) {
-        const rel = await filesRelationSql(this.storage, snap.schema, snap.partitionColumns, bin);
         try {
-          const written = await this.writeFiles(conn, snap, rel, { dataChange: false, sortBy: options.sortBy });
-          adds.push(...written.adds);
-          bytesAdded += written.bytes;
+          const out = await compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy });
+          adds.push(out.add);
+          bytesAdded += out.bytes;
         } catch (err) {
           throw (err as { code?: string }).code ? err : translateReadError(`${this.name}: compaction`, err);
         }

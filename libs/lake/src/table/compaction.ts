@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { LosslessNumber } from 'lossless-json';
+import { ident, sqlString } from '../duck';
+import type { AddAction } from '../log/actions';
+import { stringifyJson } from '../log/json';
+import type { FileStats, LiveFile, Snapshot } from '../log/snapshot';
+import type { Storage } from '../storage/storage';
+import { encodeAddPath } from './partition';
+import { filesRelationSql } from './relation';
+import type { DeltaField } from './schema';
+
+/**
+ * Rewrites one bin (files of a single partition) as one Parquet file in a single streaming COPY.
+ * The output's stats are merged from the inputs' stats (the same rows), so no second pass over
+ * the data is needed; a column whose inputs lack usable stats simply gets none.
+ */
+export async function compactBin(
+  conn: DuckDBConnection,
+  storage: Storage,
+  snap: Snapshot,
+  bin: readonly LiveFile[],
+  options: { scratchDir: string; sortBy?: readonly string[] },
+): Promise<{ add: AddAction; bytes: number }> {
+  const dataFields = snap.schema.fields.filter((f) => !snap.partitionColumns.includes(f.name));
+  const rel = await filesRelationSql(storage, snap.schema, snap.partitionColumns, bin, { columns: dataFields.map((f) => f.name) });
+  const order = options.sortBy?.length ? ` ORDER BY ${options.sortBy.map(ident).join(', ')}` : '';
+  await fs.mkdir(options.scratchDir, { recursive: true });
+  const name = `part-${randomUUID()}.snappy.parquet`;
+  const local = path.join(options.scratchDir, name);
+  const result = await conn.runAndReadAll(`COPY (${rel}${order}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION snappy)`);
+  const rows = Number(result.getRows()[0][0]);
+  try {
+    const size = (await fs.stat(local)).size;
+    const dir = bin[0].key.includes('/') ? bin[0].key.slice(0, bin[0].key.lastIndexOf('/') + 1) : '';
+    const key = dir + name;
+    if (storage.putFile) await storage.putFile(key, local);
+    else await storage.put(key, await fs.readFile(local));
+    const add: AddAction = {
+      path: encodeAddPath(key),
+      partitionValues: { ...bin[0].partitionValues },
+      size,
+      modificationTime: Date.now(),
+      dataChange: false,
+      stats: stringifyJson(mergeStats(bin.map((f) => snap.stats(f)), dataFields, rows)),
+    };
+    return { add, bytes: size };
+  } finally {
+    await fs.rm(local, { force: true });
+  }
+}
+
+const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const DATE = /^\d{4}-\d\d-\d\d$/;
+
+/** Exact stats of the union of files from theirs; omits what cannot be derived safely. */
+export function mergeStats(inputs: readonly (FileStats | undefined)[], fields: readonly DeltaField[], numRecords: number) {
+  const out = { numRecords, minValues: {} as Record<string, unknown>, maxValues: {} as Record<string, unknown>, nullCount: {} as Record<string, number> };
+  for (const f of fields) {
+    let nulls = 0;
+    let nullsKnown = true;
+    let lo: unknown;
+    let hi: unknown;
+    let rangeKnown = true;
+    for (const s of inputs) {
+      const n = s?.numRecords;
+      const nc = s?.nullCount?.[f.name];
+      if (typeof nc === 'number' || typeof nc === 'bigint') nulls += Number(nc);
+      else nullsKnown = false;
+      if (typeof n === 'number' && nc !== undefined && Number(nc) === n) continue; // all null: no range
+      const a = s?.minValues?.[f.name];
+      const b = s?.maxValues?.[f.name];
+      if (!comparable(f, a) || !comparable(f, b)) {
+        rangeKnown = false;
+        continue;
+      }
+      if (lo === undefined || less(a, lo)) lo = a;
+      if (hi === undefined || less(hi, b)) hi = b;
+    }
+    if (nullsKnown) out.nullCount[f.name] = nulls;
+    if (rangeKnown && lo !== undefined && hi !== undefined) {
+      out.minValues[f.name] = toJsonValue(lo);
+      out.maxValues[f.name] = toJsonValue(hi);
+    }
+  }
+  return out;
+}
+
+function comparable(f: DeltaField, v: unknown): boolean {
+  switch (f.type) {
+    case 'long':
+    case 'integer':
+    case 'short':
+    case 'byte':
+      return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));
+    case 'double':
+    case 'float':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'timestamp':
+      return typeof v === 'string' && TS.test(v);
+    case 'date':
+      return typeof v === 'string' && DATE.test(v);
+    case 'string':
+      // ASCII only: JS and Parquet (byte-wise) orders agree there.
+      return typeof v === 'string' && /^[\x20-\x7e]*$/.test(v);
+    default:
+      return false; // decimals: the parsed double may not be exact
+  }
+}
+
+function less(a: unknown, b: unknown): boolean {
+  if (typeof a === 'string' && typeof b === 'string') return a < b;
+  if (typeof a === 'bigint' || typeof b === 'bigint') return BigInt(a as number) < BigInt(b as number);
+  return (a as number) < (b as number);
+}
+
+function toJsonValue(v: unknown): unknown {
+  return typeof v === 'bigint' ? new LosslessNumber(v.toString()) : v;
+}
