@@ -1,0 +1,107 @@
+import avro from 'avsc';
+import { CONTRACTS, orders, ORDERS_V1, ORDERS_V2 } from '../contracts';
+import { decodeEvent } from '../decode';
+import { sampleOrderJson } from '../samples';
+import { AvroDecoder, avroTypeOf, encodeConfluent, encodeSingleObject, fingerprintOf, hex64, readFraming, resolveValue } from './codec';
+import { canonicalForm, crc64Avro, fingerprint64 } from './fingerprint';
+
+const NOW = Date.parse('2026-06-01T12:00:00.000Z');
+const u64 = (signed: string) => BigInt.asUintN(64, BigInt(signed));
+
+function validOrder(n = 10) {
+  const result = decodeEvent(sampleOrderJson(n, NOW), { contract: 'orders', now: NOW });
+  if (!result.ok || result.name !== 'orders') throw new Error('fixture invalid');
+  return result.event;
+}
+
+describe('CRC-64-AVRO fingerprints', () => {
+  // Vectors from the Avro project's share/test/data/schema-tests.txt (signed Java longs).
+  it.each([
+    ['"null"', '7195948357588979594'],
+    ['"boolean"', '-6970731678124411036'],
+    ['"int"', '8247732601305521295'],
+    ['"long"', '-3434872931120570953'],
+    ['{"name":"foo","type":"record","fields":[{"name":"f1","type":"boolean"}]}', '7843277075252814651'],
+    ['{"name":"foo","type":"record","fields":[]}', '-4824392279771201922'],
+  ])('matches the Avro spec for %s', (canonical, signed) => {
+    expect(crc64Avro(new TextEncoder().encode(canonical))).toBe(u64(signed));
+  });
+
+  it('fingerprints the parsing canonical form, ignoring docs, defaults and key order', () => {
+    const messy = { fields: [{ type: 'boolean', name: 'f1', doc: 'x', default: true }], type: 'record', name: 'foo', doc: 'y' };
+    expect(canonicalForm(messy)).toBe('{"name":"foo","type":"record","fields":[{"name":"f1","type":"boolean"}]}');
+    expect(fingerprint64(messy)).toBe(u64('7843277075252814651'));
+  });
+
+  it('gives every version of every contract a distinct fingerprint', () => {
+    const all = Object.values(CONTRACTS).flatMap((c) => c.versions.map((v) => hex64(fingerprintOf(v.schema))));
+    expect(new Set(all).size).toBe(all.length);
+  });
+});
+
+describe('framings', () => {
+  it('writes single-object encoding as C3 01, the little-endian fingerprint, then the body', () => {
+    const event = validOrder();
+    const bytes = encodeSingleObject(ORDERS_V2, event);
+    expect([...bytes.subarray(0, 2)]).toEqual([0xc3, 0x01]);
+    expect(bytes.readBigUInt64LE(2)).toBe(fingerprint64(ORDERS_V2));
+    expect(readFraming(bytes)).toEqual({ kind: 'single-object', fingerprint: hex64(fingerprint64(ORDERS_V2)) });
+    expect(avroTypeOf(ORDERS_V2).fromBuffer(bytes.subarray(10))).toEqual(event);
+  });
+
+  it('writes the Confluent framing as 0x00 and a big-endian 4-byte schema id', () => {
+    const bytes = encodeConfluent(0x01020304, ORDERS_V2, validOrder());
+    expect([...bytes.subarray(0, 5)]).toEqual([0, 1, 2, 3, 4]);
+    expect(readFraming(bytes)).toEqual({ kind: 'confluent', schemaId: 0x01020304 });
+    expect(() => encodeConfluent(-1, ORDERS_V2, validOrder())).toThrow(RangeError);
+  });
+
+  it('recognises neither framing in JSON text', () => {
+    expect(readFraming(new TextEncoder().encode('{"a":1}'))).toBeUndefined();
+  });
+});
+
+describe('schema evolution through avsc resolvers', () => {
+  it('reads v2 data (with the new optional field) with a v1 reader: the field is skipped', () => {
+    const v2 = validOrder(10); // n % 10 === 0 → coupon present
+    expect(v2.payload?.coupon_code).toBe('WELCOME10');
+    const v1Type = avroTypeOf(ORDERS_V1);
+    const read = v1Type.fromBuffer(avroTypeOf(ORDERS_V2).toBuffer(v2), v1Type.createResolver(avroTypeOf(ORDERS_V2))) as Record<string, Record<string, unknown>>;
+    expect('coupon_code' in read.payload).toBe(false);
+    expect(read.payload.total_cents).toBe(v2.payload?.total_cents);
+  });
+
+  it('reads v1 data with a v2 reader: the new field takes its default (null)', () => {
+    const v1 = resolveValue(ORDERS_V2, ORDERS_V1, validOrder(10));
+    const v2Type = avroTypeOf(ORDERS_V2);
+    const read = v2Type.fromBuffer(avroTypeOf(ORDERS_V1).toBuffer(v1), v2Type.createResolver(avroTypeOf(ORDERS_V1))) as Record<string, Record<string, unknown>>;
+    expect(read.payload.coupon_code).toBeNull();
+  });
+
+  it('decodes single-object v1 bytes into the latest shape and reports the writer version', () => {
+    const v1 = resolveValue(ORDERS_V2, ORDERS_V1, validOrder(10));
+    const result = new AvroDecoder(Object.values(CONTRACTS)).decode(encodeSingleObject(ORDERS_V1, v1));
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.value.contract).toBe(orders);
+    expect(result.value.writerVersion).toBe(1);
+    expect((result.value.event as { payload: { coupon_code: unknown } }).payload.coupon_code).toBeNull();
+  });
+
+  it('decodes bytes of a writer schema that is in no repository version, when taught by id', () => {
+    // A producer's v3 with an extra optional field: readable by the v2 reader.
+    const v3 = JSON.parse(JSON.stringify(ORDERS_V2)) as { fields: { name: string; type: unknown }[] };
+    v3.fields.push({ name: 'channel', type: ['null', 'string'], default: null } as never);
+    const decoder = new AvroDecoder([orders]);
+    decoder.addSchemaId(77, orders, JSON.stringify(v3));
+    const event = { ...validOrder(), channel: 'app' };
+    const result = decoder.decode(encodeConfluent(77, v3 as never, event));
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.value.writerVersion).toBeUndefined();
+    expect('channel' in (result.value.event as object)).toBe(false);
+  });
+
+  it('keeps the avsc type for long timestamps as plain numbers (epoch ms)', () => {
+    const type = avroTypeOf(ORDERS_V2) as avro.types.RecordType;
+    expect(type.field('event_time')?.type.typeName).toBe('long');
+  });
+});
