@@ -20,7 +20,12 @@ const probe = {
   ],
 };
 
-async function readUntil(t: TestApp, done: () => boolean, check: (body: any) => void): Promise<number> {
+interface ProbeAnswer {
+  rows: { n: number; lo: number; hi: number; keys: number }[];
+  freshness: { offsets: Record<string, number> };
+}
+
+async function readUntil(t: TestApp, done: () => boolean, check: (body: ProbeAnswer) => void): Promise<number> {
   let answers = 0;
   while (!done()) {
     const [all, one] = await Promise.all([
