@@ -1,4 +1,5 @@
 import { AdminClient, IsolationLevel, OffsetSpec, type IAdminClient } from '@confluentinc/kafka-javascript';
+import { isSluiceError } from '@sluice/errors';
 import { KAFKA_CHANNELS, publish } from '../channels';
 import { baseProperties, brokerList, callback } from '../connection';
 import { translateKafkaError } from '../errors';
@@ -22,7 +23,11 @@ export class KafkaAdmin {
     this.wire = { brokers: brokerList(options.brokers).split(','), clientId: options.clientId ?? 'sluice', timeoutMs: this.timeoutMs };
   }
 
-  /** Creates one topic; KAFKA_TOPIC_EXISTS if it already exists. */
+  /**
+   * Creates one topic and waits until the broker serves its configs (creation is asynchronous
+   * in Kafka: a describe right after create can still say "unknown topic").
+   * KAFKA_TOPIC_EXISTS if it already exists.
+   */
   async createTopic(spec: TopicSpec): Promise<void> {
     await this.call('admin.createTopic', spec.name, (done) =>
       this.native.createTopic(
@@ -31,6 +36,16 @@ export class KafkaAdmin {
         done,
       ),
     );
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      try {
+        await describeTopicConfigs(this.wire, [spec.name]);
+        return;
+      } catch (err) {
+        if (!isSluiceError(err, 'KAFKA_TOPIC_NOT_FOUND') || Date.now() > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
   }
 
   /** Deletes topics (each must exist). */
