@@ -86,19 +86,22 @@ export function commitTimestamps(listing: LogListing): Array<{ version: number; 
 export async function loadSnapshot(storage: Storage, target: SnapshotTarget = {}): Promise<Snapshot> {
   let listing: LogListing;
   let version: number;
-  if (target.version === undefined && target.timestampMs === undefined) {
+  if (target.timestampMs === undefined) {
+    // Latest or a given version: start listing at the newest checkpoint (per the hint) when it
+    // is at or below the target, so a table with 10k commits does not list them all.
     const hinted = await lastCheckpointHint(storage);
-    listing = hinted === undefined ? await listLog(storage) : await listLogFrom(storage, hinted);
-    if (hinted !== undefined && !listing.checkpoints.has(hinted)) listing = await listLog(storage); // stale hint
+    const usable = hinted !== undefined && (target.version === undefined || hinted <= target.version) ? hinted : undefined;
+    listing = usable === undefined ? await listLog(storage) : await listLogFrom(storage, usable);
+    if (usable !== undefined && !listing.checkpoints.has(usable)) listing = await listLog(storage); // stale hint
     const all = [...listing.commits.keys(), ...listing.checkpoints.keys()];
     if (all.length === 0) throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
-    version = Math.max(...all);
+    version = target.version ?? Math.max(...all);
   } else {
     listing = await listLog(storage);
     if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
       throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
     }
-    version = target.version ?? versionAtTimestamp(listing, target.timestampMs!, storage.uri);
+    version = versionAtTimestamp(listing, target.timestampMs, storage.uri);
   }
   return replay(storage, listing, version);
 }
