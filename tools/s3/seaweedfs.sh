@@ -67,15 +67,38 @@ install() {
   say "built $bin in $((SECONDS - started))s"
 }
 
+# The server of this data dir: the pid file's process, or (when the pid file was lost, e.g. two
+# starts raced) the weed process whose command line names this data dir.
 running_pid() {
-  [ -f "$pid_file" ] || return 1
   local pid
-  pid="$(cat "$pid_file")"
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "weed-$version server"; then
-    echo "$pid"
-    return 0
+  if [ -f "$pid_file" ]; then
+    pid="$(cat "$pid_file")"
+    if [ -n "$pid" ] && is_our_server "$pid"; then
+      echo "$pid"
+      return 0
+    fi
   fi
+  for pid in $(pgrep -f -- "-dir=$data_dir/volumes" 2>/dev/null || true); do
+    if is_our_server "$pid"; then
+      echo "$pid" >"$pid_file"
+      echo "$pid"
+      return 0
+    fi
+  done
   return 1
+}
+
+is_our_server() {
+  kill -0 "$1" 2>/dev/null && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null \
+    | grep -qF -- "weed-$version server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir=$data_dir/volumes "
+}
+
+# One start/stop at a time per data dir (test runners of several engineers share a checkout).
+with_lock() {
+  mkdir -p "$data_dir"
+  exec 9>"$data_dir/start-stop.lock"
+  flock -w 120 9 || die "another start/stop of $data_dir did not finish within 120s"
+  "$@"
 }
 
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -115,6 +138,7 @@ ENV
 start() {
   if pid="$(running_pid)"; then
     say "already running (pid $pid) on 127.0.0.1:$port"
+    wait_ready
     print_env
     return 0
   fi
@@ -133,19 +157,26 @@ start() {
   # cwd = data dir: anything SeaweedFS resolves relative to "." (filer.toml lookup, sockets) stays there.
   (
     cd "$data_dir"
+    # 9>&- : the server must not inherit the start/stop lock.
     GOMEMLIMIT="$memory_limit" nohup "$bin" server \
       -ip=127.0.0.1 -ip.bind=127.0.0.1 \
       -dir="$data_dir/volumes" -master.dir="$data_dir/meta" \
       -master.port="$master_port" -volume.port="$volume_port" -filer.port="$filer_port" \
-      -master.volumeSizeLimitMB=64 -volume.max=16 -master.telemetry=false \
+      -master.peers=none -master.volumeSizeLimitMB=64 -volume.max=16 -master.telemetry=false \
       -filer -s3 -s3.port="$port" -s3.config="$identities_file" \
-      -s3.port.iceberg=0 -s3.port.lance=0 \
+      -s3.port.iceberg=0 -s3.port.lance=0 -s3.autoCreateBucket=false \
       -filer.localSocket="$data_dir/filer.sock" -s3.localSocket="$data_dir/s3.sock" \
-      >>"$log_file" 2>&1 </dev/null &
+      >>"$log_file" 2>&1 </dev/null 9>&- &
     echo $! >"$pid_file"
   )
+  wait_ready
+  say "ready: http://127.0.0.1:$port bucket $bucket (pid $(cat "$pid_file"))"
+  print_env
+}
+
+# Ready = the bucket exists and lists: creating it needs the S3 gateway, the filer and the master.
+wait_ready() {
   local deadline=$((SECONDS + start_timeout)) code
-  # Ready = the bucket exists: creating it needs the S3 gateway, the filer and the master up.
   while :; do
     code="$(signed PUT "/$bucket")"
     case "$code" in 200 | 409) break ;; esac
@@ -158,8 +189,6 @@ start() {
     sleep 1
   done
   [ "$(signed GET "/$bucket?list-type=2&max-keys=1")" = 200 ] || die "bucket $bucket is not listable (see $log_file)"
-  say "ready: http://127.0.0.1:$port bucket $bucket (pid $(cat "$pid_file"))"
-  print_env
 }
 
 stop() {
@@ -193,8 +222,8 @@ status() {
 
 case "${1:-}" in
   install) install ;;
-  start) start ;;
-  stop) stop ;;
+  start) with_lock start ;;
+  stop) with_lock stop ;;
   status) status ;;
   env) print_env ;;
   *) echo "usage: $0 install|start|stop|status|env" >&2; exit 2 ;;
