@@ -139,6 +139,18 @@ describe('query-api HTTP', () => {
     expect(lake.reads).toHaveLength(1);
   });
 
+  it('identical concurrent queries share one lake read', async () => {
+    let open!: () => void;
+    lake.gate = new Promise((r) => (open = r));
+    const answers = Promise.all(Array.from({ length: 5 }, () => post(app, { select: ['status'] })));
+    await new Promise((r) => setTimeout(r, 20));
+    open();
+    const res = await answers;
+    expect(res.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect(lake.reads).toHaveLength(1);
+    expect(res.filter((r) => r.json().stats.cached)).toHaveLength(4);
+  });
+
   it('a new version misses the cache', async () => {
     await post(app, {});
     lake.versions.push(snapshotOf('orders_silver', 2));

@@ -65,6 +65,9 @@ export interface QueryServiceOptions {
 
 /** Resolves snapshots (time travel, read-your-writes), compiles, prunes, caches and runs queries. */
 export class QueryService {
+  /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
+  private readonly inflight = new Map<string, Promise<{ answer: Omit<QueryAnswer, 'stats'>; filesRead: number }>>();
+
   constructor(
     private readonly lake: LakePort,
     private readonly tracker: SnapshotTracker,
@@ -180,7 +183,18 @@ export class QueryService {
       const { filesRead, ...answer } = hit;
       return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: true, elapsedMs: Date.now() - started } };
     }
-    const compiled = compileQuery(shapeOfQuery, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
+    let pending = this.inflight.get(key);
+    const shared = pending !== undefined;
+    if (!pending) {
+      pending = this.compute(snapshot, request, key).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    const { answer, filesRead } = await pending;
+    return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: shared, elapsedMs: Date.now() - started } };
+  }
+
+  private async compute(snapshot: TableSnapshot, request: Omit<QueryRequest, 'asOf' | 'waitFor'>, key: string) {
+    const compiled = compileQuery(request, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
     // With a pending tail, a file may only be skipped on columns that are a function of the key
     // (the key itself, the bucket): otherwise a skipped table file would hide the newer version
     // of a key from the merge-on-read and let a stale tail row through.
@@ -195,7 +209,7 @@ export class QueryService {
     if (truncated) rows.length = compiled.limit;
     const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated, freshness: this.freshness(snapshot) };
     this.cache.set(key, { ...answer, filesRead: files.length }, approxBytes(rows));
-    return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead: files.length, cached: false, elapsedMs: Date.now() - started } };
+    return { answer, filesRead: files.length };
   }
 }
 

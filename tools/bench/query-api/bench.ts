@@ -1,0 +1,264 @@
+// query-api benchmark: 50 concurrent HTTP clients (autocannon, this process) against query-api
+// (its real main.ts, a separate process) over a silver orders table on local disk, compared with
+// DuckDB running the same SQL on the same files through libs/lake's query engine without HTTP.
+//   npx tsx tools/bench/query-api/bench.ts --rows 1000000 --duration 10 --connections 50
+// Results and the exact command: docs/bench/query-api.md.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import autocannon from 'autocannon';
+import { ORDER_STATUSES, SILVER_BUCKETS, bucketOf } from '../../../libs/contracts/src';
+import { LakeQueryEngine, LakeTable, LocalStorage } from '../../../libs/lake/src';
+
+const o = args({ rows: 1_000_000, duration: 10, connections: 50, days: 7, port: 18390, baselineRuns: 200, rebuild: false });
+const ROOT = path.resolve(__dirname, '../../..');
+const LAKE = path.join(ROOT, '.sluice/bench/query-api', `rows-${o.rows}`);
+const TABLE = 'silver_orders';
+const TOKEN = 'bench-token-0123456789abcdef';
+const DAY0 = Date.UTC(2026, 0, 1);
+const DAY = 86_400_000;
+
+function args<T extends Record<string, number | boolean>>(defaults: T): T {
+  const out: Record<string, number | boolean> = { ...defaults };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([\w-]+)$/.exec(argv[i]);
+    if (!m || !(m[1] in defaults)) throw new Error(`unknown option ${argv[i]}; known: ${Object.keys(defaults).join(', ')}`);
+    out[m[1]] = typeof defaults[m[1]] === 'boolean' ? true : Number(argv[++i]);
+  }
+  return out as T;
+}
+
+const orderId = (i: number) => `o-${String(i).padStart(8, '0')}`;
+
+/** Builds the table once (kept under .sluice/bench for later runs): 1 file per bucket after compaction. */
+async function buildTable(): Promise<LakeTable> {
+  const dir = path.join(LAKE, TABLE);
+  if (existsSync(path.join(dir, '_delta_log')) && !o.rebuild) return LakeTable.open(new LocalStorage(dir));
+  await fs.rm(dir, { recursive: true, force: true });
+  const table = await LakeTable.create(new LocalStorage(dir), {
+    columns: [
+      { name: 'event_id', type: 'string', nullable: false },
+      { name: 'event_time', type: 'timestamp', nullable: false },
+      { name: 'version', type: 'long', nullable: false },
+      { name: 'op', type: 'string' },
+      { name: 'order_id', type: 'string', nullable: false },
+      { name: 'customer_id', type: 'string' },
+      { name: 'status', type: 'string' },
+      { name: 'total_cents', type: 'long' },
+      { name: 'currency', type: 'string' },
+      { name: 'item_count', type: 'integer' },
+      { name: 'bucket', type: 'integer', nullable: false },
+    ],
+    partitionColumns: ['bucket'],
+  });
+  const batch = 100_000;
+  for (let start = 0; start < o.rows; start += batch) {
+    const rows = Array.from({ length: Math.min(batch, o.rows - start) }, (_, j) => {
+      const i = start + j;
+      const id = orderId(i);
+      return {
+        event_id: `${id}-1`,
+        event_time: new Date(DAY0 + Math.floor((i * 7919) % (o.days * DAY))).toISOString(),
+        version: 1,
+        op: 'upsert',
+        order_id: id,
+        customer_id: `c-${i % 50_000}`,
+        status: ORDER_STATUSES[i % ORDER_STATUSES.length],
+        total_cents: (i * 37) % 100_000,
+        currency: i % 3 === 0 ? 'EUR' : 'USD',
+        item_count: 1 + (i % 7),
+        bucket: bucketOf(id, SILVER_BUCKETS),
+      };
+    });
+    await table.append({ rows }, { txns: [{ appId: 'fold:bench-0', version: start + rows.length }] });
+    process.stderr.write(`built ${start + rows.length} rows\n`);
+  }
+  await table.compact({ targetFileBytes: 256 * 1024 * 1024 });
+  return table;
+}
+
+const lookupSql = `SELECT * FROM lake_snapshot WHERE "order_id" = CAST($1 AS VARCHAR) AND "bucket" = CAST($2 AS INTEGER) LIMIT 2 OFFSET 0`;
+const dayWhere = (day: number) => [new Date(DAY0 + day * DAY).toISOString(), new Date(DAY0 + (day + 1) * DAY).toISOString()];
+const aggregateBody = (day: number) => ({
+  where: [{ column: 'event_time', op: '>=', value: dayWhere(day)[0] }, { column: 'event_time', op: '<', value: dayWhere(day)[1] }],
+  groupBy: ['status'],
+  aggregates: [
+    { fn: 'count', column: '*', as: 'orders' },
+    { fn: 'sum', column: 'total_cents', as: 'cents' },
+  ],
+  orderBy: [{ column: 'status' }],
+});
+// What query-api compiles aggregateBody to (checked against the server's answer below).
+const aggregateSql =
+  `SELECT "status" AS "status", count(*) AS "orders", sum("total_cents") AS "cents" FROM lake_snapshot ` +
+  `WHERE "event_time" >= CAST($1 AS TIMESTAMPTZ) AND "event_time" < CAST($2 AS TIMESTAMPTZ) GROUP BY "status" ORDER BY "status" ASC NULLS LAST LIMIT 10001 OFFSET 0`;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** DuckDB on the same files via libs/lake, no HTTP: one session per query, as query-api does. */
+async function baseline(table: LakeTable): Promise<Record<string, { p50: number; p95: number; runs: number }>> {
+  const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: 2, memoryLimit: '1024MB' });
+  const snapshot = await table.snapshot();
+  const storage = table.storage;
+  const time = async (runs: number, fn: (i: number) => Promise<unknown>) => {
+    const ms: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now();
+      await fn(i);
+      ms.push(performance.now() - t0);
+    }
+    ms.sort((a, b) => a - b);
+    return { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), runs };
+  };
+  const lookup = await time(o.baselineRuns, async () => {
+    const id = orderId(Math.floor(Math.random() * o.rows));
+    const bucket = bucketOf(id, SILVER_BUCKETS);
+    const s = await engine.open({ lake_snapshot: { storage, snapshot, files: (f) => f.partitionValues.bucket === String(bucket) } });
+    try {
+      const rows = await s.queryJson(lookupSql, [id, String(bucket)]);
+      if (rows.length !== 1) throw new Error(`baseline lookup of ${id} found ${rows.length} rows`);
+    } finally {
+      s.close();
+    }
+  });
+  const aggregate = await time(Math.max(20, Math.floor(o.baselineRuns / 5)), async (i) => {
+    const s = await engine.open({ lake_snapshot: { storage, snapshot } });
+    try {
+      await s.queryJson(aggregateSql, dayWhere(i % o.days));
+    } finally {
+      s.close();
+    }
+  });
+  return { lookup, aggregate };
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+interface Server {
+  proc: ChildProcess;
+  maxRssMb: () => number;
+  stop: () => Promise<void>;
+}
+
+async function startServer(cacheEntries: number): Promise<Server> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/query-api/src/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      TSX_TSCONFIG_PATH: path.join(ROOT, 'apps/query-api/tsconfig.json'),
+      QUERY_API_PORT: String(o.port),
+      QUERY_API_LAKE_ROOT: LAKE,
+      QUERY_API_TABLES: TABLE,
+      QUERY_API_TOKENS: JSON.stringify([{ name: 'bench', token: TOKEN, tables: ['*'] }]),
+      QUERY_API_CACHE_ENTRIES: String(cacheEntries),
+      QUERY_API_MAX_CONCURRENT: '4',
+      QUERY_API_MAX_QUEUED: '256',
+      QUERY_API_DUCKDB_THREADS: '2',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  let maxRss = 0;
+  const sample = setInterval(() => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1] ?? 0);
+      maxRss = Math.max(maxRss, kb / 1024);
+    } catch {
+      // the process has exited
+    }
+  }, 200);
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${o.port}/readyz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (i > 150) throw new Error('query-api did not become ready');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    proc,
+    maxRssMb: () => Math.round(maxRss),
+    stop: () =>
+      new Promise((resolve) => {
+        clearInterval(sample);
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+async function load(name: string, requests: autocannon.Request[]): Promise<Record<string, number | string>> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${o.port}`,
+    connections: o.connections,
+    duration: o.duration,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    requests,
+  });
+  const p = result.latency as unknown as Record<string, number>;
+  return {
+    scenario: name,
+    requests: result.requests.total,
+    rps: Math.round(result.requests.average),
+    p50: p.p50,
+    p90: p.p90,
+    p97_5: p.p97_5,
+    p99: p.p99,
+    max: p.max,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+async function main() {
+  const table = await buildTable();
+  const snap = await table.snapshot();
+  process.stderr.write(`table: ${snap.numRecords()} rows in ${snap.files.length} files, version ${snap.version}\n`);
+  const base = await baseline(table);
+  process.stderr.write(`baseline: ${JSON.stringify(base)}\n`);
+
+  const lookupRequest: autocannon.Request = {
+    method: 'GET',
+    setupRequest: (req) => ({ ...req, path: `/v1/tables/${TABLE}/entities/${orderId(Math.floor(Math.random() * o.rows))}` }),
+  };
+  let day = 0;
+  const aggregateRequest: autocannon.Request = {
+    method: 'POST',
+    path: `/v1/tables/${TABLE}/query`,
+    setupRequest: (req) => ({ ...req, body: JSON.stringify(aggregateBody(day++ % o.days)) }),
+  };
+
+  const results: Record<string, number | string>[] = [];
+  let rss: Record<string, number> = {};
+  const uncached = await startServer(0);
+  try {
+    // The server's answer must equal the baseline's SQL (same compiled query).
+    const check = await (await fetch(`http://127.0.0.1:${o.port}/v1/tables/${TABLE}/query`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(aggregateBody(0)) })).json();
+    if (check.rows?.length !== ORDER_STATUSES.length) throw new Error(`unexpected aggregate answer ${JSON.stringify(check).slice(0, 300)}`);
+    results.push(await load('point lookup (cache off)', [lookupRequest]));
+    results.push(await load('grouped aggregate over one day (cache off)', [aggregateRequest]));
+    rss = { ...rss, uncached: uncached.maxRssMb() };
+  } finally {
+    await uncached.stop();
+  }
+  const cached = await startServer(2000);
+  try {
+    results.push(await load('grouped aggregate, cached answer', [{ method: 'POST', path: `/v1/tables/${TABLE}/query`, body: JSON.stringify(aggregateBody(3)) }]));
+    rss = { ...rss, cached: cached.maxRssMb() };
+  } finally {
+    await cached.stop();
+  }
+  console.log(JSON.stringify({ rows: o.rows, files: snap.files.length, connections: o.connections, durationS: o.duration, baseline: base, http: results, maxRssMb: rss }, null, 2));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
