@@ -319,3 +319,14 @@ function normal(v: unknown): string {
 }
 
 export type { MergeConfig };
+
+/** True when silver's fold progress (`fold:` txns) has reached bronze's offsets (`bronze:` txns) on every partition. */
+export async function silverCaughtUp(env: TestEnv, contract: AnyContract): Promise<boolean> {
+  const bronze = await env.table(contract.tables.bronze);
+  const silver = await env.table(contract.tables.silver);
+  if (!bronze || !silver) return false;
+  const b = (await bronze.snapshot()).txnVersions();
+  const s = (await silver.snapshot()).txnVersions();
+  const pairs = [...b].filter(([appId]) => appId.startsWith('bronze:'));
+  return pairs.length > 0 && pairs.every(([appId, v]) => s.get(appId.replace(/^bronze:/, 'fold:')) === v);
+}
