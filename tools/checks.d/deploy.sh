@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders both Kubernetes overlays with kustomize and validates every resource against the
-# Kubernetes and KEDA schemas with kubeconform (strict: unknown fields are errors), offline.
+# Kubernetes and KEDA schemas with kubeconform (strict: unknown fields are errors), and checks
+# the Prometheus alert rules and Grafana queries with Prometheus' parsers — all offline.
 # Exits non-zero on any render or validation problem. Tools come from
 # tools/setup/steps.d/40-k8s-tools.sh; the rendered manifests are left in .sluice/deploy/.
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$root"
 say() { echo "[check:deploy] $*" >&2; }
 
 eval "$(bash tools/setup/steps.d/40-k8s-tools.sh --paths)"
-for f in "$kustomize" "$kubeconform" "$schemas/.complete"; do
+for f in "$kustomize" "$kubeconform" "$schemas/.complete" "$promqlcheck"; do
   [ -e "$f" ] || { say "missing $f: run bash tools/setup/steps.d/40-k8s-tools.sh"; exit 1; }
 done
 
@@ -30,4 +31,10 @@ for overlay in deploy/k8s/overlays/*/; do
     status=1
   fi
 done
+if "$promqlcheck" deploy/prometheus/alerts.yml deploy/grafana/dashboards/*.json >&2; then
+  say "ok: alert rules and dashboard queries"
+else
+  say "invalid: alert rules or dashboard queries"
+  status=1
+fi
 exit "$status"

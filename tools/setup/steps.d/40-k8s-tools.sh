@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Kubernetes manifest tooling, offline: kustomize and kubeconform built from the Go module proxy
-# into ~/.cache/sluice/bin, and kubeconform JSON schemas generated from the Kubernetes OpenAPI
-# spec (module k8s.io/kubernetes) and KEDA's ScaledObject CRD (module github.com/kedacore/keda/v2),
-# because kubeconform's usual schema download from GitHub is not reachable.
+# Deployment tooling, offline: kustomize and kubeconform built from the Go module proxy into
+# ~/.cache/sluice/bin; kubeconform JSON schemas generated from the Kubernetes OpenAPI spec
+# (module k8s.io/kubernetes) and KEDA's ScaledObject CRD (module github.com/kedacore/keda/v2),
+# because kubeconform's usual schema download from GitHub is not reachable; and promql-check
+# (deploy/prometheus/promql-check: Prometheus' own rule and PromQL parsers).
 # Idempotent: each piece is skipped when the pinned version is already in place.
 #   --paths   print kustomize=…, kubeconform=…, schemas=… (for tools/checks.d/deploy.sh and tests)
 set -euo pipefail
@@ -22,6 +23,7 @@ if [ "${1:-}" = "--paths" ]; then
   echo "kustomize=$bin/kustomize"
   echo "kubeconform=$bin/kubeconform"
   echo "schemas=$schemas"
+  echo "promqlcheck=$bin/promql-check"
   exit 0
 fi
 
@@ -39,6 +41,16 @@ go_install() {
 }
 go_install kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
 go_install kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" /cmd/kubeconform
+
+# promql-check: rebuilt when its source or pinned dependencies change.
+src="$root/deploy/prometheus/promql-check"
+stamp="$bin/.promql-check.sha"
+sha="$(cat "$src/main.go" "$src/go.mod" "$src/go.sum" | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$bin/promql-check" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sha" ]; then
+  say "building promql-check (Prometheus rule/PromQL parsers; a few minutes the first time)"
+  (cd "$src" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -o "$bin/promql-check" .)
+  echo "$sha" >"$stamp"
+fi
 
 if [ ! -f "$schemas/.complete" ]; then
   say "generating kubeconform schemas for Kubernetes $K8S_VERSION and KEDA $KEDA_VERSION"

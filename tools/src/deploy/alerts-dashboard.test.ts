@@ -1,9 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import diagnostics from 'node:diagnostics_channel';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { CHANNELS, createTelemetry, startOpsServer } from '@sluice/telemetry';
 import { parse } from 'yaml';
+import { k8sTools } from './k8s-render';
 import { alertExprs, checkExprsAgainstCatalog, checkExprsAgainstScrapes, checkRunningServices, dashboardExprs } from './metric-refs';
 import { metricNamesInPromql, promqlRefs } from './promql';
 
@@ -91,6 +94,37 @@ describe('alert rules and dashboards against the telemetry catalog', () => {
       if (p.type === 'row') continue;
       expect(p.datasource?.uid).toBe(uid);
       for (const t of p.targets ?? []) expect(t.datasource.uid).toBe(uid);
+    }
+  });
+});
+
+describe('alert rules and dashboards through Prometheus’ own parsers (promql-check)', () => {
+  const { promqlCheck } = k8sTools();
+  const run = (...files: string[]) => spawnSync(promqlCheck, files, { encoding: 'utf8' });
+
+  it('accepts the rule file and every dashboard query', () => {
+    const r = run(alertsFile, join(dashboards, 'sluice-overview.json'));
+    expect(r.stdout).toContain('2 files ok');
+    expect(r.status).toBe(0);
+  });
+
+  it('rejects broken PromQL, an unknown template function and a broken panel query', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-promql-'));
+    try {
+      const rules = readFileSync(alertsFile, 'utf8')
+        .replace('sum by (topic) (sluice_validate_consumer_lag_messages) > 500000', 'sum by (topic) (sluice_validate_consumer_lag_messages) > > 500000')
+        .replace('{{ $labels.table }} has {{ $value | humanize }} small files', '{{ $labels.table }} has {{ $value | nosuchfn }} small files');
+      const dash = JSON.parse(readFileSync(join(dashboards, 'sluice-overview.json'), 'utf8'));
+      dash.panels[1].targets[0].expr = 'sum(rate(sluice_ingest_events_in_total[$__rate_interval])';
+      writeFileSync(join(dir, 'alerts.yml'), rules);
+      writeFileSync(join(dir, 'dash.json'), JSON.stringify(dash));
+      const r = run(join(dir, 'alerts.yml'), join(dir, 'dash.json'));
+      expect(r.status).toBe(1);
+      expect(r.stdout).toMatch(/SluiceValidateLagHigh.*parse error/);
+      expect(r.stdout).toMatch(/function "nosuchfn" not defined/);
+      expect(r.stdout).toMatch(/dash\.json: panel .*unclosed left parenthesis/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -7,19 +7,21 @@ import { schemaLocation } from './k8s-schemas';
 /** Repository root. */
 export const REPO_ROOT = join(__dirname, '../../..');
 
-/** Where tools/setup/steps.d/40-k8s-tools.sh put kustomize, kubeconform and the schemas. */
+/** Where tools/setup/steps.d/40-k8s-tools.sh put kustomize, kubeconform, the schemas and promql-check. */
 export interface K8sTools {
   readonly kustomize: string;
   readonly kubeconform: string;
   readonly schemas: string;
+  /** deploy/prometheus/promql-check, built: Prometheus' rule-file and PromQL parsers. */
+  readonly promqlCheck: string;
 }
 
 /** Reads the tool paths from the setup step; throws a message naming the step when one is missing. */
 export function k8sTools(): K8sTools {
   const out = execFileSync('bash', [join(REPO_ROOT, 'tools/setup/steps.d/40-k8s-tools.sh'), '--paths'], { encoding: 'utf8' });
   const paths = Object.fromEntries(out.trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
-  const tools = { kustomize: paths.kustomize, kubeconform: paths.kubeconform, schemas: paths.schemas };
-  for (const p of [tools.kustomize, tools.kubeconform, join(tools.schemas, '.complete')]) {
+  const tools = { kustomize: paths.kustomize, kubeconform: paths.kubeconform, schemas: paths.schemas, promqlCheck: paths.promqlcheck };
+  for (const p of [tools.kustomize, tools.kubeconform, join(tools.schemas, '.complete'), tools.promqlCheck]) {
     if (!p || !existsSync(p)) throw new Error(`${p} is missing: run bash tools/setup/steps.d/40-k8s-tools.sh`);
   }
   return tools;
