@@ -42,6 +42,15 @@ describe('translateS3Error', () => {
     expect(err.retryable).toBe(true);
   });
 
+  it('recognises a network error the SDK re-wrapped as text', () => {
+    const wrapped = Object.assign(new Error('AWS SDK error wrapper for Error: connect ECONNREFUSED 127.0.0.1:1'), {
+      $metadata: { attempts: 2, totalRetryDelay: 40 },
+    });
+    expect(translateS3Error(wrapped, ctx)).toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });
+    const other = new Error('AWS SDK error wrapper for Error: EACCES permission denied');
+    expect(translateS3Error(other, ctx)).toMatchObject({ code: 'LAKE_STORAGE_FAILED', retryable: false });
+  });
+
   it('treats the SDK socket timeout as retryable', () => {
     const timeout = Object.assign(new Error('Connection timed out after 5000 ms'), { name: 'TimeoutError' });
     expect(translateS3Error(timeout, ctx)).toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });

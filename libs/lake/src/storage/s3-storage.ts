@@ -114,6 +114,12 @@ function isNetworkError(err: unknown, depth = 0): boolean {
   if (e.code !== undefined && NETWORK_ERROR_CODES.has(e.code)) return true;
   if (e.name === 'TimeoutError') return true;
   if (Array.isArray(e.errors) && e.errors.some((inner) => isNetworkError(inner, depth + 1))) return true;
+  // The SDK's retry layer re-wraps errors it does not recognise as Error (e.g. from another
+  // realm) as "AWS SDK error wrapper for Error: connect ECONNREFUSED …", keeping only the text.
+  if (typeof e.message === 'string' && e.message.startsWith('AWS SDK error wrapper for ')) {
+    const words = e.message.match(/\b[A-Z][A-Z_]+\b|\bTimeoutError\b/g) ?? [];
+    if (words.some((w) => NETWORK_ERROR_CODES.has(w) || w === 'TimeoutError')) return true;
+  }
   return e.cause !== undefined && isNetworkError(e.cause, depth + 1);
 }
 

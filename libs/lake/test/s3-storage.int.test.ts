@@ -1,0 +1,221 @@
+// S3Storage against a real S3-compatible server (SeaweedFS from tools/services.d/10-s3.sh).
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { isSluiceError } from '@sluice/errors';
+import { LocalFileCache, S3Storage, type S3StorageOptions } from '../src/storage/s3-storage';
+
+const ENV = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'] as const;
+
+function testS3() {
+  const missing = ENV.filter((n) => !process.env[n]);
+  if (missing.length > 0) {
+    throw new Error(
+      `missing ${missing.join(', ')}: start the test S3 server with 'bash tools/services.d/10-s3.sh start' ` +
+        `and export the variables it prints (tools/test-all.sh does both)`,
+    );
+  }
+  return {
+    endpoint: process.env.SLUICE_TEST_S3_ENDPOINT as string,
+    credentials: { accessKeyId: process.env.SLUICE_TEST_S3_ACCESS_KEY as string, secretAccessKey: process.env.SLUICE_TEST_S3_SECRET_KEY as string },
+    bucket: process.env.SLUICE_TEST_S3_BUCKET as string,
+  };
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const n of await readdir(dir)) total += (await stat(path.join(dir, n))).size;
+  return total;
+}
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+describe('S3Storage on a real S3 server', () => {
+  const s3 = testS3();
+  const opened: S3Storage[] = [];
+  let workDir: string;
+  let root: string; // this run's table prefix inside the test bucket
+
+  function open(extra: Partial<S3StorageOptions> = {}): S3Storage {
+    const storage = new S3Storage({
+      ...s3,
+      prefix: root,
+      cache: { dir: path.join(workDir, 'cache'), maxBytes: 64 * 1024 * 1024 },
+      requestTimeoutMs: 10_000,
+      ...extra,
+    });
+    opened.push(storage);
+    return storage;
+  }
+
+  beforeAll(async () => {
+    const base = process.env.SLUICE_TEST_DIR ?? os.tmpdir();
+    await mkdir(base, { recursive: true });
+    workDir = await mkdtemp(path.join(base, 's3-storage-'));
+    root = `it/s3-storage-${randomUUID()}`;
+  });
+
+  afterAll(async () => {
+    const cleaner = open();
+    await cleaner.delete((await cleaner.list('')).map((o) => o.key));
+    for (const s of opened) s.destroy();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('round-trips bytes, including empty objects and partition-style keys', async () => {
+    const storage = open();
+    const all = new Uint8Array(256).map((_, i) => i);
+    const keys = ['rt/plain.bin', 'rt/region=US%252FEast/part-00000-a b.snappy.parquet', 'rt/ünïcode/ключ.json', 'rt/empty'];
+    await storage.put(keys[0], all);
+    await storage.put(keys[1], bytes('partitioned'));
+    await storage.put(keys[2], bytes('{"a":1}'));
+    await storage.put(keys[3], new Uint8Array(0));
+    expect(Buffer.from(await storage.get(keys[0])).equals(Buffer.from(all))).toBe(true);
+    expect(text(await storage.get(keys[1]))).toBe('partitioned');
+    expect(text((await storage.getIfExists(keys[2])) as Uint8Array)).toBe('{"a":1}');
+    expect((await storage.get(keys[3])).length).toBe(0);
+
+    const head = await storage.head(keys[0]);
+    expect(head).toMatchObject({ key: keys[0], size: 256 });
+    expect(Math.abs((head?.modifiedMs ?? 0) - Date.now())).toBeLessThan(60_000);
+
+    await storage.put(keys[1], bytes('overwritten'));
+    expect(text(await storage.get(keys[1]))).toBe('overwritten');
+    expect((await storage.list('rt/')).map((o) => o.key)).toEqual([...keys].sort());
+  });
+
+  it('reports missing keys: get throws LAKE_NOT_FOUND, getIfExists and head give undefined', async () => {
+    const storage = open();
+    await expect(storage.get('missing/nothing.json')).rejects.toMatchObject({ code: 'LAKE_NOT_FOUND', retryable: false });
+    await expect(storage.getIfExists('missing/nothing.json')).resolves.toBeUndefined();
+    await expect(storage.head('missing/nothing.json')).resolves.toBeUndefined();
+    await expect(storage.localPath('missing/nothing.parquet')).rejects.toMatchObject({ code: 'LAKE_NOT_FOUND' });
+    expect(await storage.list('missing/')).toEqual([]);
+  });
+
+  it('lists more than 1000 keys across pages, sorted, and deletes them in batches', async () => {
+    const storage = open();
+    const count = 1100;
+    const keys = Array.from({ length: count }, (_, i) => `many/${String(i).padStart(5, '0')}-${i % 7}.json`);
+    for (let i = 0; i < keys.length; i += 64) {
+      await Promise.all(keys.slice(i, i + 64).map((k) => storage.put(k, bytes(k))));
+    }
+    await storage.put('many-sibling/x.json', bytes('not under many/'));
+
+    const listed = await storage.list('many/');
+    expect(listed).toHaveLength(count);
+    expect(listed.map((o) => o.key)).toEqual([...keys].sort());
+    expect(listed.every((o, i) => o.size === keys[i].length && o.modifiedMs > 0)).toBe(true);
+    expect((await storage.list('many/0012')).map((o) => o.key)).toEqual(keys.slice(120, 130));
+
+    await storage.delete([...keys, 'many/never-existed.json']);
+    expect(await storage.list('many/')).toEqual([]);
+    expect(await storage.list('many-sibling/')).toHaveLength(1);
+    await storage.delete([]);
+  });
+
+  it('putIfAbsent creates once and never overwrites', async () => {
+    const storage = open();
+    expect(await storage.putIfAbsent('_delta_log/00000000000000000000.json', bytes('first'))).toBe(true);
+    expect(await storage.putIfAbsent('_delta_log/00000000000000000000.json', bytes('second'))).toBe(false);
+    expect(text(await storage.get('_delta_log/00000000000000000000.json'))).toBe('first');
+  });
+
+  it('putIfAbsent race: of concurrent writers on one key exactly one wins, every time', async () => {
+    // Separate clients (own sockets), as separate processes would be.
+    const writers = [open(), open(), open(), open()];
+    const rounds = 30;
+    let wins = 0;
+    for (let round = 0; round < rounds; round++) {
+      const key = `race/_delta_log/${String(round).padStart(20, '0')}.json`;
+      const results = await Promise.all(writers.map((w, i) => w.putIfAbsent(key, bytes(`writer-${i}-round-${round}`))));
+      const winners = results.flatMap((won, i) => (won ? [i] : []));
+      expect(winners).toHaveLength(1);
+      expect(text(await writers[0].get(key))).toBe(`writer-${winners[0]}-round-${round}`);
+      wins += winners.length;
+    }
+    expect(wins).toBe(rounds);
+  });
+
+  it('verifies that the server honours If-None-Match before trusting it', async () => {
+    await expect(open().ensureConditionalPut()).resolves.toBeUndefined();
+  });
+
+  it('single-writer mode still refuses to overwrite', async () => {
+    const storage = open({ commitMode: 'single-writer' });
+    expect(await storage.putIfAbsent('sw/00000000000000000000.json', bytes('a'))).toBe(true);
+    expect(await storage.putIfAbsent('sw/00000000000000000000.json', bytes('b'))).toBe(false);
+    expect(text(await storage.get('sw/00000000000000000000.json'))).toBe('a');
+  });
+
+  it('localPath downloads into a cache that stays within its byte bound', async () => {
+    const cacheDir = path.join(workDir, 'bounded-cache');
+    const cache = new LocalFileCache({ dir: cacheDir, maxBytes: 3 * 10_000 + 100 });
+    const storage = open({ cache });
+    const keys = Array.from({ length: 6 }, (_, i) => `cache/part-${i}.snappy.parquet`);
+    for (const [i, k] of keys.entries()) await storage.put(k, new Uint8Array(10_000).fill(i));
+
+    for (const [i, k] of keys.entries()) {
+      const file = await storage.localPath(k);
+      expect(file.endsWith('.parquet')).toBe(true);
+      const content = await readFile(file);
+      expect(content.length).toBe(10_000);
+      expect(content.every((b) => b === i)).toBe(true);
+      expect(await dirBytes(cacheDir)).toBeLessThanOrEqual(cache.maxBytes);
+    }
+    expect(cache.sizeBytes).toBe(30_000);
+
+    // A hit serves the same file without downloading again (its mtime does not move).
+    const hit = await storage.localPath(keys[5]);
+    const before = (await stat(hit)).mtimeMs;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await storage.localPath(keys[5])).toBe(hit);
+    expect((await stat(hit)).mtimeMs).toBe(before);
+
+    // Concurrent requests for the same key share one download and one file.
+    const paths = await Promise.all(Array.from({ length: 5 }, () => storage.localPath(keys[0])));
+    expect(new Set(paths).size).toBe(1);
+    expect(await dirBytes(cacheDir)).toBeLessThanOrEqual(cache.maxBytes);
+  });
+
+  it('wrong credentials: a typed, non-retryable LAKE_STORAGE_ACCESS_DENIED', async () => {
+    const storage = open({ credentials: { accessKeyId: s3.credentials.accessKeyId, secretAccessKey: 'not-the-secret' } });
+    for (const op of [() => storage.get('rt/plain.bin'), () => storage.put('x/denied', bytes('x')), () => storage.list('')]) {
+      const err = await op().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isSluiceError(err, 'LAKE_STORAGE_ACCESS_DENIED')).toBe(true);
+      expect(err).toMatchObject({ retryable: false, details: { httpStatus: 403 } });
+    }
+    const stranger = open({ credentials: { accessKeyId: 'nobody', secretAccessKey: 'nothing' } });
+    await expect(stranger.head('rt/plain.bin')).rejects.toMatchObject({ code: 'LAKE_STORAGE_ACCESS_DENIED', retryable: false });
+    await expect(stranger.putIfAbsent('x/denied', bytes('x'))).rejects.toMatchObject({ code: 'LAKE_STORAGE_ACCESS_DENIED' });
+  });
+
+  it('missing bucket: a typed, non-retryable LAKE_STORAGE_BUCKET_NOT_FOUND', async () => {
+    const storage = open({ bucket: `no-such-bucket-${randomUUID().slice(0, 8)}` });
+    await expect(storage.list('')).rejects.toMatchObject({ code: 'LAKE_STORAGE_BUCKET_NOT_FOUND', retryable: false });
+    await expect(storage.get('a')).rejects.toMatchObject({ code: 'LAKE_STORAGE_BUCKET_NOT_FOUND', retryable: false });
+  });
+
+  it('server down: a typed, retryable LAKE_STORAGE_UNAVAILABLE after bounded retries', async () => {
+    const storage = open({ endpoint: `http://127.0.0.1:${await closedPort()}`, maxAttempts: 2, connectTimeoutMs: 1_000 });
+    const started = Date.now();
+    for (const op of [() => storage.get('a'), () => storage.putIfAbsent('a', bytes('x')), () => storage.list(''), () => storage.localPath('a')]) {
+      await expect(op()).rejects.toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });
+    }
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+});
