@@ -1,0 +1,107 @@
+import avro from 'avsc';
+import { orders, ORDERS_V1, ORDERS_V2, type AnyContract, type SchemaVersion } from '@sluice/contracts';
+import { CANDIDATES, type CandidateName } from './candidates';
+import { readerBreaks } from './compatibility';
+import { checkContract, checkLevel, renderReport } from './gate';
+
+const avscAgrees = (reader: object, writer: object) => {
+  try {
+    avro.Type.forSchema(reader as avro.Schema).createResolver(avro.Type.forSchema(writer as avro.Schema));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const messages = (reader: object, writer: object) => readerBreaks(reader, writer).map((b) => `${b.path}: ${b.message}`).join('\n');
+
+describe('readerBreaks', () => {
+  // backward: new reader, old (v2) writer; forward: old (v2) reader, new writer.
+  const expectations: [CandidateName, boolean, boolean][] = [
+    ['addOptionalField', true, true],
+    ['removeRequiredField', true, false],
+    ['changeType', false, false],
+    ['renameWithoutAlias', false, false],
+    ['renameWithAlias', true, false],
+    ['removeEnumSymbol', false, true],
+    ['addRequiredField', false, true],
+    ['widenIntToLong', true, false],
+  ];
+
+  it.each(expectations)('%s: backward %s, forward %s — and avsc agrees', (name, backward, forward) => {
+    const candidate = CANDIDATES[name];
+    expect(readerBreaks(candidate, ORDERS_V2).length === 0).toBe(backward);
+    expect(readerBreaks(ORDERS_V2, candidate).length === 0).toBe(forward);
+    expect(avscAgrees(candidate, ORDERS_V2)).toBe(backward);
+    expect(avscAgrees(ORDERS_V2, candidate)).toBe(forward);
+  });
+
+  it('explains a removed field: where, and what to do', () => {
+    expect(messages(ORDERS_V2, CANDIDATES.removeRequiredField)).toBe(
+      'payload.currency: field "payload.currency" is not in the writer\'s schema and has no default: the reader cannot fill it (give it a default, or keep it in the writer\'s schema)',
+    );
+  });
+
+  it('explains a type change with the allowed promotions', () => {
+    expect(messages(CANDIDATES.changeType, ORDERS_V2)).toBe(
+      'payload.total_cents: type of "payload.total_cents" changed from long to string: long values cannot be read as string (long may only widen to float, double)',
+    );
+  });
+
+  it('recognises a rename and suggests the alias', () => {
+    expect(messages(CANDIDATES.renameWithoutAlias, ORDERS_V2)).toContain('it looks renamed from "customer_id": add "aliases": ["customer_id"]');
+  });
+
+  it('names the enum symbols a reader lacks', () => {
+    expect(messages(CANDIDATES.removeEnumSymbol, ORDERS_V2)).toContain('the writer may write "cancelled"');
+  });
+
+  it('accepts an enum symbol removal when the reader declares a default symbol', () => {
+    const withDefault = JSON.parse(JSON.stringify(CANDIDATES.removeEnumSymbol)) as { fields: { name: string; type: unknown }[] };
+    const payload = (withDefault.fields.find((f) => f.name === 'payload')!.type as { fields: { name: string; type: { default?: string } }[] }[])[1];
+    payload.fields.find((f) => f.name === 'status')!.type.default = 'created';
+    expect(readerBreaks(withDefault, ORDERS_V2)).toEqual([]);
+    expect(avscAgrees(withDefault, ORDERS_V2)).toBe(true);
+  });
+
+  it('reads v1 with v2 and v2 with v1 (the repository history is FULL)', () => {
+    expect(readerBreaks(ORDERS_V2, ORDERS_V1)).toEqual([]);
+    expect(readerBreaks(ORDERS_V1, ORDERS_V2)).toEqual([]);
+  });
+});
+
+describe('gate levels', () => {
+  const history = (...schemas: object[]): SchemaVersion[] => schemas.map((schema, i) => ({ version: i + 1, schema: schema as SchemaVersion['schema'] }));
+
+  it('tells transitive from non-transitive: C reads B, but not A', () => {
+    // B adds z with a default; C drops the default: C can read B's data (it has z) but not A's.
+    const a = { type: 'record', name: 'T', fields: [{ name: 'x', type: 'int' }] };
+    const b = { type: 'record', name: 'T', fields: [{ name: 'x', type: 'int' }, { name: 'z', type: 'int', default: 0 }] };
+    const c = { type: 'record', name: 'T', fields: [{ name: 'x', type: 'int' }, { name: 'z', type: 'int' }] };
+    expect(checkLevel(history(a, b, c), 'BACKWARD').findings).toEqual([]);
+    const transitive = checkLevel(history(a, b, c), 'BACKWARD_TRANSITIVE').findings;
+    expect(transitive).toHaveLength(1);
+    expect(transitive[0]).toMatchObject({ newer: 3, older: 1, direction: 'BACKWARD' });
+  });
+
+  it('passes every contract history in the repository', () => {
+    for (const c of [orders]) expect(checkContract(c).ok).toBe(true);
+  });
+
+  it('fails a contract whose declared level a candidate breaks, with plain words per break', () => {
+    const report = checkContract(orders, CANDIDATES.removeEnumSymbol);
+    expect(report.ok).toBe(false);
+    const text = renderReport(report);
+    expect(text).toContain('orders: versions 1, 2, 3; declared FULL_TRANSITIVE — BROKEN');
+    expect(text).toContain('a v3 reader cannot read v2 data: enum "payload.status"');
+    expect(text).toContain('a v3 reader cannot read v1 data');
+    expect(report.levels.find((l) => l.level === 'FORWARD')?.findings).toEqual([]);
+  });
+
+  it('reports a history with a gap in its version numbers', () => {
+    const gap: AnyContract = { ...orders, versions: [orders.versions[0], { version: 3, schema: ORDERS_V2 }] };
+    const report = checkContract(gap);
+    expect(report.ok).toBe(false);
+    expect(report.problems[0]).toContain('version 3 is at position 2');
+  });
+});
