@@ -9,6 +9,7 @@ import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { TOKEN, type TestApp, createOrders, orderRow, query, startApp, tempDir } from './support';
 
 const ARTIFACTS = path.resolve(__dirname, '../../../test-artifacts');
+const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 
 describe('dashboard page in headless Chromium', () => {
@@ -19,6 +20,9 @@ describe('dashboard page in headless Chromium', () => {
   let profile: string;
 
   beforeAll(async () => {
+    await fs.access(CHROMIUM).catch(() => {
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
+    });
     root = await tempDir('dashboard');
     const silver = await createOrders(root, 'silver_orders');
     await silver.merge({ source: { rows: Array.from({ length: 600 }, (_, i) => orderRow(i)) }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 600 }] });
@@ -46,7 +50,7 @@ describe('dashboard page in headless Chromium', () => {
     });
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     profile = await fs.mkdtemp(path.join(os.tmpdir(), 'query-api-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true, viewport: { width: 1280, height: 900 } });
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('pageerror', (err) => {
       throw err;

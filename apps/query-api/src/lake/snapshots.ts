@@ -16,9 +16,24 @@ export class SnapshotTracker {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * The latest snapshot no older than `maxAgeMs`. A snapshot up to four refresh intervals old is
+   * served at once while a reload runs in the background, so a request never waits for the log
+   * read of a routine refresh; older than that (or `maxAgeMs` 0, as read-your-writes asks) waits.
+   */
   async latest(table: string, maxAgeMs = this.refreshMs): Promise<TableSnapshot> {
     const known = this.latestByTable.get(table);
-    if (known && this.now() - known.loadedAt <= maxAgeMs) return known.snapshot;
+    const age = known ? this.now() - known.loadedAt : Infinity;
+    if (known && age <= maxAgeMs) return known.snapshot;
+    const pending = this.reload(table);
+    if (known && maxAgeMs > 0 && age <= 4 * maxAgeMs) {
+      pending.catch(() => undefined); // the next request that must wait will see the error
+      return known.snapshot;
+    }
+    return pending;
+  }
+
+  private reload(table: string): Promise<TableSnapshot> {
     let pending = this.loading.get(table);
     if (!pending) {
       pending = this.lake.latest(table).then(

@@ -1,0 +1,56 @@
+import { queryError } from '../errors';
+import type { LakePort, TableSnapshot } from './lake-port';
+import { SnapshotTracker, reached } from './snapshots';
+
+function snap(version: number, txns: Record<string, number> = {}): TableSnapshot {
+  return { table: 't', version, commitTimeMs: 0, shape: { columns: [], partitionColumns: [] }, files: [], txns, configuration: {}, dataVersion: String(version) };
+}
+
+class CountingLake {
+  loads = 0;
+  version = 1;
+  async latest() {
+    this.loads++;
+    await new Promise((r) => setTimeout(r, 5));
+    return snap(this.version, { a: this.version * 10 });
+  }
+}
+
+describe('SnapshotTracker', () => {
+  it('loads once for concurrent callers and serves a stale snapshot while refreshing', async () => {
+    let now = 0;
+    const lake = new CountingLake();
+    const tracker = new SnapshotTracker(lake as unknown as LakePort, 100, () => now);
+    const first = await Promise.all([tracker.latest('t'), tracker.latest('t'), tracker.latest('t')]);
+    expect(first.map((s) => s.version)).toEqual([1, 1, 1]);
+    expect(lake.loads).toBe(1);
+    lake.version = 2;
+    now = 150; // stale but within 4 intervals: old answer now, reload behind it
+    expect((await tracker.latest('t')).version).toBe(1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await tracker.latest('t')).version).toBe(2);
+    lake.version = 3;
+    now = 1000; // far too old: wait for the reload
+    expect((await tracker.latest('t')).version).toBe(3);
+  });
+
+  it('waits for offsets, then times out with where the table stands', async () => {
+    const lake = new CountingLake();
+    const tracker = new SnapshotTracker(lake as unknown as LakePort, 0);
+    setTimeout(() => (lake.version = 2), 30);
+    expect((await tracker.waitFor('t', { offsets: { a: 20 } }, 1000)).version).toBe(2);
+    await expect(tracker.waitFor('t', { version: 9, timeoutMs: 50 }, 1000)).rejects.toMatchObject({ code: 'QUERY_WAIT_TIMEOUT', details: { version: 2 } });
+  });
+
+  it('reached() needs the version and every listed appId', () => {
+    expect(reached(snap(3, { a: 5 }), { version: 3, offsets: { a: 5 } })).toBe(true);
+    expect(reached(snap(3, { a: 5 }), { version: 4 })).toBe(false);
+    expect(reached(snap(3, { a: 5 }), { offsets: { a: 6 } })).toBe(false);
+    expect(reached(snap(3, { a: 5 }), { offsets: { b: 0 } })).toBe(false);
+  });
+
+  it('passes load errors to the waiting caller', async () => {
+    const tracker = new SnapshotTracker({ latest: () => Promise.reject(queryError('QUERY_TABLE_UNKNOWN')) } as unknown as LakePort, 100);
+    await expect(tracker.latest('t')).rejects.toMatchObject({ code: 'QUERY_TABLE_UNKNOWN' });
+  });
+});
