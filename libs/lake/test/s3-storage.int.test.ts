@@ -1,6 +1,6 @@
 // S3Storage against a real S3-compatible server (SeaweedFS from tools/services.d/10-s3.sh).
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -187,6 +187,28 @@ describe('S3Storage on a real S3 server', () => {
     const paths = await Promise.all(Array.from({ length: 5 }, () => storage.localPath(keys[0])));
     expect(new Set(paths).size).toBe(1);
     expect(await dirBytes(cacheDir)).toBeLessThanOrEqual(cache.maxBytes);
+  });
+
+  it('putFile streams a local file up and keeps it as the cached copy', async () => {
+    const cache = new LocalFileCache({ dir: path.join(workDir, 'putfile-cache'), maxBytes: 16 * 1024 * 1024 });
+    const storage = open({ cache });
+    const local = path.join(workDir, 'upload.parquet');
+    const content = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < content.length; i++) content[i] = (i * 31) % 251;
+    await writeFile(local, content);
+
+    await storage.putFile('files/bucket=1/part-upload.snappy.parquet', local);
+    await expect(stat(local)).rejects.toMatchObject({ code: 'ENOENT' }); // moved into the cache
+    expect(cache.sizeBytes).toBe(content.length);
+    expect(Buffer.from(await storage.get('files/bucket=1/part-upload.snappy.parquet')).equals(content)).toBe(true);
+    const cached = await storage.localPath('files/bucket=1/part-upload.snappy.parquet');
+    expect((await readFile(cached)).equals(content)).toBe(true);
+
+    await expect(storage.putFile('files/missing.parquet', path.join(workDir, 'no-such-file'))).rejects.toMatchObject({
+      code: 'LAKE_STORAGE_FAILED',
+      retryable: false,
+    });
+    expect(await storage.head('files/missing.parquet')).toBeUndefined();
   });
 
   it('wrong credentials: a typed, non-retryable LAKE_STORAGE_ACCESS_DENIED', async () => {

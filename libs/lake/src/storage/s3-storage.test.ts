@@ -216,6 +216,26 @@ describe('LocalFileCache', () => {
     expect((await readFile(p)).length).toBe(3);
   });
 
+  it('adopts a local file as the cached copy of an id, within the bound', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 150 });
+    const src = path.join(os.tmpdir(), `sluice-adopt-${process.pid}-${Date.now()}.parquet`);
+    await writeFile(src, Buffer.alloc(100, 1));
+    await cache.getOrFetch('older', writer(100));
+    expect(await cache.adopt('s3://b/k.parquet', src, '.parquet')).toBe(true);
+    await expect(stat(src)).rejects.toMatchObject({ code: 'ENOENT' });
+    const calls: string[] = [];
+    const p = await cache.getOrFetch('s3://b/k.parquet', writer(100, calls, 'k'), '.parquet');
+    expect(calls).toEqual([]);
+    expect((await readFile(p)).length).toBe(100);
+    expect(cache.sizeBytes).toBe(100);
+    expect(await cachedBytes()).toBeLessThanOrEqual(150);
+    // An id already cached is not replaced; a missing source is refused without throwing.
+    await writeFile(src, 'other');
+    expect(await cache.adopt('s3://b/k.parquet', src, '.parquet')).toBe(false);
+    await rm(src);
+    expect(await cache.adopt('s3://b/new', src)).toBe(false);
+  });
+
   it('refetches a cached file that was deleted under it', async () => {
     const cache = new LocalFileCache({ dir, maxBytes: 1000 });
     const calls: string[] = [];

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -246,6 +246,26 @@ export class LocalFileCache {
     return job;
   }
 
+  /**
+   * Moves `file` (a local copy of the object `id`) into the cache, e.g. a Parquet file just
+   * uploaded, so the next read needs no download. Resolves false, leaving `file` in place, when it
+   * cannot be moved (another filesystem) or `id` is already cached.
+   */
+  async adopt(id: string, file: string, extension = ''): Promise<boolean> {
+    await this.init();
+    const name = cacheFileName(id, extension);
+    if (this.entries.has(name) || this.inflight.has(name)) return false;
+    const target = path.join(this.dir, name);
+    try {
+      const { size } = await stat(file);
+      await rename(file, target);
+      await this.add(name, { file: target, size });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async download(name: string, fetch: (tmpFile: string) => Promise<void>): Promise<string> {
     const file = path.join(this.dir, name);
     const tmp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
@@ -370,6 +390,7 @@ export interface S3StorageOptions {
 const DELETE_BATCH = 1000; // DeleteObjects accepts at most 1000 keys per request
 const CONFLICT_ATTEMPTS = 5; // 409 ConditionalRequestConflict: another conditional write in flight
 const CONFLICT_BACKOFF_MS = 50;
+const FILE_RETRY_BACKOFF_MS = 200;
 const PROBE_DIR = '_sluice';
 
 /** Objects of one table root in an S3 bucket. See the Storage interface for each method's contract. */
@@ -381,6 +402,7 @@ export class S3Storage implements Storage {
   private readonly bucket: string;
   private readonly root: string; // '' or ends with '/'
   private readonly commitMode: S3CommitMode;
+  private readonly maxAttempts: number;
   private probe: Promise<void> | undefined;
 
   constructor(options: S3StorageOptions) {
@@ -391,6 +413,10 @@ export class S3Storage implements Storage {
     this.root = prefix === '' ? '' : `${prefix}/`;
     this.uri = `s3://${options.bucket}${prefix === '' ? '' : `/${prefix}`}`;
     this.commitMode = options.commitMode ?? 'conditional-put';
+    this.maxAttempts = options.maxAttempts ?? 3;
+    if (!Number.isSafeInteger(this.maxAttempts) || this.maxAttempts < 1) {
+      throw optionsError(`maxAttempts must be an integer >= 1, got ${options.maxAttempts}`);
+    }
     if (this.commitMode !== 'conditional-put' && this.commitMode !== 'single-writer') {
       throw optionsError(`commitMode must be conditional-put or single-writer, got ${String(this.commitMode)}`);
     }
@@ -400,7 +426,7 @@ export class S3Storage implements Storage {
       region: options.region ?? 'us-east-1',
       credentials: options.credentials,
       forcePathStyle: options.forcePathStyle ?? options.endpoint !== undefined,
-      maxAttempts: options.maxAttempts ?? 3,
+      maxAttempts: this.maxAttempts,
       retryMode: 'standard',
       requestHandler: {
         requestTimeout: options.requestTimeoutMs ?? 30_000,
@@ -442,6 +468,29 @@ export class S3Storage implements Storage {
     } catch (err) {
       throw this.translate(err, 'put', key);
     }
+  }
+
+  /**
+   * Uploads the local file `localFile` as `key` with a streamed PutObject (single request, so at
+   * most 5 GB), then moves the file into the local cache: the writer's copy serves later reads.
+   * Retries retryable failures itself (a stream cannot be replayed by the SDK), reopening the file.
+   */
+  async putFile(key: string, localFile: string): Promise<void> {
+    const fullKey = this.fullKey(key);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { size } = await stat(localFile);
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: createReadStream(localFile), ContentLength: size }),
+        );
+        break;
+      } catch (err) {
+        const e = this.translate(err, 'putFile', key);
+        if (!e.retryable || attempt >= this.maxAttempts) throw e;
+        await sleep(FILE_RETRY_BACKOFF_MS * 2 ** (attempt - 1));
+      }
+    }
+    await this.cache.adopt(this.cacheId(fullKey), localFile, extensionOf(key));
   }
 
   /**
@@ -550,8 +599,7 @@ export class S3Storage implements Storage {
    */
   async localPath(key: string): Promise<string> {
     const fullKey = this.fullKey(key);
-    const ext = /\.[A-Za-z0-9]{1,12}$/.exec(key)?.[0] ?? '';
-    return this.cache.getOrFetch(`s3://${this.bucket}/${fullKey}`, (tmp) => this.download(key, fullKey, tmp), ext);
+    return this.cache.getOrFetch(this.cacheId(fullKey), (tmp) => this.download(key, fullKey, tmp), extensionOf(key));
   }
 
   /** Closes the SDK's sockets. The instance must not be used afterwards. */
@@ -634,6 +682,10 @@ export class S3Storage implements Storage {
     return stored !== undefined && Buffer.from(stored).equals(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   }
 
+  private cacheId(fullKey: string): string {
+    return `s3://${this.bucket}/${fullKey}`;
+  }
+
   private fullKey(key: string): string {
     checkKey(key, 'key');
     return this.root + key;
@@ -642,6 +694,11 @@ export class S3Storage implements Storage {
   private translate(err: unknown, operation: string, key?: string): SluiceError<S3StorageErrorCode> {
     return translateS3Error(err, { operation, uri: this.uri, key });
   }
+}
+
+/** `.parquet` for `a/part-1.snappy.parquet`: DuckDB and humans recognise cached files by it. */
+function extensionOf(key: string): string {
+  return /\.[A-Za-z0-9]{1,12}$/.exec(key)?.[0] ?? '';
 }
 
 function isPreconditionFailed(err: unknown): boolean {
