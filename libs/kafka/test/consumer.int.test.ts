@@ -164,6 +164,38 @@ describe('BatchConsumer against the broker', () => {
     expect(consumer.assignment()).toEqual([]);
   });
 
+  it('run hands each non-empty batch to the handler until stop(), and poll still works after', async () => {
+    const topic = await createTestTopic(admin, 2);
+    await fill(topic, 30);
+    const consumer = await testConsumer([topic], { maxBatchMessages: 7 });
+    closers.push(() => consumer.close());
+    const seen: number[] = [];
+    await consumer.run(async (batch) => {
+      expect(batch.length).toBeGreaterThan(0);
+      expect(batch.length).toBeLessThanOrEqual(7);
+      seen.push(...batch.map((m) => Number(m.value?.toString().slice(2))));
+      await consumer.commit(nextOffsets(batch));
+      if (seen.length >= 30) consumer.stop();
+    });
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    await fill(topic, 1, 0, 'late');
+    const late = await pollCount(consumer, 1);
+    expect(late.map((m) => m.value?.toString())).toEqual(['late-0']);
+  });
+
+  it('run rejects with the handler error and commits nothing it was not told to', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 5);
+    const consumer = await testConsumer([topic]);
+    closers.push(() => consumer.close());
+    await expect(
+      consumer.run(() => {
+        throw new Error('handler failed');
+      }),
+    ).rejects.toThrow('handler failed');
+    expect(await consumer.committed()).toEqual([{ topic, partition: 0, offset: null }]);
+  });
+
   it('close runs onRevoke for the partitions still held and is idempotent', async () => {
     const topic = await createTestTopic(admin, 2);
     const revoked: number[] = [];

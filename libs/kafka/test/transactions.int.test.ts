@@ -144,6 +144,37 @@ describe('Kafka transactions against the broker', () => {
     expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
   });
 
+  it('run() processes until stop(), and stops with a non-retryable transform error without committing that batch', async () => {
+    const input = await createTestTopic(admin, 1);
+    const output = await createTestTopic(admin, 1);
+    const groupId = unique('g');
+    const seed = new KafkaProducer({ brokers });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.sendBatch(Array.from({ length: 5 }, (_, i) => ({ topic: input, value: `v${i}` })));
+
+    let produced = 0;
+    const processor = new TransactionalProcessor({
+      consumer: { brokers, groupId, topics: [input] },
+      producer: { brokers, transactionalId: unique('proc') },
+      transform: (batch) => {
+        if (batch.some((m) => m.value?.toString() === 'poison')) throw new Error('poison event');
+        produced += batch.length;
+        if (produced >= 5) setImmediate(() => processor.stop());
+        return upperCase(output)(batch);
+      },
+    });
+    closers.push(() => processor.close());
+    await processor.connect();
+    await processor.run();
+    expect(produced).toBe(5);
+
+    await seed.send({ topic: input, value: 'poison' });
+    await expect(processor.run()).rejects.toThrow('poison event');
+    const lag = await admin.fetchLag(groupId, [input]);
+    expect(lag).toEqual([expect.objectContaining({ committed: 5, end: 6, lag: 1 })]);
+  });
+
   it('fences a zombie: a second producer with the same transactional.id makes the first fail with KAFKA_PRODUCER_FENCED', async () => {
     const topic = await createTestTopic(admin, 1);
     const id = unique('tx');

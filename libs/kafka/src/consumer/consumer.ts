@@ -78,6 +78,7 @@ export class BatchConsumer {
   private connected = false;
   private polling: Promise<ConsumedMessage[]> | undefined;
   private stopRequested = false;
+  private closeRequested = false;
   private closing: Promise<void> | undefined;
 
   constructor(options: ConsumerOptions) {
@@ -195,13 +196,16 @@ export class BatchConsumer {
     publish(KAFKA_CHANNELS.offsetsCommitted, { clientId: this.clientId, groupId: this.groupId, offsets: offsets.map(toNativeOffset), transactional: false });
   }
 
-  /** The group's committed offsets (next offset to read; -1001 when none) for the given or assigned partitions. */
-  async committed(partitions: readonly PartitionRef[] = this.assignment(), timeoutMs = 10_000): Promise<TopicPartitionOffset[]> {
+  /** The group's committed offsets (next offset to read; null when none) for the given or assigned partitions. */
+  async committed(
+    partitions: readonly PartitionRef[] = this.assignment(),
+    timeoutMs = 10_000,
+  ): Promise<Array<PartitionRef & { offset: number | null }>> {
     try {
-      const result = await callback<Array<{ topic: string; partition: number; offset: number }>>((done) =>
+      const result = await callback<Array<{ topic: string; partition: number; offset?: number }>>((done) =>
         this.native.committed(partitions.map(toNative), timeoutMs, (err, tps) => done(err, tps)),
       );
-      return result.map((r) => ({ topic: r.topic, partition: r.partition, offset: r.offset }));
+      return result.map((r) => ({ topic: r.topic, partition: r.partition, offset: typeof r.offset === 'number' && r.offset >= 0 ? r.offset : null }));
     } catch (err) {
       throw translateKafkaError(err, { operation: 'consumer.committed' });
     }
@@ -240,6 +244,7 @@ export class BatchConsumer {
 
   private async doClose(_timeoutMs: number): Promise<void> {
     this.stopRequested = true;
+    this.closeRequested = true;
     await this.polling?.catch(() => undefined);
     if (!this.connected) return;
     this.connected = false;
@@ -269,7 +274,7 @@ export class BatchConsumer {
     const batch: ConsumedMessage[] = [];
     let bytes = 0;
     await this.applyRebalances();
-    while (batch.length < this.maxBatch && !this.stopRequested) {
+    while (batch.length < this.maxBatch && !this.closeRequested) {
       const left = deadline - performance.now();
       if (left <= 0) break;
       this.native.setDefaultConsumeTimeout(Math.max(1, Math.min(CONSUME_SLICE_MS, Math.ceil(left))));
