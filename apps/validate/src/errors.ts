@@ -1,15 +1,12 @@
 import { SluiceError } from '@sluice/errors';
 
 /**
- * Errors validate raises itself, as a closed catalog; docs/design/validate.md lists the same
- * codes and errors.test.ts keeps the two in step. `retryable` decides: retry the batch (the
- * transaction was aborted, offsets rewound) or stop the process (a supervisor restarts it).
+ * Codes validate raises itself, as a closed catalog; docs/design/validate.md lists the same
+ * codes and errors.test.ts keeps the two in step. Kafka failures keep their KAFKA_* codes
+ * (retryable ones are retried by the transactional processor, the others stop the process).
  */
 export const VALIDATE_ERRORS = {
   VALIDATE_INTERNAL: { retryable: false, message: 'a contract check threw; the event was dead-lettered with this reason' },
-  VALIDATE_TRANSACTION_FAILED: { retryable: true, message: 'the batch transaction failed and was aborted; the batch is re-read' },
-  VALIDATE_FENCED: { retryable: false, message: 'another instance took over this transactional id; this one stops' },
-  VALIDATE_TOPIC_MISSING: { retryable: false, message: 'a topic validate writes to does not exist' },
 } as const;
 
 export type ValidateErrorCode = keyof typeof VALIDATE_ERRORS;

@@ -1,3 +1,4 @@
+import { validateError } from '../errors';
 import { DLQ_HEADERS, INGEST_HEADERS, MAX_DETAIL_BYTES } from './headers';
 
 /** One record read from the raw topic. */
@@ -64,7 +65,8 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
   try {
     result = contracts.check(msg.value, msg.headers);
   } catch (err) {
-    return deadLetter(msg, options, [{ code: 'VALIDATE_INTERNAL', path: '', message: `checking threw: ${(err as Error)?.message ?? String(err)}` }]);
+    const internal = validateError('VALIDATE_INTERNAL', {}, err);
+    return deadLetter(msg, options, [{ code: internal.code, path: '', message: `${internal.message}: ${(err as Error)?.message ?? String(err)}` }]);
   }
   if (!result.ok) return deadLetter(msg, options, result.issues, result.contract);
   return {
@@ -79,7 +81,7 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
 }
 
 function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[], contract?: string): RoutedRecord {
-  const reason = issues[0]?.code ?? 'VALIDATE_INTERNAL';
+  const reason = issues[0]?.code ?? validateError('VALIDATE_INTERNAL').code;
   const headers: Record<string, string | Buffer> = { ...msg.headers };
   headers[DLQ_HEADERS.reason] = reason;
   headers[DLQ_HEADERS.detail] = detailOf(issues);

@@ -1,0 +1,93 @@
+import { AvroDecoder, CONTRACTS, HEADERS } from '@sluice/contracts';
+import { contractsForValidate } from './contracts-adapter';
+import { DLQ_HEADERS, MAX_DETAIL_BYTES } from './headers';
+import { detailOf, routeRecord, type RawMessage, type ValidateContracts } from './route';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+const contracts = contractsForValidate({ validTopicPrefix: 'p.', now: () => NOW });
+const options = { dlqTopic: 'dlq', maxEventBytes: 2048, now: NOW };
+
+function raw(value: Buffer | string | null, headers: Record<string, string> = {}): RawMessage {
+  return {
+    topic: 'raw',
+    partition: 2,
+    offset: 41,
+    key: Buffer.from('k'),
+    value: typeof value === 'string' ? Buffer.from(value) : value,
+    headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])),
+  };
+}
+
+const order = {
+  contract: 'orders',
+  event_id: 'e-1',
+  event_time: '2026-11-29T11:59:00Z',
+  producer: 'shop',
+  schema_version: 1,
+  version: 4,
+  op: 'upsert',
+  order_id: 'o-9',
+  payload: { customer_id: 'c', status: 'paid', total_cents: 5, currency: 'EUR', item_count: 1 },
+};
+
+describe('routeRecord', () => {
+  it('sends a valid v1 event to its valid topic as Avro in the latest schema, keyed by entity key, headers kept', () => {
+    const r = routeRecord(raw(JSON.stringify(order), { [HEADERS.producer]: 'shop-key', traceparent: 't' }), contracts, options);
+    expect(r).toMatchObject({ outcome: 'valid', topic: 'p.sluice.orders.valid', key: 'o-9', contract: 'orders' });
+    expect(r.headers.traceparent?.toString()).toBe('t');
+    const decoded = new AvroDecoder(Object.values(CONTRACTS)).decode(r.value as Buffer);
+    expect(decoded.ok && decoded.value.event).toMatchObject({ event_id: 'e-1', event_time: Date.parse(order.event_time), payload: { coupon_code: null } });
+  });
+
+  it('dead-letters with the original bytes, key and headers plus reason, detail, source, producer and time', () => {
+    const bytes = JSON.stringify({ ...order, payload: { ...order.payload, total_cents: -1 } });
+    const r = routeRecord(raw(bytes, { [HEADERS.producer]: 'shop-key', [HEADERS.contract]: 'orders' }), contracts, options);
+    expect(r).toMatchObject({ outcome: 'dlq', topic: 'dlq', reason: 'RULE_RANGE', contract: 'orders' });
+    expect(r.value?.toString()).toBe(bytes);
+    expect(r.key).toEqual(Buffer.from('k'));
+    expect(r.headers[HEADERS.producer]?.toString()).toBe('shop-key');
+    expect(r.headers[DLQ_HEADERS.reason]).toBe('RULE_RANGE');
+    expect(JSON.parse(String(r.headers[DLQ_HEADERS.detail]))[0]).toMatchObject({ code: 'RULE_RANGE', path: '/payload/total_cents' });
+    expect([r.headers[DLQ_HEADERS.sourceTopic], r.headers[DLQ_HEADERS.sourcePartition], r.headers[DLQ_HEADERS.sourceOffset]]).toEqual(['raw', '2', '41']);
+    expect(r.headers[DLQ_HEADERS.producer]).toBe('shop-key');
+    expect(r.headers[DLQ_HEADERS.time]).toBe('2026-11-29T12:00:00.000Z');
+  });
+
+  it.each([
+    ['null value', null, 'EVENT_NOT_JSON'],
+    ['empty value', '', 'EVENT_NOT_JSON'],
+    ['oversize value', 'x'.repeat(2049), 'EVENT_TOO_LARGE'],
+    ['garbage', '\u0000\u0001', 'AVRO_FRAMING_UNKNOWN'],
+  ])('dead-letters %s', (_name, value, reason) => {
+    const r = routeRecord(raw(value as string | null), contracts, options);
+    expect(r).toMatchObject({ outcome: 'dlq', reason });
+    expect(r.headers[DLQ_HEADERS.producer]).toBe('unknown');
+  });
+
+  it('dead-letters instead of crashing when a contract check throws', () => {
+    const throwing: ValidateContracts = {
+      check: () => {
+        throw new Error('bug in a rule');
+      },
+    };
+    const r = routeRecord(raw(JSON.stringify(order)), throwing, options);
+    expect(r).toMatchObject({ outcome: 'dlq', reason: 'VALIDATE_INTERNAL' });
+    expect(String(r.headers[DLQ_HEADERS.detail])).toContain('bug in a rule');
+  });
+});
+
+describe('detailOf', () => {
+  it('keeps whole issues under the cap and says how many were cut', () => {
+    const issues = Array.from({ length: 500 }, (_, i) => ({ code: 'RULE_RANGE', path: `/a/${i}`, message: 'x'.repeat(100) }));
+    const detail = detailOf(issues);
+    expect(Buffer.byteLength(detail)).toBeLessThanOrEqual(MAX_DETAIL_BYTES);
+    const parsed = JSON.parse(detail);
+    expect(parsed[parsed.length - 1].code).toBe('TRUNCATED');
+    expect(parsed[0]).toEqual(issues[0]);
+  });
+
+  it('cuts a single huge issue', () => {
+    const detail = detailOf([{ code: 'X', path: '/'.repeat(50_000), message: 'm'.repeat(50_000) }]);
+    expect(Buffer.byteLength(detail)).toBeLessThanOrEqual(MAX_DETAIL_BYTES);
+  });
+});
