@@ -148,6 +148,52 @@ describe('S3Storage on a real S3 server', () => {
     expect(wins).toBe(rounds);
   });
 
+  it('putIfAbsent whose response was lost still reports its own write after the SDK retries', async () => {
+    // A TCP relay to the real server that swallows one response and resets the connection: the
+    // server has stored the object, the SDK sees a network error and resends, the resend gets
+    // 412. Comparing the stored bytes tells "my first attempt landed" from "someone else won".
+    const target = new URL(s3.endpoint);
+    let dropNext = false;
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream);
+      upstream.on('data', (chunk) => {
+        if (dropNext) {
+          dropNext = false;
+          client.resetAndDestroy();
+          upstream.destroy();
+        } else {
+          client.write(chunk);
+        }
+      });
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (relay.address() as net.AddressInfo).port;
+      const storage = open({ endpoint: `http://127.0.0.1:${port}`, maxAttempts: 3 });
+      const direct = open();
+      await storage.ensureConditionalPut(); // the probe's own PUTs pass untouched
+
+      dropNext = true;
+      expect(await storage.putIfAbsent('lost/00000000000000000001.json', bytes('mine'))).toBe(true);
+      expect(dropNext).toBe(false); // a response really was swallowed
+      expect(text(await direct.get('lost/00000000000000000001.json'))).toBe('mine');
+
+      // Same lost response, but another writer had already created the key: still false.
+      await direct.put('lost/00000000000000000002.json', bytes('theirs'));
+      dropNext = true;
+      expect(await storage.putIfAbsent('lost/00000000000000000002.json', bytes('mine'))).toBe(false);
+      expect(text(await direct.get('lost/00000000000000000002.json'))).toBe('theirs');
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+    }
+  });
+
   it('verifies that the server honours If-None-Match before trusting it', async () => {
     await expect(open().ensureConditionalPut()).resolves.toBeUndefined();
   });
