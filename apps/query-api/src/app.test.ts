@@ -22,6 +22,9 @@ class MemoryLake implements LakePort {
   async latest(table: string) {
     return this.versions[this.versions.length - 1] ?? snapshotOf(table, 0);
   }
+  async changedSince(s: TableSnapshot) {
+    return s !== this.versions[this.versions.length - 1];
+  }
   async atVersion(table: string, version: number) {
     const s = this.versions.find((v) => v.version === version);
     if (!s) throw queryError('QUERY_VERSION_UNKNOWN', `${table} version ${version}`);

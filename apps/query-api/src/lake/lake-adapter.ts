@@ -1,5 +1,5 @@
 import { isSluiceError } from '@sluice/errors';
-import { type LakeQueryEngine, LakeTable, type Storage, type ViewSpec } from '@sluice/lake';
+import { type LakeQueryEngine, LakeTable, type Storage, TAIL_PREFIX, type ViewSpec } from '@sluice/lake';
 import { queryError } from '../errors';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
 
@@ -51,6 +51,19 @@ export class LakeAdapter implements LakePort {
     this.past.set(key, s);
     if (this.past.size > this.pastLimit) this.past.delete(this.past.keys().next().value as string);
     return s;
+  }
+
+  async changedSince(snapshot: TableSnapshot): Promise<boolean> {
+    const storage = this.storages.get(snapshot.table);
+    if (!storage) return true;
+    try {
+      if ((await storage.head(commitKey(snapshot.version + 1))) !== undefined) return true;
+      // Without a pending tail at load time, any tail commit (even its creation) counts as a change.
+      const tailNext = snapshot.pending ? snapshot.pending.version + 1 : 0;
+      return (await storage.head(TAIL_PREFIX + commitKey(tailNext))) !== undefined;
+    } catch {
+      return true; // let the full reload report the storage problem
+    }
   }
 
   atTimestamp(table: string, ms: number): Promise<TableSnapshot> {
@@ -143,6 +156,11 @@ async function consistentCurrentView(table: LakeTable): Promise<ViewSpec> {
     first = second;
   }
   return first;
+}
+
+/** `_delta_log/<20-digit version>.json`, the Delta commit file name (DELTA.md §2). */
+function commitKey(version: number): string {
+  return `_delta_log/${String(version).padStart(20, '0')}.json`;
 }
 
 /** Lake errors in query-api's words. */

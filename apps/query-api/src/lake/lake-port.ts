@@ -46,6 +46,11 @@ export interface LakePort {
   readonly relation: string;
   /** Names of the tables this service serves. */
   tables(): string[];
+  /**
+   * Cheap check whether the table (or its tail) has a commit after `snapshot` — one existence
+   * check per log, so polling does not replay the log while nothing changes.
+   */
+  changedSince(snapshot: TableSnapshot): Promise<boolean>;
   /** The newest committed version (throws QUERY_TABLE_UNKNOWN). */
   latest(table: string): Promise<TableSnapshot>;
   /** A past version (throws QUERY_VERSION_UNKNOWN). */

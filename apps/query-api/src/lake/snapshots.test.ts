@@ -8,7 +8,12 @@ function snap(version: number, txns: Record<string, number> = {}): TableSnapshot
 
 class CountingLake {
   loads = 0;
+  checks = 0;
   version = 1;
+  async changedSince(s: TableSnapshot) {
+    this.checks++;
+    return s.version !== this.version;
+  }
   async latest() {
     this.loads++;
     await new Promise((r) => setTimeout(r, 5));
@@ -32,6 +37,16 @@ describe('SnapshotTracker', () => {
     lake.version = 3;
     now = 1000; // far too old: wait for the reload
     expect((await tracker.latest('t')).version).toBe(3);
+  });
+
+  it('does not reload while the log has no newer commit', async () => {
+    let now = 0;
+    const lake = new CountingLake();
+    const tracker = new SnapshotTracker(lake as unknown as LakePort, 100, () => now);
+    await tracker.latest('t');
+    for (now = 1000; now < 5000; now += 1000) expect((await tracker.latest('t')).version).toBe(1);
+    expect(lake.loads).toBe(1);
+    expect(lake.checks).toBe(4);
   });
 
   it('waits for offsets, then times out with where the table stands', async () => {

@@ -36,11 +36,16 @@ export class SnapshotTracker {
   private reload(table: string): Promise<TableSnapshot> {
     let pending = this.loading.get(table);
     if (!pending) {
-      pending = this.lake.latest(table).then(
+      const known = this.latestByTable.get(table);
+      const load = async (): Promise<TableSnapshot> => {
+        if (known && !(await this.lake.changedSince(known.snapshot))) return known.snapshot;
+        return this.lake.latest(table);
+      };
+      pending = load().then(
         (snapshot) => {
           const prev = this.latestByTable.get(table);
           // Never step back: a slow load started earlier must not replace a newer snapshot.
-          if (!prev || prev.snapshot.version <= snapshot.version) {
+          if (!prev || prev.snapshot === snapshot || prev.snapshot.version <= snapshot.version) {
             this.latestByTable.set(table, { snapshot, loadedAt: this.now() });
           }
           this.loading.delete(table);
