@@ -59,26 +59,42 @@ export function readFraming(bytes: Uint8Array): Framing | undefined {
   return undefined;
 }
 
+// Encoding goes into one scratch buffer after the header, then out as a single copy.
+let scratch = Buffer.allocUnsafe(64 * 1024);
+
+function encodeFramed(schema: AvroSchema, value: unknown, header: Buffer): Buffer {
+  const type = avroTypeOf(schema);
+  for (;;) {
+    header.copy(scratch, 0);
+    const end = type.encode(value, scratch, header.length);
+    if (end >= 0) return Buffer.from(scratch.subarray(0, end));
+    // avsc returns minus the missing byte count when the buffer is too small: grow and retry.
+    scratch = Buffer.allocUnsafe(Math.max(scratch.length * 2, header.length - end + scratch.length));
+  }
+}
+
+const singleObjectHeaders = new WeakMap<object, Buffer>();
+
 /** Avro single-object encoding: 0xC3 0x01, the schema's CRC-64-AVRO fingerprint (LE), the body. */
 export function encodeSingleObject(schema: AvroRecord, value: unknown): Buffer {
-  const body = encodeAvroBody(schema, value);
-  const out = Buffer.allocUnsafe(SINGLE_OBJECT_HEADER_LENGTH + body.length);
-  out[0] = SINGLE_OBJECT_MAGIC[0];
-  out[1] = SINGLE_OBJECT_MAGIC[1];
-  out.writeBigUInt64LE(fingerprintOf(schema), 2);
-  body.copy(out, SINGLE_OBJECT_HEADER_LENGTH);
-  return out;
+  let header = singleObjectHeaders.get(schema);
+  if (header === undefined) {
+    header = Buffer.alloc(SINGLE_OBJECT_HEADER_LENGTH);
+    header[0] = SINGLE_OBJECT_MAGIC[0];
+    header[1] = SINGLE_OBJECT_MAGIC[1];
+    header.writeBigUInt64LE(fingerprintOf(schema), 2);
+    singleObjectHeaders.set(schema, header);
+  }
+  return encodeFramed(schema, value, header);
 }
 
 /** Confluent wire format: 0x00, the registry schema id (4 bytes BE), the body. */
 export function encodeConfluent(schemaId: number, schema: AvroRecord, value: unknown): Buffer {
   if (!Number.isInteger(schemaId) || schemaId < 0 || schemaId > 0xffffffff) throw new RangeError(`schema id out of range: ${schemaId}`);
-  const body = encodeAvroBody(schema, value);
-  const out = Buffer.allocUnsafe(CONFLUENT_HEADER_LENGTH + body.length);
-  out[0] = CONFLUENT_MAGIC;
-  out.writeUInt32BE(schemaId, 1);
-  body.copy(out, CONFLUENT_HEADER_LENGTH);
-  return out;
+  const header = Buffer.alloc(CONFLUENT_HEADER_LENGTH);
+  header[0] = CONFLUENT_MAGIC;
+  header.writeUInt32BE(schemaId, 1);
+  return encodeFramed(schema, value, header);
 }
 
 const fingerprints = new WeakMap<object, bigint>();

@@ -124,6 +124,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 interface CompiledField {
   readonly name: string;
   readonly segment: string;
+  /** The field's full pointer when its record sits at a fixed place (not inside an array or map). */
+  readonly pointer: string | undefined;
   readonly check: Checker;
   readonly hasDefault: boolean;
   readonly defaultValue: unknown;
@@ -136,9 +138,14 @@ function recordChecker(
   mode: InputMode,
   ignore: Set<string>,
 ): Checker {
+  // Records reached only through fields have a fixed pointer: precompute the fields' pointers so
+  // valid events build no strings. (`[]`/`{}` in the dotted path mean a dynamic position.)
+  const fixed = !dotted.includes('[]') && !dotted.includes('{}');
+  const base = dotted === '' ? '' : '/' + dotted.split('.').map(pointerSegment).join('/');
   const compiled: CompiledField[] = fields.map((f) => ({
     name: f.name,
     segment: '/' + pointerSegment(f.name),
+    pointer: fixed ? `${base}/${pointerSegment(f.name)}` : undefined,
     check: compileNode(f.type, dotted === '' ? f.name : `${dotted}.${f.name}`, rules, mode, ignore),
     hasDefault: Object.prototype.hasOwnProperty.call(f, 'default'),
     defaultValue: f.default,
@@ -154,11 +161,11 @@ function recordChecker(
       const raw = v[f.name];
       if (raw === undefined || !Object.prototype.hasOwnProperty.call(v, f.name)) {
         if (f.hasDefault) out[f.name] = f.defaultValue;
-        else issues.push(issue('EVENT_FIELD_MISSING', p + f.segment, `required field "${f.name}" is missing`));
+        else issues.push(issue('EVENT_FIELD_MISSING', f.pointer ?? p + f.segment, `required field "${f.name}" is missing`));
         continue;
       }
       present++;
-      out[f.name] = f.check(raw, p + f.segment, issues);
+      out[f.name] = f.check(raw, f.pointer ?? p + f.segment, issues);
     }
     // Unknown keys: only look when the object has more keys than the fields it matched.
     const keys = Object.keys(v);
@@ -183,7 +190,13 @@ function numberChecker(expected: string, accepts: (n: number) => boolean, rule: 
       issues.push(issue('EVENT_NUMBER_UNSAFE', p, `${v} is not a finite number`));
       return undefined;
     }
-    if (!accepts(v)) return mismatch(issues, p, expected, v);
+    if (!accepts(v)) {
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        issues.push(issue('EVENT_NUMBER_UNSAFE', p, `${v} is beyond 2^53 and may have lost precision`));
+        return undefined;
+      }
+      return mismatch(issues, p, expected, v);
+    }
     if ((min !== undefined && v < min) || (max !== undefined && v > max)) {
       issues.push(issue('RULE_RANGE', p, `${v} is outside [${min ?? '-∞'}, ${max ?? '∞'}]`));
       return undefined;
