@@ -22,7 +22,8 @@ describe('translateKafkaError', () => {
     [E.ERR_MSG_SIZE_TOO_LARGE, 'KAFKA_MESSAGE_TOO_LARGE', false],
     [E.ERR_INVALID_CONFIG, 'KAFKA_INVALID_CONFIG', false],
     [E.ERR_TOPIC_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED', false],
-    [E.ERR__STATE, 'KAFKA_NOT_CONNECTED', false],
+    [E.ERR__STATE, 'KAFKA_INVALID_STATE', false],
+    [E.ERR_INVALID_TXN_STATE, 'KAFKA_INVALID_STATE', false],
   ])('maps librdkafka code %i to %s (retryable %s)', (code, expected, retryable) => {
     const native = Object.assign(new Error('native text'), { code, origin: 'kafka' });
     const err = translateKafkaError(native, ctx);
@@ -61,6 +62,7 @@ describe('translateKafkaError', () => {
       expect(Object.keys(KAFKA_ERRORS)).toContain(err.code);
     }
     expect(translateKafkaError(new Error('Producer not connected'), ctx).code).toBe('KAFKA_NOT_CONNECTED');
+    expect(translateKafkaError({ code: E.ERR__STATE, message: 'consumer is disconnected' }, ctx).code).toBe('KAFKA_NOT_CONNECTED');
     expect(translateKafkaError(E.ERR__QUEUE_FULL, ctx).code).toBe('KAFKA_QUEUE_FULL');
   });
 

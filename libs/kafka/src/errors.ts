@@ -36,6 +36,8 @@ export const KAFKA_ERRORS = {
   KAFKA_NOT_AUTHORIZED: { retryable: false },
   /** The client is not connected, or already closed. */
   KAFKA_NOT_CONNECTED: { retryable: false },
+  /** The call does not fit the client's state (e.g. send outside an open transaction, seek of an unassigned partition). */
+  KAFKA_INVALID_STATE: { retryable: false },
   /** Anything else; retryable only when librdkafka says so. */
   KAFKA_UNKNOWN: { retryable: false },
 } as const;
@@ -123,7 +125,8 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR_GROUP_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED'],
   [E.ERR_CLUSTER_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED'],
   [E.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED'],
-  [E.ERR__STATE, 'KAFKA_NOT_CONNECTED'],
+  [E.ERR__STATE, 'KAFKA_INVALID_STATE'],
+  [E.ERR_INVALID_TXN_STATE, 'KAFKA_INVALID_STATE'],
   [E.ERR__DESTROY, 'KAFKA_NOT_CONNECTED'],
 ]);
 
@@ -167,7 +170,8 @@ export function translateKafkaError(err: unknown, context: KafkaErrorContext): K
   // a fatal error outranks everything, an abortable one means "abort, then retry the batch".
   if (fatal && code !== 'KAFKA_PRODUCER_FENCED') code = 'KAFKA_FATAL';
   else if (abortable) code = 'KAFKA_TRANSACTION_ABORTED';
-  else if (code === 'KAFKA_UNKNOWN' && /not connected|disconnected/i.test(text)) code = 'KAFKA_NOT_CONNECTED';
+  // The binding reports use-after-close as a plain Error or as ERR__STATE with this text.
+  else if ((code === 'KAFKA_UNKNOWN' || code === 'KAFKA_INVALID_STATE') && /not connected|disconnected/i.test(text)) code = 'KAFKA_NOT_CONNECTED';
 
   const name = numeric === undefined ? undefined : librdkafkaErrorName(numeric);
   const { operation, ...rest } = context;

@@ -175,6 +175,15 @@ describe('Kafka transactions against the broker', () => {
     expect(lag).toEqual([expect.objectContaining({ committed: 5, end: 6, lag: 1 })]);
   });
 
+  it('refuses a send outside an open transaction with KAFKA_INVALID_STATE', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });
+    closers.push(() => producer.close());
+    await producer.connect();
+    await expect(producer.send({ topic, value: 'no txn' })).rejects.toMatchObject({ code: 'KAFKA_INVALID_STATE', retryable: false });
+    await expect(producer.commit()).rejects.toMatchObject({ retryable: false });
+  });
+
   it('fences a zombie: a second producer with the same transactional.id makes the first fail with KAFKA_PRODUCER_FENCED', async () => {
     const topic = await createTestTopic(admin, 1);
     const id = unique('tx');
