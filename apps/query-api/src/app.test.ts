@@ -316,3 +316,23 @@ describe('query-api HTTP errors', () => {
     expect(lake.reads[0].read.params).toHaveLength(1000);
   });
 });
+
+describe('OpenAPI description', () => {
+  it('describes the query body with resolvable references and the bearer scheme', async () => {
+    const { app } = await setup();
+    try {
+      const spec = (await app.inject({ url: '/openapi.json' })).json();
+      expect(spec.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer' });
+      const body = spec.paths['/v1/tables/{table}/query'].post.requestBody.content['application/json'].schema;
+      expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['select', 'where', 'groupBy', 'aggregates', 'timeBucket', 'orderBy', 'limit', 'offset', 'asOf', 'waitFor']));
+      // Every $ref in the document must point at something in the document.
+      const text = JSON.stringify(spec);
+      for (const [, ref] of text.matchAll(/"\$ref":"#\/([^"]+)"/g)) {
+        const target = ref.split('/').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[decodeURIComponent(part)], spec);
+        expect({ ref, found: target !== undefined }).toEqual({ ref, found: true });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -25,23 +25,20 @@ const condition = {
 } as const;
 
 /**
- * The filter schemas, one per nesting level and not recursive: a deeply nested hostile body fails
- * at the first level past the limit instead of recursing through the validator. Each level refers
- * to the one below by `$ref`, so ajv compiles every level once.
+ * The filter schema, unrolled to a fixed depth rather than recursive: a deeply nested hostile
+ * body fails at the first level past the limit instead of recursing through the validator. Inline
+ * (no `$ref`) so the OpenAPI description generated from it stays self-contained.
  */
-function filterDefs(): Record<string, object> {
-  const defs: Record<string, object> = { filter0: condition };
-  for (let depth = 1; depth <= MAX_FILTER_DEPTH; depth++) {
-    const list = { type: 'array', minItems: 1, maxItems: MAX_CONDITIONS, items: { $ref: `#/$defs/filter${depth - 1}` } };
-    defs[`filter${depth}`] = {
-      anyOf: [
-        { $ref: '#/$defs/filter0' },
-        { type: 'object', additionalProperties: false, required: ['and'], properties: { and: list } },
-        { type: 'object', additionalProperties: false, required: ['or'], properties: { or: list } },
-      ],
-    };
-  }
-  return defs;
+function filterSchema(depth: number): object {
+  if (depth === 0) return condition;
+  const list = { type: 'array', minItems: 1, maxItems: MAX_CONDITIONS, items: filterSchema(depth - 1) };
+  return {
+    anyOf: [
+      condition,
+      { type: 'object', additionalProperties: false, required: ['and'], properties: { and: list } },
+      { type: 'object', additionalProperties: false, required: ['or'], properties: { or: list } },
+    ],
+  };
 }
 
 /** JSON Schema of the read-your-writes block (shared by the query body and GET query strings). */
@@ -74,7 +71,7 @@ export const queryBodySchema = {
   additionalProperties: false,
   properties: {
     select: { type: 'array', maxItems: 256, items: NAME },
-    where: { type: 'array', maxItems: MAX_CONDITIONS, items: { $ref: `#/$defs/filter${MAX_FILTER_DEPTH}` } },
+    where: { type: 'array', maxItems: MAX_CONDITIONS, items: filterSchema(MAX_FILTER_DEPTH) },
     groupBy: { type: 'array', maxItems: 16, items: NAME },
     aggregates: {
       type: 'array',
@@ -107,5 +104,4 @@ export const queryBodySchema = {
     asOf: asOfSchema,
     waitFor: waitForSchema,
   },
-  $defs: filterDefs(),
 } as const;

@@ -7,7 +7,9 @@ const principals = new WeakMap<FastifyRequest, Principal>();
 /** Authenticates every `/v1/` request before its body is parsed or validated. */
 export function registerAuth(app: FastifyInstance, auth: TokenAuth): void {
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/v1/')) return;
+    // The matched route pattern, not the raw URL: no spelling of a path can reach a /v1 handler
+    // without passing here, and unmatched URLs fall through to the 404 handler.
+    if (!request.routeOptions.url?.startsWith('/v1/')) return;
     principals.set(request, auth.authenticate(request.headers.authorization));
   });
 }
