@@ -1,0 +1,3 @@
+export { Rng, Zipf } from './rng';
+export { EventStream, INVALID_KINDS, keyOf, toBody, type GenEvent, type GeneratedEvent, type StreamOptions } from './stream';
+export { Oracle, flatten, type Route } from './oracle';

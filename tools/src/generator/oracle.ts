@@ -1,0 +1,65 @@
+import { CONTRACTS, type ContractName, type ReasonCode } from '@sluice/contracts';
+import type { GenEvent, GeneratedEvent } from './stream';
+
+/** Where an event was sent: through ingest's HTTP API, or produced straight into the raw topic. */
+export type Route = 'http' | 'raw';
+
+/**
+ * What the pipeline must hold after a stream, computed by definition from what was sent (never
+ * by the code under test): bronze = every unique valid event_id once; silver = per entity key the
+ * highest version, absent when that is a tombstone (append contracts: every unique event);
+ * DLQ = every invalid event produced straight to raw, with its reason; ingest rejections = every
+ * invalid event sent over HTTP.
+ */
+export class Oracle {
+  private readonly bronzeIds = new Map<ContractName, Set<string>>();
+  private readonly latest = new Map<ContractName, Map<string, GenEvent>>();
+  /** event_id → reason of invalid events produced straight to raw (validate must dead-letter each once). */
+  readonly dlq = new Map<string, ReasonCode>();
+  /** event_id → reason of invalid events sent over HTTP (ingest must reject each; nothing reaches raw). */
+  readonly rejected = new Map<string, ReasonCode>();
+  /** Events recorded, duplicates included. */
+  sent = 0;
+
+  /** Records that `ev` was delivered (acknowledged) on `route`. */
+  add(ev: GeneratedEvent, route: Route): void {
+    this.sent++;
+    if (ev.kind === 'invalid') {
+      (route === 'raw' ? this.dlq : this.rejected).set(ev.eventId, ev.reason!);
+      return;
+    }
+    const e = ev.event!;
+    let ids = this.bronzeIds.get(ev.contract);
+    if (!ids) this.bronzeIds.set(ev.contract, (ids = new Set()));
+    if (ids.has(e.event_id)) return;
+    ids.add(e.event_id);
+    let m = this.latest.get(ev.contract);
+    if (!m) this.latest.set(ev.contract, (m = new Map()));
+    const id = CONTRACTS[ev.contract].kind === 'append' ? e.event_id : ev.key;
+    const cur = m.get(id);
+    if (!cur || e.version > cur.version) m.set(id, e);
+  }
+
+  /** Contracts that received at least one valid event. */
+  contracts(): ContractName[] {
+    return [...this.bronzeIds.keys()];
+  }
+
+  /** Unique valid event_ids of a contract: what its bronze table must hold, each exactly once. */
+  bronze(contract: ContractName): ReadonlySet<string> {
+    return this.bronzeIds.get(contract) ?? new Set();
+  }
+
+  /** Expected silver rows of a contract by entity key (append contracts: by event_id), tombstoned keys absent. */
+  silver(contract: ContractName): Map<string, GenEvent> {
+    const out = new Map<string, GenEvent>();
+    for (const [k, e] of this.latest.get(contract) ?? []) if (e.op !== 'delete') out.set(k, e);
+    return out;
+  }
+}
+
+/** An event as a table row: envelope and key fields, payload fields lifted (null on deletes). */
+export function flatten(e: GenEvent): Record<string, unknown> {
+  const { payload, ...rest } = e;
+  return { ...rest, ...(payload ?? {}) };
+}
