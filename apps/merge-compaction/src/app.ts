@@ -87,7 +87,8 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           topics,
           isolationLevel: 'read_committed',
           autoOffsetReset: 'earliest',
-          maxBatchMessages: Math.min(10_000, config.batchMaxEvents),
+          // One poll may add at most ~1/4 of the memory bound (records of ≥128 bytes with overhead).
+          maxBatchMessages: Math.max(16, Math.min(10_000, config.batchMaxEvents, Math.floor(config.maxBufferedBytes / 4 / 128))),
           maxBatchWaitMs: Math.min(100, config.batchMaxMs),
           // librdkafka's prefetch counts against the memory bound too.
           maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 1024 / Math.max(1, topics.length * 8))),

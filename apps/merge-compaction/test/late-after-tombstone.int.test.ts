@@ -1,7 +1,7 @@
 import { CONTRACTS } from '@sluice/contracts';
 import { build, type MergeApp } from '../src/app';
 import type { OracleEvent, Send } from '../src/oracle/oracle';
-import { diffAgainstOracle, produce, readRows, silverCaughtUp, TestEnv, waitFor } from './support/harness';
+import { diffAgainstOracle, produce, readRows, caughtUp, TestEnv, waitFor } from './support/harness';
 
 // Bug guarded: copy-on-write MERGE removes a deleted row, so an OLDER version arriving after the
 // tombstone was folded (in a later fold step, even after a restart) would re-insert the entity.
@@ -50,7 +50,7 @@ describe('an older version arriving after its tombstone was folded', () => {
     const lateA = [order('A', 2, 'upsert', 1000)];
     await produce(env, lateA);
     await waitFor('late A in bronze', async () => Number((await readRows(env, 'bronze_orders', 'SELECT count(*) AS n FROM t'))[0]?.n ?? 0) === 5, 60_000, 500);
-    await waitFor('late A folded', () => silverCaughtUp(env, CONTRACTS.orders), 60_000, 300);
+    await waitFor('late A folded', () => caughtUp(env, CONTRACTS.orders), 60_000, 300);
     expect(await diffAgainstOracle(env, [...phase1, ...lateA])).toEqual([]);
     await first.stop();
     await start();

@@ -56,6 +56,10 @@ export class Tier1Worker {
   private pending: Map<string, BronzeRecord[]> | undefined;
   private pendingBytes = 0;
   private retryAt = 0;
+  /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
+  private inflight: Promise<void> | undefined;
+  /** Seeks decided by a write (offsets moved), applied by the loop between polls. */
+  private readonly seeks: TopicPartitionOffset[] = [];
   private consumer: Tier1Consumer | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -102,6 +106,7 @@ export class Tier1Worker {
     this.stopping = true;
     this.abort.abort();
     await this.loop;
+    await this.inflight;
     this.batcher.clear();
     this.pending = undefined;
     await this.consumer?.close().catch((err) => this.options.logger.warn({ err }, 'consumer close failed'));
@@ -110,6 +115,7 @@ export class Tier1Worker {
   private async run(): Promise<void> {
     const consumer = this.consumer as Tier1Consumer;
     while (!this.stopping) {
+      for (const seek of this.seeks.splice(0)) await consumer.seek(seek).catch(() => undefined);
       let messages;
       try {
         messages = await consumer.poll();
@@ -122,7 +128,17 @@ export class Tier1Worker {
       for (const m of messages) this.take(m);
       if (this.stopping) break;
       if (this.pending === undefined && this.batcher.due() !== undefined) this.closeBatch();
-      if (this.pending !== undefined && this.now() >= this.retryAt) await this.writePending();
+      // One write at a time, overlapped with polling; errors are handled inside writePending.
+      if (this.pending !== undefined && this.inflight === undefined && this.now() >= this.retryAt) {
+        this.inflight = this.writePending()
+          .catch((err) => {
+            // Only an unexpected error (e.g. re-reading offsets failed) gets here: retry later.
+            this.retryAt = this.now() + this.backoff.next();
+            this.flow.storageFailed();
+            this.options.logger.error({ err }, 'bronze write step failed; retrying');
+          })
+          .finally(() => (this.inflight = undefined));
+      }
       this.updateFlow(consumer);
     }
   }
@@ -210,7 +226,11 @@ export class Tier1Worker {
       expected: this.book.writtenOffset(tp),
       last: offset,
     }));
+    const appendStarted = performance.now();
     const { version } = await this.options.store.append(contract, keep, partitions);
+    const appendMs = Math.round(performance.now() - appendStarted);
+    this.options.metrics.commitDuration.record(appendMs / 1000, { table: contract.tables.bronze, operation: 'WRITE' });
+    this.options.metrics.commits.add(1, { table: contract.tables.bronze, outcome: 'ok' });
     this.book.markWritten(lastOffsets(records));
     const kept = new Set(keep);
     for (const [key, list] of byTp) {
@@ -223,7 +243,7 @@ export class Tier1Worker {
     this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok' });
     if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate' });
     this.options.logger.debug(
-      { table: contract.tables.bronze, version, rows: keep.length, duplicates, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
+      { table: contract.tables.bronze, version, rows: keep.length, duplicates, appendMs, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
       'bronze commit',
     );
   }
@@ -239,7 +259,7 @@ export class Tier1Worker {
       const owned = this.owned.get(tpKey(tp));
       if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition) });
       this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
-      await this.consumer?.seek({ ...tp, offset }).catch(() => undefined);
+      this.seeks.push({ ...tp, offset });
     }
   }
 
@@ -266,7 +286,9 @@ export class Tier1Worker {
     return out;
   }
 
-  private onRevoke(parts: PartitionRef[]): void {
+  private async onRevoke(parts: PartitionRef[]): Promise<void> {
+    // Let a running write finish first (it is the last chance to store these partitions' offsets).
+    await this.inflight;
     for (const p of parts) {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));

@@ -320,13 +320,21 @@ function normal(v: unknown): string {
 
 export type { MergeConfig };
 
-/** True when silver's fold progress (`fold:` txns) has reached bronze's offsets (`bronze:` txns) on every partition. */
-export async function silverCaughtUp(env: TestEnv, contract: AnyContract): Promise<boolean> {
+/**
+ * True when silver's fold progress (`fold:` txns) and every gold table's (`gold:` txns) have
+ * reached bronze's offsets (`bronze:` txns) on every partition.
+ */
+export async function caughtUp(env: TestEnv, contract: AnyContract): Promise<boolean> {
   const bronze = await env.table(contract.tables.bronze);
-  const silver = await env.table(contract.tables.silver);
-  if (!bronze || !silver) return false;
-  const b = (await bronze.snapshot()).txnVersions();
-  const s = (await silver.snapshot()).txnVersions();
-  const pairs = [...b].filter(([appId]) => appId.startsWith('bronze:'));
-  return pairs.length > 0 && pairs.every(([appId, v]) => s.get(appId.replace(/^bronze:/, 'fold:')) === v);
+  if (!bronze) return false;
+  const pairs = [...(await bronze.snapshot()).txnVersions()].filter(([appId]) => appId.startsWith('bronze:'));
+  if (pairs.length === 0) return false;
+  const targets: [string, string][] = [[contract.tables.silver, 'fold:'], ...contract.aggregates.map((a): [string, string] => [a.table, 'gold:'])];
+  for (const [name, prefix] of targets) {
+    const table = await env.table(name);
+    if (!table) return false;
+    const done = (await table.snapshot()).txnVersions();
+    if (!pairs.every(([appId, v]) => done.get(appId.replace(/^bronze:/, prefix)) === v)) return false;
+  }
+  return true;
 }

@@ -1,0 +1,251 @@
+// merge-compaction benchmarks against a real Kafka and a real merge-compaction process
+// (started as in production: node + tsx on apps/merge-compaction/src/main.ts).
+//
+//   npx tsx tools/bench/merge/bench.ts --mode tier1 --events 200000
+//   npx tsx tools/bench/merge/bench.ts --mode freshness --rate 5000 --seconds 30
+//   npx tsx tools/bench/merge/bench.ts --mode files --rate 2000 --seconds 90 --batch-ms 50
+//
+// Broker from SLUICE_TEST_KAFKA_BROKERS (default 127.0.0.1:19092). Results go to stdout as JSON.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promises as fs, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CONTRACTS, encodeSingleObject, validTopicName } from '@sluice/contracts';
+import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
+import { LakeTable, LocalStorage } from '@sluice/lake';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '127.0.0.1:19092';
+const orders = CONTRACTS.orders;
+const STATUSES = ['created', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
+
+function args<T extends Record<string, string | number>>(defaults: T): T {
+  const out: Record<string, string | number> = { ...defaults };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    if (!(name in defaults)) throw new Error(`unknown option ${argv[i]}; known: ${Object.keys(defaults).join(', ')}`);
+    out[name] = typeof defaults[name] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  return out as T;
+}
+
+const o = args({ mode: 'freshness', events: 200_000, rate: 5000, seconds: 30, batchMs: 1000, entities: 100_000, partitions: 8, foldPercent: 10, compactionMs: 60_000, minFiles: 8 });
+
+/** Encoded orders upserts with increasing versions per entity; event_time = planned send time. */
+function makeEvents(n: number, startMs: number, rate: number): { key: string; value: Buffer }[] {
+  const versions = new Map<number, number>();
+  const out: { key: string; value: Buffer }[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const entity = Math.floor(Math.random() * o.entities);
+    const version = (versions.get(entity) ?? 0) + 1;
+    versions.set(entity, version);
+    const event = {
+      event_id: `b-${i}-${randomBytes(4).toString('hex')}`,
+      event_time: Math.floor(startMs + (i * 1000) / rate),
+      producer: 'bench',
+      schema_version: 2,
+      version,
+      op: 'upsert',
+      order_id: `ord-${entity}`,
+      payload: { customer_id: `c-${entity % 1000}`, status: STATUSES[i % 5], total_cents: i % 10_000, currency: 'EUR', item_count: 1 + (i % 4), coupon_code: null },
+    };
+    out[i] = { key: event.order_id, value: encodeSingleObject(orders.latest.schema, event) };
+  }
+  return out;
+}
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+function startService(env: Record<string, string>, logFile: string): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/merge-compaction/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  fs.open(logFile, 'a').then((h) => {
+    const s = h.createWriteStream();
+    child.stdout?.pipe(s);
+    child.stderr?.pipe(s);
+  });
+  return child;
+}
+
+async function waitReady(port: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200).catch(() => false);
+    if (ok) return;
+    await sleep(100);
+  }
+  throw new Error('service not ready after 60 s');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pct(sorted: readonly number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+async function txns(table: LakeTable | undefined, prefix: string): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!table) return out;
+  for (const [appId, v] of (await table.snapshot()).txnVersions()) {
+    if (appId.startsWith(prefix)) out.set(Number(appId.slice(appId.lastIndexOf('-') + 1)), Number(v));
+  }
+  return out;
+}
+
+async function openTable(dir: string): Promise<LakeTable | undefined> {
+  try {
+    return await LakeTable.open(new LocalStorage(dir));
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const id = randomBytes(3).toString('hex');
+  const prefix = `bench${id}.`;
+  const topic = `${prefix}${validTopicName('orders')}`;
+  const lakeRoot = path.join(process.env.BENCH_DIR ?? os.tmpdir(), `bench-merge-${id}`);
+  await fs.mkdir(lakeRoot, { recursive: true });
+  const logFile = path.join(lakeRoot, 'service.log');
+  const admin = new KafkaAdmin({ brokers });
+  await admin.createTopic({ name: topic, partitions: o.partitions });
+  const producer = new KafkaProducer({ brokers, lingerMs: 5, batchMessages: 10_000 });
+  await producer.connect();
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  const env = {
+    SLUICE_KAFKA_BROKERS: brokers,
+    SLUICE_MERGE_GROUP_ID: `bench-${id}`,
+    SLUICE_CONTRACTS: 'orders',
+    SLUICE_TOPIC_PREFIX: prefix,
+    SLUICE_LAKE_ROOT: lakeRoot,
+    SLUICE_BATCH_MAX_MS: String(o.batchMs),
+    SLUICE_MERGE_INTERVAL_MS: String(Math.max(50, Math.floor(o.batchMs / 2))),
+    SLUICE_SILVER_FOLD_PERCENT: String(o.foldPercent),
+    SLUICE_COMPACTION_INTERVAL_MS: String(o.compactionMs),
+    SLUICE_COMPACTION_MIN_FILES: String(o.minFiles),
+    OPS_PORT: String(port),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  };
+  const result: Record<string, unknown> = { mode: o.mode, options: o, cpus: os.cpus().length, loadavg: os.loadavg() };
+  let child: ChildProcess | undefined;
+  try {
+    if (o.mode === 'tier1') {
+      // Tier 1 alone: a backlog of o.events, drained into bronze; events per wall second and per CPU second.
+      const events = makeEvents(o.events, Date.now(), 50_000);
+      for (let i = 0; i < events.length; i += 5000) await producer.sendBatch(events.slice(i, i + 5000).map((e) => ({ topic, ...e })));
+      const ends = await admin.fetchEndOffsets(Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition })));
+      child = startService({ ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: '100000', SLUICE_BATCH_MAX_BYTES: String(32 * 1024 * 1024), SLUICE_MAX_BUFFERED_BYTES: String(128 * 1024 * 1024) }, logFile);
+      await waitReady(port);
+      const cpu0 = cpuSeconds(child.pid!);
+      const t0 = performance.now();
+      const bronzeDir = path.join(lakeRoot, 'bronze_orders');
+      for (;;) {
+        const done = await txns(await openTable(bronzeDir), 'bronze:');
+        if ([...ends].every(([k, end]) => (done.get(Number(k.slice(k.lastIndexOf(':') + 1))) ?? -1) >= end - 1)) break;
+        if (performance.now() - t0 > 600_000) throw new Error('tier1 did not drain in 10 min');
+        await sleep(100);
+      }
+      const wall = (performance.now() - t0) / 1000;
+      const cpu = cpuSeconds(child.pid!) - cpu0;
+      Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu) });
+    } else {
+      // Sustained rate; freshness = first time silver's fold txn covers an event's offset − its send time.
+      child = startService(env, logFile);
+      await waitReady(port);
+      const total = o.rate * o.seconds;
+      const startMs = Date.now() + 500;
+      const events = makeEvents(total, startMs, o.rate);
+      const sent = new Map<number, { offset: number; at: number }[]>();
+      const silverDir = path.join(lakeRoot, 'silver_orders');
+      let stopPoll = false;
+      const latencies: number[] = [];
+      const poller = (async () => {
+        let silver: LakeTable | undefined;
+        const cursor = new Map<number, number>();
+        while (!stopPoll) {
+          silver ??= await openTable(silverDir);
+          const folded = await txns(silver, 'fold:').catch(() => new Map<number, number>());
+          const now = Date.now();
+          for (const [p, upTo] of folded) {
+            const list = sent.get(p) ?? [];
+            let i = cursor.get(p) ?? 0;
+            while (i < list.length && list[i].offset <= upTo) latencies.push(now - list[i++].at);
+            cursor.set(p, i);
+          }
+          if (latencies.length >= total) break;
+          await sleep(100);
+        }
+      })();
+      const tick = 100;
+      const perTick = Math.max(1, Math.round((o.rate * tick) / 1000));
+      const cpu0 = cpuSeconds(child.pid!);
+      const t0 = performance.now();
+      for (let i = 0; i < total; i += perTick) {
+        const due = t0 + (i / o.rate) * 1000;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        const at = Date.now();
+        const reports = await producer.sendBatch(events.slice(i, i + perTick).map((e) => ({ topic, ...e })));
+        for (const r of reports) {
+          let l = sent.get(r.partition);
+          if (!l) sent.set(r.partition, (l = []));
+          l.push({ offset: r.offset, at });
+        }
+      }
+      const produceSeconds = (performance.now() - t0) / 1000;
+      for (const l of sent.values()) l.sort((a, b) => a.offset - b.offset);
+      const deadline = Date.now() + 120_000;
+      while (latencies.length < total && Date.now() < deadline) await sleep(200);
+      stopPoll = true;
+      await poller;
+      const cpu = cpuSeconds(child.pid!) - cpu0;
+      const sorted = [...latencies].sort((a, b) => a - b);
+      Object.assign(result, {
+        events: total,
+        achievedRate: Math.round(total / produceSeconds),
+        visible: latencies.length,
+        freshnessMs: { p50: pct(sorted, 50), p95: pct(sorted, 95), p99: pct(sorted, 99), max: sorted[sorted.length - 1] },
+        serviceCpuPercent: Math.round((100 * cpu) / ((performance.now() - t0) / 1000)),
+      });
+      if (o.mode === 'files') {
+        // Let one more compaction pass run, then count files per partition.
+        await sleep(o.compactionMs + 2000);
+        for (const name of ['bronze_orders', 'silver_orders']) {
+          const t = await openTable(path.join(lakeRoot, name));
+          if (!t) continue;
+          const snap = await t.snapshot();
+          const per = new Map<string, number>();
+          for (const f of snap.files) {
+            const k = JSON.stringify(f.partitionValues);
+            per.set(k, (per.get(k) ?? 0) + 1);
+          }
+          const counts = [...per.values()].sort((a, b) => a - b);
+          const sizes = snap.files.map((f) => f.size).sort((a, b) => a - b);
+          result[name] = {
+            version: snap.version,
+            files: snap.files.length,
+            partitions: per.size,
+            filesPerPartition: { median: pct(counts, 50), max: counts[counts.length - 1] },
+            medianFileBytes: pct(sizes, 50),
+          };
+        }
+      }
+    }
+  } finally {
+    child?.kill('SIGTERM');
+    await producer.close();
+    await admin.deleteTopics([topic]).catch(() => undefined);
+    await admin.close();
+    if (!process.env.BENCH_KEEP) await fs.rm(lakeRoot, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify(result, null, 2));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
