@@ -5,7 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { isSluiceError } from '@sluice/errors';
-import { LocalFileCache, S3Storage, type S3StorageOptions } from '../src/storage/s3-storage';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, type S3DownloadEvent, type S3StorageOptions } from '../src/storage/s3-storage';
 
 const ENV = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'] as const;
 
@@ -46,6 +47,12 @@ describe('S3Storage on a real S3 server', () => {
   const opened: S3Storage[] = [];
   let workDir: string;
   let root: string; // this run's table prefix inside the test bucket
+
+  const cleanups: (() => void)[] = [];
+  const onCleanup = (fn: () => void) => cleanups.push(fn);
+  afterEach(() => {
+    for (const fn of cleanups.splice(0)) fn();
+  });
 
   function open(extra: Partial<S3StorageOptions> = {}): S3Storage {
     const storage = new S3Storage({
@@ -212,6 +219,10 @@ describe('S3Storage on a real S3 server', () => {
     const keys = Array.from({ length: 6 }, (_, i) => `cache/part-${i}.snappy.parquet`);
     for (const [i, k] of keys.entries()) await storage.put(k, new Uint8Array(10_000).fill(i));
 
+    const downloads: S3DownloadEvent[] = [];
+    const onDownload = (e: unknown) => downloads.push(e as S3DownloadEvent);
+    subscribe(S3_STORAGE_CHANNELS.download, onDownload);
+    onCleanup(() => unsubscribe(S3_STORAGE_CHANNELS.download, onDownload));
     for (const [i, k] of keys.entries()) {
       const file = await storage.localPath(k);
       expect(file.endsWith('.parquet')).toBe(true);
@@ -221,6 +232,7 @@ describe('S3Storage on a real S3 server', () => {
       expect(await dirBytes(cacheDir)).toBeLessThanOrEqual(cache.maxBytes);
     }
     expect(cache.sizeBytes).toBe(30_000);
+    expect(downloads.map((d) => [d.key, d.bytes])).toEqual(keys.map((k) => [k, 10_000]));
 
     // A hit serves the same file without downloading again (its mtime does not move).
     const hit = await storage.localPath(keys[5]);
@@ -232,6 +244,7 @@ describe('S3Storage on a real S3 server', () => {
     // Concurrent requests for the same key share one download and one file.
     const paths = await Promise.all(Array.from({ length: 5 }, () => storage.localPath(keys[0])));
     expect(new Set(paths).size).toBe(1);
+    expect(downloads).toHaveLength(keys.length + 1); // keys[0] had been evicted: one download for five calls
     expect(await dirBytes(cacheDir)).toBeLessThanOrEqual(cache.maxBytes);
   });
 
@@ -280,10 +293,15 @@ describe('S3Storage on a real S3 server', () => {
 
   it('server down: a typed, retryable LAKE_STORAGE_UNAVAILABLE after bounded retries', async () => {
     const storage = open({ endpoint: `http://127.0.0.1:${await closedPort()}`, maxAttempts: 2, connectTimeoutMs: 1_000 });
+    const errors: unknown[] = [];
+    const onError = (e: unknown) => errors.push(e);
+    subscribe(S3_STORAGE_CHANNELS.error, onError);
+    onCleanup(() => unsubscribe(S3_STORAGE_CHANNELS.error, onError));
     const started = Date.now();
     for (const op of [() => storage.get('a'), () => storage.putIfAbsent('a', bytes('x')), () => storage.list(''), () => storage.localPath('a')]) {
       await expect(op()).rejects.toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });
     }
     expect(Date.now() - started).toBeLessThan(20_000);
+    expect(errors).toContainEqual({ uri: storage.uri, operation: 'list', code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true, httpStatus: undefined });
   });
 });

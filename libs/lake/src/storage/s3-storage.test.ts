@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
 import { SluiceError } from '@sluice/errors';
-import { LocalFileCache, S3Storage, S3_STORAGE_ERROR_CODES, translateS3Error } from './s3-storage';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, S3_STORAGE_ERROR_CODES, translateS3Error } from './s3-storage';
 
 const ctx = { operation: 'get', uri: 's3://b/t', key: 'k' };
 
@@ -193,6 +194,22 @@ describe('LocalFileCache', () => {
     await cache.getOrFetch('b', writer(100, calls, 'b'));
     expect(calls).toEqual(['a', 'b', 'c', 'b']);
     expect(await cachedBytes()).toBeLessThanOrEqual(250);
+  });
+
+  it('publishes each eviction on sluice:lake:cache-eviction', async () => {
+    const events: unknown[] = [];
+    const listener = (e: unknown) => events.push(e);
+    subscribe(S3_STORAGE_CHANNELS.eviction, listener);
+    try {
+      const cache = new LocalFileCache({ dir, maxBytes: 100 });
+      await cache.getOrFetch('a', writer(60));
+      await cache.getOrFetch('b', writer(30));
+      expect(events).toEqual([]);
+      await cache.getOrFetch('c', writer(50));
+      expect(events).toEqual([{ dir: path.resolve(dir), files: 1, bytes: 60, sizeBytes: 80 }]);
+    } finally {
+      unsubscribe(S3_STORAGE_CHANNELS.eviction, listener);
+    }
   });
 
   it('keeps a file bigger than the bound only until the next insertion', async () => {

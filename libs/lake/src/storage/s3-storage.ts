@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { channel } from 'node:diagnostics_channel';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -171,6 +172,48 @@ export function translateS3Error(err: unknown, context: S3ErrorContext): SluiceE
 }
 
 // ---------------------------------------------------------------------------------------------
+// Events (libs/telemetry subscribes; nothing is built when nobody listens).
+// ---------------------------------------------------------------------------------------------
+
+/** diagnostics_channel names S3Storage and LocalFileCache publish on. */
+export const S3_STORAGE_CHANNELS = {
+  /** An object was downloaded into the local cache (a `localPath` miss): {@link S3DownloadEvent}. */
+  download: 'sluice:lake:s3-download',
+  /** Cached files were deleted to keep the byte bound: {@link CacheEvictionEvent}. */
+  eviction: 'sluice:lake:cache-eviction',
+  /** An S3 call failed after the SDK's retries (absent keys excluded): {@link S3ErrorEvent}. */
+  error: 'sluice:lake:s3-error',
+} as const;
+
+/** Payload of `sluice:lake:s3-download`. */
+export interface S3DownloadEvent {
+  uri: string;
+  key: string;
+  bytes: number;
+  durationMs: number;
+}
+/** Payload of `sluice:lake:cache-eviction`. */
+export interface CacheEvictionEvent {
+  dir: string;
+  files: number;
+  bytes: number;
+  /** Bytes held after the eviction. */
+  sizeBytes: number;
+}
+/** Payload of `sluice:lake:s3-error`. */
+export interface S3ErrorEvent {
+  uri: string;
+  operation: string;
+  code: S3StorageErrorCode;
+  retryable: boolean;
+  httpStatus?: number;
+}
+
+const downloadChannel = channel(S3_STORAGE_CHANNELS.download);
+const evictionChannel = channel(S3_STORAGE_CHANNELS.eviction);
+const errorChannel = channel(S3_STORAGE_CHANNELS.error);
+
+// ---------------------------------------------------------------------------------------------
 // Bounded local cache of downloaded objects, for DuckDB to read.
 // ---------------------------------------------------------------------------------------------
 
@@ -298,15 +341,21 @@ export class LocalFileCache {
   /** Deletes least recently used files (never `keep`) until the bound holds; resolves when they are gone. */
   private async evict(keep: string): Promise<void> {
     const victims: string[] = [];
+    let bytes = 0;
     for (const [name, entry] of this.entries) {
       if (this.total <= this.maxBytes) break;
       if (name === keep) continue;
       // Bookkeeping first, synchronously, so concurrent insertions never pick the same victim.
       this.forget(name);
       victims.push(entry.file);
+      bytes += entry.size;
     }
+    if (victims.length === 0) return;
     // A failed unlink only leaves a stray file that the next start adopts and evicts again.
     await Promise.all(victims.map((file) => rm(file, { force: true }).catch(() => undefined)));
+    if (evictionChannel.hasSubscribers) {
+      evictionChannel.publish({ dir: this.dir, files: victims.length, bytes, sizeBytes: this.total } satisfies CacheEvictionEvent);
+    }
   }
 
   private init(): Promise<void> {
@@ -651,6 +700,7 @@ export class S3Storage implements Storage {
   }
 
   private async download(key: string, fullKey: string, tmpFile: string): Promise<void> {
+    const started = performance.now();
     let out;
     try {
       out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey }));
@@ -674,6 +724,9 @@ export class S3Storage implements Storage {
         { retryable: true, details: { operation: 'localPath', uri: this.uri, key } },
       );
     }
+    if (downloadChannel.hasSubscribers) {
+      downloadChannel.publish({ uri: this.uri, key, bytes: size, durationMs: performance.now() - started } satisfies S3DownloadEvent);
+    }
   }
 
   /** True when `key` holds exactly `body`. */
@@ -692,7 +745,12 @@ export class S3Storage implements Storage {
   }
 
   private translate(err: unknown, operation: string, key?: string): SluiceError<S3StorageErrorCode> {
-    return translateS3Error(err, { operation, uri: this.uri, key });
+    const e = translateS3Error(err, { operation, uri: this.uri, key });
+    if (e.code !== 'LAKE_NOT_FOUND' && errorChannel.hasSubscribers) {
+      const httpStatus = e.details.httpStatus as number | undefined;
+      errorChannel.publish({ uri: this.uri, operation, code: e.code, retryable: e.retryable, httpStatus } satisfies S3ErrorEvent);
+    }
+    return e;
   }
 }
 
