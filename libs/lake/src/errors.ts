@@ -16,8 +16,6 @@ export const LAKE_ERRORS = {
   LAKE_UNSUPPORTED_PROTOCOL: { retryable: false },
   /** A schema, column name, type or schema change is invalid. */
   LAKE_SCHEMA_INVALID: { retryable: false },
-  /** A partition value cannot be represented (wrong type, unsupported characters). */
-  LAKE_PARTITION_VALUE_INVALID: { retryable: false },
   /** The requested version or timestamp is not in the log (never written, or cleaned up). */
   LAKE_VERSION_NOT_FOUND: { retryable: false },
   /** A write would change data in a table with `delta.appendOnly=true`. */

@@ -14,6 +14,8 @@ export const LAKE_CHANNELS = {
   vacuum: 'sluice:lake:vacuum',
   /** A checkpoint was written: {@link CheckpointEvent}. */
   checkpoint: 'sluice:lake:checkpoint',
+  /** File counts of a freshly loaded latest snapshot: {@link TableStatsEvent}. */
+  tableStats: 'sluice:lake:table-stats',
 } as const;
 
 /** Payload of `sluice:lake:commit`. */
@@ -70,6 +72,17 @@ export interface CheckpointEvent {
   durationMs: number;
 }
 
+/** Payload of `sluice:lake:table-stats`. */
+export interface TableStatsEvent {
+  table: string;
+  version: number;
+  files: number;
+  /** Files below the default compaction target (128 MiB). */
+  smallFiles: number;
+  /** Small files a compaction pass would pick up now (partitions with at least two). */
+  compactionBacklog: number;
+}
+
 const channels = {
   commit: channel(LAKE_CHANNELS.commit),
   conflict: channel(LAKE_CHANNELS.conflict),
@@ -77,7 +90,13 @@ const channels = {
   compaction: channel(LAKE_CHANNELS.compaction),
   vacuum: channel(LAKE_CHANNELS.vacuum),
   checkpoint: channel(LAKE_CHANNELS.checkpoint),
+  tableStats: channel(LAKE_CHANNELS.tableStats),
 };
+
+/** True when someone listens on the channel (lets callers skip computing a payload). */
+export function hasSubscribers(kind: keyof typeof channels): boolean {
+  return channels[kind].hasSubscribers;
+}
 
 /** Publishes only when someone subscribes (no cost otherwise). */
 export function publish<K extends keyof typeof channels>(kind: K, message: object): void {

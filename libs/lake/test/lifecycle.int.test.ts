@@ -160,6 +160,9 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
       }
     };
     await expectCurrent();
+    // A caller that crashed before learning the outcome re-sends the batch: no change.
+    await table.merge({ ...spec, source: { rows: rows(0, 30, 2).map((r) => ({ ...r, op: 'upsert' })) } });
+    await expectCurrent();
     // Silver itself (what Delta readers see) is still as of its last fold.
     expect((await deltaProbe('read', root)).rows.find((r: { key: number }) => r.key === 0).v).toBe(1);
     const folded = await table.merge({ ...spec, source: { rows: [] }, amortise: { foldAll: true } });

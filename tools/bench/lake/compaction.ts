@@ -1,6 +1,6 @@
 // Compaction throughput: many small files of one partition bin-packed into large ones.
 //   npx tsx tools/bench/lake/compaction.ts --files 200 --rowsPerFile 20000
-import { LakeTable, LocalStorage } from '../../../libs/lake/src';
+import { LakeTable, LocalStorage } from '@sluice/lake';
 import { MB, args, benchDir, timed } from './common';
 
 const o = args({ files: 200, rowsPerFile: 20_000, target: 128 });

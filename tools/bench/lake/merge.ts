@@ -5,7 +5,7 @@
 // cow: one copy-on-write MERGE per batch. amortised: each batch goes to the pending tail and a
 // bucket folds when its pending rows reach --fraction of its rows; the per-batch time is the mean
 // over --batches batches, so it includes the folds they trigger.
-import { LakeTable, LocalStorage, type MergeResult } from '../../../libs/lake/src';
+import { LakeTable, LocalStorage, type MergeResult } from '@sluice/lake';
 import { MB, args, benchDir, timed } from './common';
 
 const o = args({ entities: 1_000_000, batch: 100_000, buckets: 16, batches: 1, mode: 'cow', fraction: 0.1, fileRows: 250_000, keep: false });

@@ -2,7 +2,7 @@
 //   npx tsx tools/bench/lake/snapshot.ts --commits 10000
 // The log is written directly through Storage (one add per commit, like a streaming writer) so
 // building it stays fast; checkpoints are written by LakeTable.checkpoint as the writer would.
-import { LakeTable, LocalStorage, stringifyJson } from '../../../libs/lake/src';
+import { LakeTable, LocalStorage, stringifyJson } from '@sluice/lake';
 import { args, benchDir, timed } from './common';
 
 const o = args({ commits: 10_000, every: 10, loads: 5 });

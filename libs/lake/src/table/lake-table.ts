@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, withConnection } from '../duck';
 import { lakeError } from '../errors';
-import { publish } from '../events';
+import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
@@ -181,7 +181,7 @@ const TAIL_PROPERTIES = { keys: 'sluice.tail.keys', version: 'sluice.tail.versio
  */
 export class LakeTable {
   readonly storage: Storage;
-  /** Name for events and errors. */
+  /** Name for events and errors: options.name, else the table's metaData.name, else the storage URI. */
   readonly name: string;
   private readonly scratchDir: string;
   private readonly maxAttempts: number;
@@ -209,7 +209,7 @@ export class LakeTable {
     if (partitionColumns.length === schema.fields.length) throw lakeError('LAKE_SCHEMA_INVALID', 'a table needs at least one non-partition column');
     const configuration = { ...(spec.properties ?? {}) };
     validateProperties(configuration);
-    const table = new LakeTable(storage, options);
+    const table = new LakeTable(storage, { ...options, name: options.name ?? spec.name });
     const metaData: MetadataAction = {
       id: randomUUID(),
       name: spec.name ?? null,
@@ -242,14 +242,15 @@ export class LakeTable {
 
   /** Opens an existing table (reads its latest snapshot once to check it is one). */
   static async open(storage: Storage, options: LakeTableOptions = {}): Promise<LakeTable> {
-    const table = new LakeTable(storage, options);
-    await table.snapshot();
-    return table;
+    const snap = await loadSnapshot(storage);
+    return new LakeTable(storage, { ...options, name: options.name ?? snap.metadata.name ?? undefined });
   }
 
   /** A snapshot: latest by default, or `{ version }`, or `{ timestampMs }` (N.json mtimes). */
-  snapshot(target: SnapshotTarget = {}): Promise<Snapshot> {
-    return loadSnapshot(this.storage, target);
+  async snapshot(target: SnapshotTarget = {}): Promise<Snapshot> {
+    const snap = await loadSnapshot(this.storage, target);
+    if (target.version === undefined && target.timestampMs === undefined && hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap));
+    return snap;
   }
 
   /** Latest `txn.version` per appId (exact bigint), from the latest snapshot. */
@@ -514,7 +515,7 @@ export class LakeTable {
     const doomed = objects.filter((o) => {
       if (live.has(o.key) || isHiddenKey(o.key)) return false;
       const since = tombstoneTime.get(o.key) ?? o.modifiedMs;
-      return since < cutoff && o.modifiedMs < cutoff + retention; // a file rewritten in place is not touched
+      return since < cutoff;
     });
     if (!options.dryRun) await this.storage.delete(doomed.map((o) => o.key));
     const tail = await this.vacuumTail(options, retention);
@@ -761,6 +762,17 @@ export class LakeTable {
     }
     return result;
   }
+}
+
+function tableStats(table: string, snap: Snapshot): TableStatsEvent {
+  const small = snap.files.filter((f) => f.size < DEFAULT_TARGET_FILE_BYTES);
+  const perPartition = new Map<string, number>();
+  for (const f of small) {
+    const k = JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
+    perPartition.set(k, (perPartition.get(k) ?? 0) + 1);
+  }
+  const backlog = [...perPartition.values()].filter((n) => n > 1).reduce((a, b) => a + b, 0);
+  return { table, version: snap.version, files: snap.files.length, smallFiles: small.length, compactionBacklog: backlog };
 }
 
 function txnActions(txns: readonly TxnSpec[] | undefined): Action[] {
