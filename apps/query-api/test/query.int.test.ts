@@ -2,6 +2,7 @@
 // Answers are checked against DuckDB running equivalent SQL directly on the same snapshot.
 import * as path from 'node:path';
 import { LakeQueryEngine, type LakeTable } from '@sluice/lake';
+import { createTelemetry } from '@sluice/telemetry';
 import { BUCKETS, DAY0, type TestApp, createOrders, get, orderRow, query, startApp, tempDir } from './support';
 
 const ROWS = 2000;
@@ -33,6 +34,20 @@ describe('query-api over real tables', () => {
     t = await startApp(root, ['silver_orders', 'not_created_yet']);
   });
   afterAll(() => t.close());
+
+  it('exposes Prometheus metrics through libs/telemetry', async () => {
+    const telemetry = createTelemetry({ service: 'query-api', logLevel: 'error', subscribeChannels: false });
+    const m = await startApp(root, ['silver_orders'], { telemetry });
+    try {
+      await query(m.app, 'silver_orders', { aggregates: [{ fn: 'count', column: '*' }] });
+      const text = (await m.app.inject({ url: '/metrics' })).body;
+      expect(text).toMatch(/sluice_query_api_http_request_duration_seconds_count\{[^}]*route="\/v1\/tables\/:table\/query"[^}]*\} 1/);
+      expect(text).toMatch(/sluice_query_api_table_version\{[^}]*table="silver_orders"[^}]*\} 2/);
+    } finally {
+      await m.close();
+      await telemetry.shutdown();
+    }
+  });
 
   it('lists and describes tables with version, counts and freshness', async () => {
     const list = await get(t.app, '/v1/tables');

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { KEY_SEPARATOR, ORDER_STATUSES, bucketOf } from '@sluice/contracts';
 import { type ColumnSpec, LakeQueryEngine, LakeTable, LocalStorage, type Storage } from '@sluice/lake';
+import { type Telemetry, httpMetricsHook } from '@sluice/telemetry';
 import { buildApp } from '../src/app';
 import { TokenAuth } from '../src/auth/tokens';
 import { ResultCache } from '../src/cache/result-cache';
@@ -88,6 +89,7 @@ export async function startApp(
     storageFor?: (table: string) => Storage;
     allowedDirectories?: string[];
     dashboard?: Partial<DashboardSettings>;
+    telemetry?: Telemetry;
   } = {},
 ): Promise<TestApp> {
   // One locked DuckDB instance per test file (and root): instances are heavy and live until exit.
@@ -107,6 +109,7 @@ export async function startApp(
       queryTimeoutMs: options.queryTimeoutMs ?? 20_000,
       waitTimeoutMs: options.waitTimeoutMs ?? 5_000,
       eventTimeColumn: 'event_time',
+      onAnswer: options.telemetry ? (f) => options.telemetry!.metrics.tableVersion.set(f.version, { table: f.table }) : undefined,
     },
   );
   const app = await buildApp({
@@ -123,6 +126,8 @@ export async function startApp(
       ...options.dashboard,
     },
     isReady: () => true,
+    metrics: options.telemetry ? () => options.telemetry!.metricsText() : undefined,
+    onResponse: options.telemetry ? httpMetricsHook(options.telemetry.metrics) : undefined,
     bodyLimit: 256 * 1024,
   });
   return { app, service, close: () => app.close() };
