@@ -111,6 +111,14 @@ describe('S3Storage on a real S3 server', () => {
     expect(await storage.list('missing/')).toEqual([]);
   });
 
+  it('a key the server refuses (too long) is a non-retryable LAKE_STORAGE_REQUEST_REJECTED', async () => {
+    const storage = open();
+    for (const key of ['x'.repeat(300), `${'y'.repeat(200)}/`.repeat(6) + 'z']) {
+      await expect(storage.put(key, bytes('x'))).rejects.toMatchObject({ code: 'LAKE_STORAGE_REQUEST_REJECTED', retryable: false });
+      await expect(storage.putIfAbsent(key, bytes('x'))).rejects.toMatchObject({ code: 'LAKE_STORAGE_REQUEST_REJECTED', retryable: false });
+    }
+  });
+
   it('lists more than 1000 keys across pages, sorted, and deletes them in batches', async () => {
     const storage = open();
     const count = 1100;
