@@ -4,7 +4,7 @@ import path from 'node:path';
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
 import { SluiceError } from '@sluice/errors';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, S3_STORAGE_ERROR_CODES, translateS3Error } from './s3-storage';
+import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, S3_STORAGE_ERROR_CODES, parseS3Uri, translateS3Error } from './s3-storage';
 
 const ctx = { operation: 'get', uri: 's3://b/t', key: 'k' };
 
@@ -139,6 +139,21 @@ describe('S3Storage options and keys', () => {
       } finally {
         s.destroy();
       }
+    },
+  );
+});
+
+describe('parseS3Uri', () => {
+  it('splits bucket and prefix', () => {
+    expect(parseS3Uri('s3://lake-bucket/env/orders_silver/')).toEqual({ bucket: 'lake-bucket', prefix: 'env/orders_silver' });
+    expect(parseS3Uri('s3://lake-bucket')).toEqual({ bucket: 'lake-bucket', prefix: '' });
+    expect(parseS3Uri('s3://a.b-c/')).toEqual({ bucket: 'a.b-c', prefix: '' });
+  });
+
+  it.each(['file:///tmp/x', 's3://', 's3:///x', 's3://Upper/x', 's3://ab/x', 's3://b/../x', 's3://bucket/a//b', 's3://bucket/x?y=1', 'S3://bucket/x'])(
+    'rejects %s',
+    (uri) => {
+      expect(() => parseS3Uri(uri)).toThrow(expect.objectContaining({ code: expect.stringMatching(/^LAKE_STORAGE_(OPTIONS|KEY)_INVALID$/) }));
     },
   );
 });

@@ -436,6 +436,21 @@ export interface S3StorageOptions {
   commitMode?: S3CommitMode;
 }
 
+/**
+ * Splits a table URI `s3://<bucket>[/<prefix>]` (e.g. from `LAKE_URI`) into the `bucket` and
+ * `prefix` options. LAKE_STORAGE_OPTIONS_INVALID for another scheme or an invalid bucket name.
+ */
+export function parseS3Uri(uri: string): { bucket: string; prefix: string } {
+  const m = /^s3:\/\/([^/?#]+)\/?([^?#]*)$/.exec(uri);
+  if (m === null) throw optionsError(`not an s3://bucket/prefix URI: ${JSON.stringify(uri)}`);
+  const [, bucket, rawPrefix] = m;
+  // S3 bucket naming rules: 3-63 of lowercase letters, digits, '.', '-', starting and ending alphanumeric.
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw optionsError(`invalid bucket name in ${JSON.stringify(uri)}`);
+  const prefix = rawPrefix.replace(/\/+$/, '');
+  if (prefix !== '') checkKey(prefix, 'prefix');
+  return { bucket, prefix };
+}
+
 const DELETE_BATCH = 1000; // DeleteObjects accepts at most 1000 keys per request
 const CONFLICT_ATTEMPTS = 5; // 409 ConditionalRequestConflict: another conditional write in flight
 const CONFLICT_BACKOFF_MS = 50;
