@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app';
+import { type AppDeps, buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
 import { ResultCache } from './cache/result-cache';
 import { queryError } from './errors';
@@ -73,7 +73,7 @@ function snapshotOf(table: string, version: number): TableSnapshot {
 const DASH = 'dashboard-token-0123456789';
 const ADMIN = 'admin-token-0123456789abcd';
 
-async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean } = {}) {
+async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean; lookups?: AppDeps['lookups'] } = {}) {
   const lake = new MemoryLake();
   lake.versions = [snapshotOf('orders_silver', 0), snapshotOf('orders_silver', 1)];
   const tracker = new SnapshotTracker(lake, 0);
@@ -90,7 +90,7 @@ async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?:
       { name: 'dash', token: DASH, tables: ['orders_silver'] },
       { name: 'admin', token: ADMIN, tables: ['*'] },
     ]),
-    lookups: { orders_silver: { keyColumns: ['order_id'], separator: '|', bucket: { column: 'bucket', bucketOf: () => 2 } } },
+    lookups: opts.lookups ?? { orders_silver: { keyColumns: ['order_id'], separator: '|', bucket: { column: 'bucket', bucketOf: () => 2 } } },
     dashboard: { refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
     isReady: () => opts.ready ?? true,
     metrics: async () => '# HELP x\n',
@@ -219,6 +219,21 @@ describe('query-api HTTP', () => {
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('/dashboard/dashboard.js');
     expect((await app.inject({ url: '/dashboard/config.json' })).json().orders.table).toBe('orders_silver');
+  });
+
+  it('looks up a composite key by its parts, bucketed by the whole key', async () => {
+    await app.close();
+    const seen: string[] = [];
+    ({ app, lake } = await setup({
+      lookups: { orders_silver: { keyColumns: ['order_id', 'status'], separator: '|', bucket: { column: 'bucket', bucketOf: (k) => (seen.push(k), 3) } } },
+    }));
+    const res = await app.inject({ url: `/v1/tables/orders_silver/entities/${encodeURIComponent('o1|paid')}`, headers: { authorization: `Bearer ${DASH}` } });
+    expect(res.statusCode).toBe(200);
+    expect(lake.reads[0].read.params).toEqual(['o1', 'paid', '3']);
+    expect(seen).toEqual(['o1|paid']);
+    const bad = await app.inject({ url: '/v1/tables/orders_silver/entities/o1', headers: { authorization: `Bearer ${DASH}` } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('QUERY_VALUE_INVALID');
   });
 
   it('/readyz answers 503 while not ready', async () => {

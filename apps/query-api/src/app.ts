@@ -62,6 +62,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   if (deps.onResponse) app.addHook('onResponse', deps.onResponse);
+  // While draining, answers close their keep-alive connection: close() waits for connections
+  // that finish after it was called, and an idle keep-alive one would hold shutdown until timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (!deps.isReady()) void reply.header('connection', 'close');
+  });
   registerAuth(app, deps.auth);
 
   app.get('/healthz', { schema: { tags: ['ops'], summary: 'Liveness' } }, async () => ({ status: 'ok' }));
