@@ -67,6 +67,11 @@ export function buildApp(deps: IngestDeps): IngestApp {
   const asBuffer = (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body);
   app.addContentTypeParser(SUPPORTED_TYPES, { parseAs: 'buffer' }, asBuffer);
 
+  // While draining, tell keep-alive clients to reconnect elsewhere.
+  app.addHook('onSend', async (_req, reply) => {
+    if (shuttingDown) reply.header('connection', 'close');
+  });
+
   app.setNotFoundHandler((_req, reply) => replyError(reply, 'INGEST_NOT_FOUND', retryAfterSeconds));
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {

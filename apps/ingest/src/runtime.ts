@@ -52,8 +52,18 @@ export async function createIngest(config: IngestConfig, logger?: Logger): Promi
   let closing: Promise<void> | undefined;
   const close = async (): Promise<void> => {
     built.beginShutdown();
-    // app.close() stops accepting connections and waits for in-flight requests to answer.
-    await built.app.close();
+    // app.close() stops accepting connections and waits for every open one to end. Keep-alive
+    // connections that finish a request during the drain become idle later, so they are
+    // reaped repeatedly; after the timeout the rest are cut.
+    const server = built.app.server;
+    const reaper = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+    try {
+      await built.app.close();
+    } finally {
+      clearInterval(reaper);
+      clearTimeout(deadline);
+    }
     publisher.stop();
     await producer.close(config.shutdownTimeoutMs);
     await admin.close();

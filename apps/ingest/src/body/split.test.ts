@@ -47,6 +47,11 @@ describe('splitNdjson', () => {
     ]);
   });
 
+  it('leaves depth to the strict parser (not measured)', () => {
+    const r = splitNdjson(b('[[[[1]]]]'), 10);
+    expect(r.ok && r.events[0].depth).toBe(0);
+  });
+
   it('refuses empty bodies and too many lines', () => {
     expect(splitNdjson(b('\n\n'), 10)).toEqual({ ok: false, reason: 'the body holds no event' });
     expect(splitNdjson(b('1\n2\n3'), 2)).toEqual({ ok: false, tooMany: true, count: 3 });

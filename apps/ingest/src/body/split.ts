@@ -12,7 +12,10 @@ export interface EventSlice {
   /** 1-based line of NDJSON bodies (absent for JSON bodies). */
   line?: number;
   bytes: Buffer;
-  /** Deepest bracket nesting seen in the slice (1 for a flat object). */
+  /**
+   * Deepest bracket nesting seen in the slice (1 for a flat object), where the splitter had to
+   * scan anyway (JSON arrays); 0 when not measured (NDJSON lines, Avro).
+   */
   depth: number;
 }
 
@@ -68,7 +71,9 @@ export function splitNdjson(buf: Buffer, maxEvents: number): SplitResult {
     const [s, e] = trimmed(buf, lineStart, lineEnd);
     if (e > s) {
       count++;
-      if (count <= maxEvents) events.push({ index: events.length, line, bytes: buf.subarray(s, e), depth: measureDepth(buf, s, e) });
+      // Depth is left to the strict parser here (it stops at the limit): a byte loop in JS over
+      // every line cost as much as JSON.parse itself.
+      if (count <= maxEvents) events.push({ index: events.length, line, bytes: buf.subarray(s, e), depth: 0 });
     }
     lineStart = lineEnd + 1;
     line++;
