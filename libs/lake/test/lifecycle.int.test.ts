@@ -165,8 +165,14 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     await expectCurrent();
     // Silver itself (what Delta readers see) is still as of its last fold.
     expect((await deltaProbe('read', root)).rows.find((r: { key: number }) => r.key === 0).v).toBe(1);
+    // A tighter cap folds the partitions with the highest pending share until the tail fits.
+    const partial = await table.merge({ ...spec, source: { rows: [] }, amortise: { foldFraction: 0.1 } });
+    expect(partial.foldedPartitions).toBeGreaterThanOrEqual(1);
+    expect(partial.foldedPartitions).toBeLessThan(3);
+    expect(partial.pendingRows).toBeLessThanOrEqual(30);
+    await expectCurrent();
     const folded = await table.merge({ ...spec, source: { rows: [] }, amortise: { foldAll: true } });
-    expect(folded.foldedPartitions).toBe(3);
+    expect(folded.foldedPartitions! + partial.foldedPartitions!).toBe(3);
     expect(folded.pendingRows).toBe(0);
     await expectCurrent();
     const probe = await deltaProbe('read', root);

@@ -2,9 +2,10 @@
 // entities, 2% tombstones) into a silver table of N entities, bucketed and clustered by key hash.
 //   npx tsx tools/bench/lake/merge.ts --entities 1000000 --mode cow
 //   npx tsx tools/bench/lake/merge.ts --entities 1000000 --mode amortised --batches 12
-// cow: one copy-on-write MERGE per batch. amortised: each batch goes to the pending tail and a
-// bucket folds when its pending rows reach --fraction of its rows; the per-batch time is the mean
-// over --batches batches, so it includes the folds they trigger.
+// cow: one copy-on-write MERGE per batch. amortised: each batch goes to the pending tail; when the
+// tail exceeds --fraction of the table, the buckets with the highest pending share fold. The
+// steady-state figure is the mean over the batches after the first fold (tail at its cap), so it
+// includes the folds those batches trigger.
 import { LakeTable, LocalStorage, type MergeResult } from '@sluice/lake';
 import { MB, args, benchDir, timed } from './common';
 
@@ -47,6 +48,7 @@ async function main() {
     console.log(`load: ${o.entities} entities in ${snap.files.length} files, ${(snap.files.reduce((a, f) => a + f.size, 0) / MB).toFixed(1)} MB, ${(load.ms / 1000).toFixed(1)} s`);
     const results: MergeResult[] = [];
     let totalMs = 0;
+    const times: number[] = [];
     for (let n = 0; n < o.batches; n++) {
       const r = await timed(() =>
         table.merge({
@@ -61,6 +63,7 @@ async function main() {
         }),
       );
       totalMs += r.ms;
+      times.push(r.ms);
       results.push(r.value);
       const v = r.value;
       console.log(
@@ -69,6 +72,10 @@ async function main() {
       );
     }
     const sumOf = (k: keyof MergeResult) => results.reduce((a, r) => a + Number(r[k] ?? 0), 0);
+    // Steady state (amortised): batches after the first one that folded, when the tail has reached its cap.
+    const firstFold = results.findIndex((r) => (r.foldedPartitions ?? 0) > 0);
+    const steady = firstFold >= 0 ? times.slice(firstFold + 1) : [];
+    const steadyBytes = firstFold >= 0 ? results.slice(firstFold + 1).reduce((a, r) => a + r.bytesRewritten, 0) : 0;
     console.log(
       JSON.stringify({
         mode: o.mode,
@@ -78,6 +85,9 @@ async function main() {
         meanBatchSeconds: +(totalMs / o.batches / 1000).toFixed(3),
         meanBytesReadMB: +(sumOf('bytesRead') / o.batches / MB).toFixed(1),
         meanBytesRewrittenMB: +(sumOf('bytesRewritten') / o.batches / MB).toFixed(1),
+        steadyBatches: steady.length,
+        steadyMeanBatchSeconds: steady.length ? +(steady.reduce((a, b) => a + b, 0) / steady.length / 1000).toFixed(3) : null,
+        steadyBytesRewrittenMBPerBatch: steady.length ? +(steadyBytes / steady.length / MB).toFixed(1) : null,
       }),
     );
   } finally {

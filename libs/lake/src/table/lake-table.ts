@@ -87,9 +87,9 @@ export interface MergeSpec {
   txns?: readonly TxnSpec[];
   /**
    * Amortised copy-on-write (docs/adr/0001-merge-design.md): the batch is appended to a pending
-   * tail (`_sluice_tail/`, a Delta table of its own that readers of this table never see) and a
-   * partition is folded into this table only when its pending rows reach `foldFraction` of its
-   * rows. `txn` actions still land in this table in the call. Read current state with
+   * tail (`_sluice_tail/`, a Delta table of its own that readers of this table never see);
+   * partitions fold into this table (copy-on-write) only when the tail outgrows `foldFraction`
+   * of the table. `txn` actions still land in this table in the call. Read current state with
    * {@link LakeTable.currentView}; Delta readers see the table as of its last fold.
    */
   amortise?: AmortiseOptions;
@@ -97,9 +97,13 @@ export interface MergeSpec {
 
 /** Tuning of amortised MERGE. */
 export interface AmortiseOptions {
-  /** Fold a partition when pending rows ≥ this fraction of its rows (default 0.1). */
+  /**
+   * Pending rows allowed in the tail, as a fraction of the table's rows (default 0.1). Above it,
+   * partitions with the highest pending share fold until the tail is back under. Higher means
+   * less rewriting per event (~1/(2·fraction) rows) and more work for fresh reads.
+   */
   foldFraction?: number;
-  /** Never fold a partition with fewer pending rows than this (default 0). */
+  /** Never fold while the tail holds fewer rows than this (default 0). */
   minPendingRows?: number;
   /** Fold every pending partition now (e.g. before handing the table to outside readers). */
   foldAll?: boolean;
@@ -651,9 +655,21 @@ export class LakeTable {
       p.files.push(f);
       pending.set(pkey(f), p);
     }
+    // Keep the whole tail under foldFraction of the table: fold the partitions whose pending
+    // share of their own rows is highest (most pending retired per row rewritten) until it is.
+    // In steady state partitions fold at about twice the average pending share, so each event
+    // costs ~1/(2·foldFraction) rewritten rows whatever the table size (ADR 0001).
     const fraction = options.foldFraction ?? 0.1;
-    const minRows = options.minPendingRows ?? 0;
-    const folding = [...pending].filter(([k, p]) => options.foldAll || p.rows >= Math.max(minRows, fraction * (silverRows.get(k) ?? 0)));
+    const tableRows = [...silverRows.values()].reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+    const cap = Math.max(options.minPendingRows ?? 0, fraction * tableRows);
+    let pendingTotal = [...pending.values()].reduce((a, p) => a + p.rows, 0);
+    const byShare = [...pending].sort(([ka, a], [kb, b]) => b.rows / Math.max(1, silverRows.get(kb) ?? 0) - a.rows / Math.max(1, silverRows.get(ka) ?? 0));
+    const folding: typeof byShare = [];
+    for (const entry of byShare) {
+      if (!options.foldAll && pendingTotal <= cap) break;
+      folding.push(entry);
+      pendingTotal -= entry[1].rows;
+    }
     const foldFiles = folding.flatMap(([, p]) => p.files);
     const inner: MergeSpec = { ...spec, amortise: undefined };
     let result: MergeResult;
