@@ -211,6 +211,24 @@ describe('LocalFileCache', () => {
     expect(await cachedBytes()).toBeLessThanOrEqual(250);
   });
 
+  it('keeps its accounting equal to the disk under concurrent hits, misses and evictions', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 1000 });
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let wave = 0; wave < 10; wave++) {
+      const calls = Array.from({ length: 20 }, () => {
+        const id = `id-${Math.floor(random() * 30)}`;
+        const size = 50 + (Number(id.slice(3)) % 7) * 40; // a fixed size per id, 50..290 bytes
+        return cache.getOrFetch(id, writer(size));
+      });
+      // (A returned path may already be evicted again here: 20 callers want more than 1000 bytes.)
+      const paths = await Promise.all(calls);
+      expect(paths.every((p) => p.startsWith(path.resolve(dir)))).toBe(true);
+      expect(await cachedBytes()).toBe(cache.sizeBytes);
+      expect(cache.sizeBytes).toBeLessThanOrEqual(1000);
+    }
+  });
+
   it('publishes each eviction on sluice:lake:cache-eviction', async () => {
     const events: unknown[] = [];
     const listener = (e: unknown) => events.push(e);

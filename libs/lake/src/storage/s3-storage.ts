@@ -274,13 +274,12 @@ export class LocalFileCache {
     const name = cacheFileName(id, extension);
     const hit = this.entries.get(name);
     if (hit !== undefined) {
+      // Most recent first, synchronously, so an eviction running during the check below spares it.
+      this.entries.delete(name);
+      this.entries.set(name, hit);
       // Someone may have cleaned the directory under us; a vanished file is a miss.
-      if (await exists(hit.file)) {
-        this.entries.delete(name);
-        this.entries.set(name, hit);
-        return hit.file;
-      }
-      this.forget(name);
+      if (await exists(hit.file)) return hit.file;
+      if (this.entries.get(name) === hit) this.forget(name);
     }
     const running = this.inflight.get(name);
     if (running !== undefined) return running;
