@@ -6,7 +6,7 @@ import {
   type ConsumedMessage,
   type KafkaError,
 } from '../src';
-import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique } from './helpers';
+import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
 
 describe('Kafka transactions against the broker', () => {
   const brokers = testBrokers();
@@ -33,7 +33,8 @@ describe('Kafka transactions against the broker', () => {
 
     const committedReader = await testConsumer([topic], { isolationLevel: 'read_committed' });
     closers.push(() => committedReader.close());
-    const seen = await pollFor(committedReader, 2_500);
+    // wait for what must arrive, then a little longer to catch anything that must not
+    const seen = [...(await pollCount(committedReader, 2)), ...(await pollFor(committedReader, 1_000))];
     expect(seen.map((m) => m.value?.toString())).toEqual(['committed-1', 'committed-2']);
 
     // the aborted records are in the log: a read_uncommitted reader sees them
@@ -52,6 +53,7 @@ describe('Kafka transactions against the broker', () => {
     await producer.send({ topic, value: 'pending' });
     const reader = await testConsumer([topic]);
     closers.push(() => reader.close());
+    await waitForAssignment(reader);
     expect(await pollFor(reader, 1_500)).toEqual([]);
     await producer.commit();
     const after = await pollCount(reader, 1);
@@ -140,7 +142,7 @@ describe('Kafka transactions against the broker', () => {
 
     const reader = await testConsumer([output]);
     closers.push(() => reader.close());
-    const out = await pollFor(reader, 2_500);
+    const out = [...(await pollCount(reader, 10)), ...(await pollFor(reader, 1_000))];
     expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
   });
 
@@ -206,7 +208,7 @@ describe('Kafka transactions against the broker', () => {
     await successor.commit();
     const reader = await testConsumer([topic]);
     closers.push(() => reader.close());
-    const seen = await pollFor(reader, 2_000);
+    const seen = [...(await pollCount(reader, 1)), ...(await pollFor(reader, 1_000))];
     expect(seen.map((m) => m.value?.toString())).toEqual(['successor']);
   });
 });

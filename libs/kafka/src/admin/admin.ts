@@ -2,7 +2,7 @@ import { AdminClient, IsolationLevel, OffsetSpec, type IAdminClient } from '@con
 import { isSluiceError } from '@sluice/errors';
 import { KAFKA_CHANNELS, publish } from '../channels';
 import { baseProperties, brokerList, callback } from '../connection';
-import { translateKafkaError } from '../errors';
+import { kafkaError, translateKafkaError } from '../errors';
 import { alterTopicConfigs, describeTopicConfigs, type ConfigEntry, type WireOptions } from './config-protocol';
 import type { AdminOptions } from './options';
 import type { PartitionOffsets, TopicDescription, TopicSpec } from './types';
@@ -83,9 +83,25 @@ export class KafkaAdmin {
     return describeTopicConfigs(this.wire, names);
   }
 
-  /** Sets the given topic-level configs (other keys untouched). */
-  alterTopicConfigs(name: string, set: Readonly<Record<string, string>>): Promise<void> {
-    return alterTopicConfigs(this.wire, name, set);
+  /**
+   * Sets the given topic-level configs (other keys untouched) and waits until the broker serves
+   * the new values: in KRaft the alter goes through the controller and reaches the broker's
+   * config view asynchronously. KAFKA_TIMEOUT if they do not show within the request timeout.
+   */
+  async alterTopicConfigs(name: string, set: Readonly<Record<string, string>>): Promise<void> {
+    await alterTopicConfigs(this.wire, name, set);
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      const current = (await describeTopicConfigs(this.wire, [name])).get(name) ?? {};
+      const stale = Object.entries(set).filter(([key, value]) => current[key]?.value !== value);
+      if (stale.length === 0) return;
+      if (Date.now() > deadline) {
+        throw kafkaError('KAFKA_TIMEOUT', `admin.alterTopicConfigs: ${name} still shows old values for ${stale.map(([k]) => k).join(', ')}`, {
+          details: { operation: 'admin.alterTopicConfigs', topic: name, keys: stale.map(([k]) => k) },
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /**
