@@ -5,13 +5,17 @@
 //   npx tsx tools/src/schema-gate/cli.ts                       every contract's history
 //   npx tsx tools/src/schema-gate/cli.ts --contract orders --candidate next.avsc
 //   npx tsx tools/src/schema-gate/cli.ts --json                machine-readable reports
-import { readFileSync } from 'node:fs';
-import { CONTRACT_NAMES, contractByName } from '@sluice/contracts';
+//   npx tsx tools/src/schema-gate/cli.ts --export-avsc libs/contracts/schemas
+//                                     writes <dir>/<contract>/v<N>.avsc for tools outside TypeScript
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONTRACT_NAMES, CONTRACTS, contractByName } from '@sluice/contracts';
 import { checkContract, renderReport, type HistoryReport } from './gate';
 
 interface Args {
   contract?: string;
   candidate?: string;
+  exportAvsc?: string;
   json: boolean;
 }
 
@@ -22,6 +26,7 @@ function parseArgs(argv: string[]): Args {
     if (a === '--json') args.json = true;
     else if (a === '--contract') args.contract = argv[++i];
     else if (a === '--candidate') args.candidate = argv[++i];
+    else if (a === '--export-avsc') args.exportAvsc = argv[++i];
     else if (a === '--help' || a === '-h') throw new UsageError('');
     else throw new UsageError(`unknown argument: ${a}`);
   }
@@ -31,7 +36,17 @@ function parseArgs(argv: string[]): Args {
 
 class UsageError extends Error {}
 
-const USAGE = 'usage: schema-gate [--contract NAME [--candidate FILE.avsc]] [--json]';
+const USAGE = 'usage: schema-gate [--contract NAME [--candidate FILE.avsc]] [--json] | --export-avsc DIR';
+
+/** Writes every schema version as pretty JSON, the form libs/contracts/schemas keeps. */
+function exportAvsc(dir: string): void {
+  for (const contract of Object.values(CONTRACTS)) {
+    mkdirSync(join(dir, contract.name), { recursive: true });
+    for (const v of contract.versions) {
+      writeFileSync(join(dir, contract.name, `v${v.version}.avsc`), `${JSON.stringify(v.schema, null, 2)}\n`);
+    }
+  }
+}
 
 function main(argv: string[]): number {
   let args: Args;
@@ -44,6 +59,11 @@ function main(argv: string[]): number {
       return 2;
     }
     throw err;
+  }
+  if (args.exportAvsc !== undefined) {
+    exportAvsc(args.exportAvsc);
+    process.stdout.write(`schema-gate: wrote .avsc files under ${args.exportAvsc}\n`);
+    return 0;
   }
   const names = args.contract === undefined ? [...CONTRACT_NAMES] : [args.contract];
   const reports: HistoryReport[] = [];
