@@ -47,10 +47,32 @@ print(json.dumps({
 }))
 `;
 
-function runPython(args: string[]): Promise<string> {
+// delta-rs appending to the same table: it commits with If-None-Match too (conditional_put=etag
+// for non-AWS endpoints), so both writers share the one mechanism (DELTA.md §6).
+const DELTA_RS_APPEND = `
+import json, sys
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+uri, endpoint, key, secret, first, count = sys.argv[1:7]
+opts = {
+    "AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret,
+    "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
+    "AWS_CONDITIONAL_PUT": "etag",
+}
+keys = list(range(int(first), int(first) + int(count)))
+t = pa.table({
+    "key": pa.array(keys, pa.int64()),
+    "payload": ["p%d" % k for k in keys],
+    "bucket": pa.array([k % 4 for k in keys], pa.int32()),
+})
+write_deltalake(uri, t, mode="append", storage_options=opts)
+print(json.dumps({"version": DeltaTable(uri, storage_options=opts).version()}))
+`;
+
+function runPython(args: string[], script = DELTA_RS_READ): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(VENV_PYTHON, ['-c', DELTA_RS_READ, ...args], { maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`deltalake read failed: ${stderr || err.message}`));
+    execFile(VENV_PYTHON, ['-c', script, ...args], { maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`deltalake failed: ${stderr || err.message}`));
       else resolve(stdout);
     });
   });
@@ -173,5 +195,25 @@ describe('Delta tables on S3', () => {
       keySum: expected.keySum,
       txn: { 'orders-0': 299, 'orders-1': 7, 'writer-a': 3 },
     });
+  });
+
+  it('delta-rs and Sluice append to the same S3 table in turn; each sees the other', async () => {
+    const table = await LakeTable.open(storage('mixed'), { scratchDir: path.join(workDir, 'scratch-mixed') });
+    const before = await table.snapshot();
+    const beforeCount = await countRows(table);
+    const args = [`s3://${s3.bucket}/${prefix}`, s3.endpoint, s3.credentials.accessKeyId, s3.credentials.secretAccessKey];
+
+    const written = JSON.parse(await runPython([...args, '5000', '40'], DELTA_RS_APPEND));
+    expect(written.version).toBe(before.version + 1);
+    const afterRs = await table.snapshot();
+    expect(afterRs.version).toBe(before.version + 1);
+    expect(afterRs.protocol).toMatchObject({ minReaderVersion: 1, minWriterVersion: 2 });
+    const rsKeys = 40 * 5000 + sumTo(40);
+    expect(await countRows(table)).toEqual({ n: beforeCount.n + 40, keySum: beforeCount.keySum + rsKeys });
+
+    const appended = await table.append({ rows: rows(6000, 6010) });
+    expect(appended.version).toBe(before.version + 2);
+    const read = JSON.parse(await runPython(args));
+    expect(read).toMatchObject({ version: before.version + 2, rows: beforeCount.n + 50, keySum: beforeCount.keySum + rsKeys + 10 * 6000 + sumTo(10) });
   });
 });
