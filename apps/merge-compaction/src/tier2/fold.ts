@@ -79,7 +79,9 @@ export class ContractFolder {
     const contractCols = contractColumnsOf(bsnap);
     const silver = await this.o.tables.silver(this.o.contract, contractCols);
     await this.o.tables.evolve(silver, contractCols);
+    const t0 = performance.now();
     const s = await this.foldSilver(bronze, bsnap, silver, written);
+    const t1 = performance.now();
     let goldWindows = 0;
     let behind = s.behind;
     for (const aggregate of this.o.contract.aggregates) {
@@ -87,6 +89,7 @@ export class ContractFolder {
       goldWindows += g.windows;
       behind ||= g.behind;
     }
+    this.o.logger.debug({ contract: this.o.contract.name, silverMs: Math.round(t1 - t0), goldMs: Math.round(performance.now() - t1), rows: s.rows, goldWindows }, 'fold step');
     return { silverRows: s.rows, goldWindows, behind };
   }
 
@@ -112,6 +115,7 @@ export class ContractFolder {
     const tombstones = await this.tombstoneMemory(bronze, bsnap, ssnap);
     const keys = silverKeys(contract);
     const order = `ORDER BY version DESC, event_id DESC`;
+    const queryStarted = performance.now();
     const rows = await this.queryBronze(
       bronze,
       bsnap,
@@ -121,6 +125,7 @@ export class ContractFolder {
                   FROM bronze WHERE ${where}
                   QUALIFY row_number() OVER (PARTITION BY ${keys.join(', ')} ${order}) = 1`,
     );
+    const queriedMs = Math.round(performance.now() - queryStarted);
     const started = performance.now();
     const source: Record<string, unknown>[] = [];
     let oldestProduced = Infinity;
@@ -158,7 +163,7 @@ export class ContractFolder {
     }
     if (Number.isFinite(oldestProduced)) this.o.metrics.freshness.record(Math.max(0, this.now() - oldestProduced) / 1000, { table });
     this.o.logger.debug(
-      { table, version: result.version, rows: source.length, inserted: result.rowsInserted, updated: result.rowsUpdated, deleted: result.rowsDeleted, ranges },
+      { table, version: result.version, queriedMs, mergeMs: Math.round(result.durationMs), folded: result.foldedPartitions, rows: source.length, inserted: result.rowsInserted, updated: result.rowsUpdated, deleted: result.rowsDeleted, ranges },
       'silver fold',
     );
     return { rows: source.length, behind };
@@ -197,8 +202,8 @@ export class ContractFolder {
       }
     }
     const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.gold}${this.o.topic}-${r.partition}`, version: r.to }));
-    // Gold may only advance as far as silver-independent bronze offsets read in THIS snapshot:
-    // the recompute covers whole windows of bronze at bsnap, so any `to` ≤ written is sound.
+    // Every window touched by (from, to] was recomputed from the whole of bronze at bsnap, which
+    // holds every offset ≤ to: recording `to` is sound, and a replay recomputes the same values.
     await gold.merge({ source: { rows }, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: BRONZE_VERSION, clusterColumn: WINDOW_MS, txns });
     return { windows: windows.length, behind };
   }

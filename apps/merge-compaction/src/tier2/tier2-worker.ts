@@ -3,7 +3,7 @@ import type { LakeQueryEngine } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { maintainTable, type MaintenanceOptions } from '../compaction/maintenance';
 import { Periodic } from '../flow/periodic';
-import { WINDOW_MS, KEY_HASH } from '../tables/layout';
+import { KEY_HASH, WINDOW_MS, silverKeys } from '../tables/layout';
 import type { TableSet } from '../tables/table-set';
 import { ContractFolder } from './fold';
 
@@ -76,6 +76,19 @@ export class Tier2Worker {
   private async maintain(): Promise<void> {
     for (const { contract } of this.o.contracts) {
       const silver = await this.o.tables.existing(contract.tables.silver);
+      if (silver && this.o.foldPercent > 0) {
+        // ADR 0001: fold every pending tail bucket now and then, so readers outside Sluice (Spark,
+        // delta-rs) see silver at most one maintenance interval behind.
+        const r = await silver.merge({
+          source: { rows: [] },
+          keys: silverKeys(contract),
+          versionColumn: 'version',
+          deleteColumn: contract.kind === 'state' ? 'op' : undefined,
+          clusterColumn: KEY_HASH,
+          amortise: { foldAll: true },
+        });
+        if (r.foldedPartitions) this.o.logger.info({ table: silver.name, buckets: r.foldedPartitions, version: r.version }, 'silver tail folded for outside readers');
+      }
       if (silver) await maintainTable(silver, this.o.maintenance, [KEY_HASH]);
       for (const aggregate of contract.aggregates) {
         const gold = await this.o.tables.existing(aggregate.table);
