@@ -1,0 +1,178 @@
+import { HEADERS } from '@sluice/contracts';
+import { KafkaProducer } from '@sluice/kafka';
+import type { GeneratedEvent, Oracle } from '../generator';
+import { sleep } from './stack';
+
+/** Sends one batch of generated events until it is acknowledged; records acked events in the oracle. */
+export interface Sender {
+  send(batch: readonly GeneratedEvent[]): Promise<void>;
+  close(): Promise<void>;
+  /** Requests/batches retried after a retryable failure (429, 503, connection refused, Kafka error). */
+  readonly retries: number;
+  /** Disagreements with the generator (an invalid event accepted, a valid one rejected, a wrong reason). */
+  readonly mismatches: string[];
+}
+
+interface IngestAnswer {
+  accepted?: number;
+  errors?: { index: number; code: string }[];
+}
+
+/**
+ * Posts NDJSON batches to ingest. A 429/503 or a refused connection is retried (whole request,
+ * after Retry-After) until `giveUpMs`: ingest acknowledges only what Kafka has, and event_id makes
+ * a repeated event harmless downstream. Each event of a 200/207/422 answer is checked against the
+ * generator: invalid ones must be rejected with their reason, valid ones accepted.
+ */
+export class HttpSender implements Sender {
+  retries = 0;
+  readonly mismatches: string[] = [];
+
+  constructor(
+    private readonly ingestUrl: () => string,
+    private readonly apiKey: string,
+    private readonly oracle: Oracle | undefined,
+    private readonly giveUpMs = 300_000,
+  ) {}
+
+  async send(batch: readonly GeneratedEvent[]): Promise<void> {
+    const body = batch.map((e) => e.body).join('\n') + '\n';
+    const deadline = Date.now() + this.giveUpMs;
+    for (;;) {
+      let status = 0;
+      let text = '';
+      let retryAfterS = 0.2;
+      try {
+        const r = await fetch(`${this.ingestUrl()}/v1/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/x-ndjson' },
+          body,
+          signal: AbortSignal.timeout(60_000),
+        });
+        status = r.status;
+        text = await r.text();
+        retryAfterS = Number(r.headers.get('retry-after') ?? '0.2') || 0.2;
+      } catch {
+        status = 0; // refused or reset: the service is down or restarting
+      }
+      if (status === 200 || status === 207 || status === 422) {
+        this.check(batch, status, text);
+        return;
+      }
+      if (status !== 0 && status !== 429 && status !== 503) throw new Error(`ingest answered ${status}: ${text.slice(0, 500)}`);
+      if (Date.now() > deadline) throw new Error(`ingest did not acknowledge a batch within ${this.giveUpMs} ms (last status ${status})`);
+      this.retries++;
+      await sleep(Math.min(2000, retryAfterS * 1000));
+    }
+  }
+
+  private check(batch: readonly GeneratedEvent[], status: number, text: string): void {
+    const answer = JSON.parse(text) as IngestAnswer & { error?: { details?: IngestAnswer } };
+    const errors = answer.errors ?? answer.error?.details?.errors ?? [];
+    const rejected = new Map(errors.map((e) => [e.index, e.code]));
+    batch.forEach((ev, i) => {
+      const code = rejected.get(i);
+      if (ev.kind === 'invalid') {
+        if (code !== ev.reason && this.mismatches.length < 100) this.mismatches.push(`${ev.eventId}: want rejection ${ev.reason}, got ${code ?? 'accepted'}`);
+      } else if (code !== undefined && this.mismatches.length < 100) {
+        this.mismatches.push(`${ev.eventId}: valid event rejected with ${code} (HTTP ${status})`);
+      }
+      if (code === undefined || ev.kind === 'invalid') this.oracle?.add(ev, 'http');
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * Produces events straight into the raw topic with the idempotent producer (as a producer that
+ * bypasses ingest would), keyed by entity key. A failed batch is re-sent whole.
+ */
+export class RawSender implements Sender {
+  retries = 0;
+  readonly mismatches: string[] = [];
+  private readonly producer: KafkaProducer;
+  private connected: Promise<void> | undefined;
+
+  constructor(
+    brokers: string,
+    private readonly topic: string,
+    private readonly oracle: Oracle | undefined,
+    private readonly giveUpMs = 300_000,
+  ) {
+    this.producer = new KafkaProducer({ brokers, clientId: 'sluice-bench-raw', deliveryTimeoutMs: 120_000, lingerMs: 10 });
+  }
+
+  async send(batch: readonly GeneratedEvent[]): Promise<void> {
+    this.connected ??= this.producer.connect(60_000);
+    await this.connected;
+    const deadline = Date.now() + this.giveUpMs;
+    for (;;) {
+      try {
+        await this.producer.sendBatch(batch.map((e) => ({ topic: this.topic, key: e.key, value: e.body, headers: { [HEADERS.producer]: 'bench-raw' } })));
+        for (const e of batch) this.oracle?.add(e, 'raw');
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        this.retries++;
+        await sleep(500);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.connected) await this.producer.close();
+  }
+}
+
+/** Options of {@link driveLoad}. */
+export interface LoadOptions {
+  readonly next: () => GeneratedEvent;
+  readonly sender: Sender;
+  /** Target events/s (0 = as fast as the pipeline accepts). */
+  readonly rate: number;
+  readonly durationMs: number;
+  readonly batchSize: number;
+  /** Batches in flight at once. */
+  readonly concurrency: number;
+  /** Called after every acknowledged batch (time of the send, the batch). */
+  readonly onAcked?: (sentAtMs: number, batch: readonly GeneratedEvent[]) => void;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Sends batches for `durationMs` at `rate` events/s (paced per batch), `concurrency` in flight;
+ * resolves when every batch sent is acknowledged. Returns events acknowledged.
+ */
+export async function driveLoad(o: LoadOptions): Promise<number> {
+  const start = Date.now();
+  let sent = 0;
+  let acked = 0;
+  let failure: unknown;
+  const inFlight = new Set<Promise<void>>();
+  while (Date.now() - start < o.durationMs && !o.signal?.aborted && failure === undefined) {
+    if (o.rate > 0) {
+      const due = start + (sent / o.rate) * 1000;
+      if (due > Date.now()) await sleep(due - Date.now());
+    }
+    while (inFlight.size >= o.concurrency) await Promise.race(inFlight);
+    const batch: GeneratedEvent[] = [];
+    for (let i = 0; i < o.batchSize; i++) batch.push(o.next());
+    sent += batch.length;
+    const at = Date.now();
+    const p = o.sender
+      .send(batch)
+      .then(() => {
+        acked += batch.length;
+        o.onAcked?.(at, batch);
+      })
+      .catch((err) => {
+        failure ??= err;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure;
+  return acked;
+}

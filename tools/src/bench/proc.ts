@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+
+/** CPU time and memory of one process, read from /proc. */
+export interface ProcSample {
+  /** user + system CPU time, seconds. */
+  readonly cpuSeconds: number;
+  /** Resident set size, bytes. */
+  readonly rssBytes: number;
+}
+
+const TICKS_PER_SECOND = 100;
+
+/** One sample of `pid`, or undefined when the process is gone. */
+export function sampleProc(pid: number): ProcSample | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    return { cpuSeconds: ticks / TICKS_PER_SECOND, rssBytes: rssKb * 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU % (100 = one core) and RSS per process between two sample rounds. */
+export class ProcWatcher {
+  private last = new Map<number, { at: number; s: ProcSample }>();
+
+  /** Samples every pid; returns CPU % since the previous call for that pid (0 on the first) and RSS MB. */
+  sample(pids: Readonly<Record<string, number>>): Record<string, { cpuPercent: number; rssMb: number }> {
+    const out: Record<string, { cpuPercent: number; rssMb: number }> = {};
+    const now = performance.now();
+    for (const [name, pid] of Object.entries(pids)) {
+      const s = sampleProc(pid);
+      if (!s) continue;
+      const prev = this.last.get(pid);
+      const cpuPercent = prev ? (100 * (s.cpuSeconds - prev.s.cpuSeconds)) / ((now - prev.at) / 1000) : 0;
+      this.last.set(pid, { at: now, s });
+      out[name] = { cpuPercent: Math.round(cpuPercent * 10) / 10, rssMb: Math.round((s.rssBytes / 1048576) * 10) / 10 };
+    }
+    return out;
+  }
+}

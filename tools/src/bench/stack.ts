@@ -1,0 +1,313 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import * as path from 'node:path';
+import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, validTopic } from '@sluice/contracts';
+import { KafkaAdmin } from '@sluice/kafka';
+
+/** Repository root (tools/src/bench → ../../..). */
+export const ROOT = path.resolve(__dirname, '../../..');
+
+/** The four services of the pipeline. */
+export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
+
+/** Demo credentials the local stack uses (tools/run-local.sh has the same). */
+export const DEMO_API_KEY = 'demo-ingest-key-0000000000000000';
+export const DEMO_QUERY_TOKEN = 'demo-query-token-000000000000000';
+
+/** Settings of a {@link Stack}. */
+export interface StackOptions {
+  readonly brokers: string;
+  /** Work directory: the lake (`lake/`), logs (`logs/`). */
+  readonly workDir: string;
+  /** Prefix of every topic and consumer group (a shared broker holds many runs). */
+  readonly prefix: string;
+  /** Extra environment per service (tuning, e.g. SLUICE_BATCH_MAX_MS). */
+  readonly env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Restart a service that exits on its own (a supervisor, as Kubernetes would); default true. */
+  readonly supervise?: boolean;
+  /** Called with one line per lifecycle event (start, exit, restart). */
+  readonly log?: (line: string) => void;
+}
+
+/** One running service process. */
+export interface ServiceProcess {
+  /** `<service>` or `<service>-<n>` for extra instances. */
+  readonly id: string;
+  readonly service: ServiceName;
+  readonly instance: number;
+  pid: number;
+  /** Port of its HTTP API (ingest, query-api) or ops server (validate, merge-compaction). */
+  readonly port: number;
+  restarts: number;
+  child: ChildProcess;
+  /** Set while the stack itself stops it (no supervisor restart). */
+  stopping: boolean;
+  /** Environment of this instance on top of the service's (e.g. SLUICE_ROLES=tier1). */
+  readonly env: Record<string, string>;
+}
+
+/** A free TCP port on 127.0.0.1 (released before use: a small race accepted for tests and benches). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until `check` returns true, polling every `everyMs`; throws `what` after `timeoutMs`. */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await Promise.resolve(check()).catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Resolves after `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * The whole pipeline as child processes on one machine: topics under a prefix, the lake in a
+ * work directory, each service started with `node --import tsx` (one process, so /proc shows the
+ * service itself), logs to files, and a supervisor that restarts a service that died — what
+ * chaos scenarios kill and the benchmark measures.
+ */
+export class Stack {
+  readonly procs = new Map<string, ServiceProcess>();
+  readonly lakeRoot: string;
+  readonly logDir: string;
+  readonly topics: { readonly raw: string; readonly dlq: string; readonly valid: (contract: string) => string };
+  private readonly logs = new Map<string, WriteStream>();
+  private closed = false;
+
+  constructor(readonly options: StackOptions) {
+    this.lakeRoot = path.join(options.workDir, 'lake');
+    this.logDir = path.join(options.workDir, 'logs');
+    mkdirSync(this.lakeRoot, { recursive: true });
+    mkdirSync(this.logDir, { recursive: true });
+    const p = options.prefix;
+    this.topics = { raw: `${p}${RAW_TOPIC.name}`, dlq: `${p}${DLQ_TOPIC.name}`, valid: (c) => `${p}${validTopic(c).name}` };
+  }
+
+  /** Creates the raw, DLQ and valid topics (partitions as the contracts declare). */
+  async createTopics(): Promise<void> {
+    const admin = new KafkaAdmin({ brokers: this.options.brokers, clientId: 'sluice-stack' });
+    try {
+      const have = new Set(await admin.listTopics());
+      const specs = [RAW_TOPIC, DLQ_TOPIC, ...CONTRACT_NAMES.map((c) => validTopic(c))];
+      for (const s of specs) {
+        const name = `${this.options.prefix}${s.name}`;
+        if (!have.has(name)) await admin.createTopic({ name, partitions: s.partitions });
+      }
+    } finally {
+      await admin.close();
+    }
+  }
+
+  /** Starts all four services (one instance each) and waits until each is ready. */
+  async startAll(timeoutMs = 120_000): Promise<void> {
+    await Promise.all((['ingest', 'validate', 'merge-compaction', 'query-api'] as const).map((s) => this.start(s, 0, timeoutMs)));
+  }
+
+  /** Starts one instance of a service and waits for its /readyz. */
+  async start(service: ServiceName, instance = 0, timeoutMs = 120_000, env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const id = instance === 0 ? service : `${service}-${instance}`;
+    if (this.procs.has(id)) throw new Error(`${id} already runs`);
+    const port = await freePort();
+    const proc: ServiceProcess = { id, service, instance, pid: 0, port, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
+    this.procs.set(id, proc);
+    this.launch(proc);
+    await this.waitReady(proc, timeoutMs);
+    return proc;
+  }
+
+  /** Base URL of ingest (instance 0). */
+  get ingestUrl(): string {
+    return `http://127.0.0.1:${this.get('ingest').port}`;
+  }
+
+  /** Base URL of query-api (instance 0). */
+  get queryUrl(): string {
+    return `http://127.0.0.1:${this.get('query-api').port}`;
+  }
+
+  /** The process of that id. */
+  get(id: string): ServiceProcess {
+    const p = this.procs.get(id);
+    if (!p) throw new Error(`no service ${id}`);
+    return p;
+  }
+
+  /** Current pid of every running service, by id. */
+  pids(): Record<string, number> {
+    return Object.fromEntries([...this.procs.values()].filter((p) => p.pid > 0).map((p) => [p.id, p.pid]));
+  }
+
+  /** Sends `signal` to a service; with supervision on, a killed service comes back by itself. */
+  kill(id: string, signal: NodeJS.Signals = 'SIGKILL'): void {
+    const p = this.get(id);
+    this.say(`${signal} → ${id} (pid ${p.pid})`);
+    p.child.kill(signal);
+  }
+
+  /** Waits until a service answers /readyz (e.g. after a kill and the supervisor's restart). */
+  async waitReady(p: ServiceProcess, timeoutMs = 120_000): Promise<void> {
+    await waitUntil(`${p.id} ready`, async () => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return false;
+      const r = await fetch(`http://127.0.0.1:${p.port}/readyz`, { signal: AbortSignal.timeout(2000) });
+      return r.status === 200;
+    }, timeoutMs, 300);
+  }
+
+  /** Stops one instance gracefully (SIGTERM, then SIGKILL after `graceMs`) and forgets it. */
+  async stop(id: string, graceMs = 20_000): Promise<void> {
+    const p = this.get(id);
+    p.stopping = true;
+    const exited = new Promise<void>((r) => (p.child.exitCode !== null || p.child.signalCode !== null ? r() : p.child.once('exit', () => r())));
+    p.child.kill('SIGTERM');
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+    this.procs.delete(id);
+  }
+
+  /** Stops every service (graceful first) and closes the log files. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.procs.keys()].map((id) => this.stop(id).catch(() => undefined)));
+    for (const s of this.logs.values()) s.end();
+  }
+
+  /** Lines of a service's log file (all its restarts). */
+  logText(id: string): string {
+    try {
+      return readFileSync(path.join(this.logDir, `${id}.log`), 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  private envOf(p: ServiceProcess): Record<string, string> {
+    const o = this.options;
+    const common = { LOG_LEVEL: 'info', OPS_PORT: String(p.port) };
+    const extra = { ...o.env?.[p.service], ...p.env };
+    switch (p.service) {
+      case 'ingest':
+        return {
+          ...common,
+          KAFKA_BROKERS: o.brokers,
+          INGEST_PORT: String(p.port),
+          INGEST_RAW_TOPIC: this.topics.raw,
+          INGEST_API_KEYS: JSON.stringify([{ producer: 'bench', key: DEMO_API_KEY, contracts: ['*'] }]),
+          ...extra,
+        };
+      case 'validate':
+        return {
+          ...common,
+          KAFKA_BROKERS: o.brokers,
+          VALIDATE_INSTANCE_ID: `v${p.instance}`,
+          VALIDATE_GROUP_ID: `${o.prefix}validate`,
+          VALIDATE_RAW_TOPIC: this.topics.raw,
+          VALIDATE_DLQ_TOPIC: this.topics.dlq,
+          VALIDATE_VALID_TOPIC_PREFIX: o.prefix,
+          ...extra,
+        };
+      case 'merge-compaction':
+        return {
+          ...common,
+          SLUICE_KAFKA_BROKERS: o.brokers,
+          SLUICE_MERGE_GROUP_ID: `${o.prefix}merge`,
+          SLUICE_TOPIC_PREFIX: o.prefix,
+          SLUICE_LAKE_ROOT: this.lakeRoot,
+          ...extra,
+        };
+      case 'query-api':
+        return {
+          ...common,
+          QUERY_API_PORT: String(p.port),
+          QUERY_API_LAKE_ROOT: this.lakeRoot,
+          QUERY_API_TOKENS: JSON.stringify([{ name: 'bench', token: DEMO_QUERY_TOKEN, tables: ['*'] }]),
+          ...extra,
+        };
+    }
+  }
+
+  private launch(p: ServiceProcess): void {
+    let log = this.logs.get(p.id);
+    if (!log) this.logs.set(p.id, (log = createWriteStream(path.join(this.logDir, `${p.id}.log`), { flags: 'a' })));
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', p.service, 'src/main.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, TSX_TSCONFIG_PATH: path.join(ROOT, 'tsconfig.base.json'), ...this.envOf(p) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    p.child = child;
+    p.pid = child.pid ?? 0;
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    this.say(`started ${p.id} (pid ${p.pid}, port ${p.port})`);
+    child.once('exit', (code, signal) => {
+      this.say(`${p.id} (pid ${p.pid}) exited: ${signal ?? `code ${code}`}`);
+      p.pid = 0;
+      if (p.stopping || this.closed || this.options.supervise === false) return;
+      p.restarts++;
+      // A supervisor's short back-off, so a crash loop does not spin.
+      setTimeout(() => {
+        if (!p.stopping && !this.closed) this.launch(p);
+      }, 300);
+    });
+  }
+
+  private say(line: string): void {
+    this.options.log?.(`[stack] ${line}`);
+  }
+}
+
+/** A private Kafka broker for scenarios that stop it (never the shared test broker). */
+export class OwnBroker {
+  readonly brokers: string;
+
+  constructor(
+    readonly port: number,
+    readonly dataDir: string,
+  ) {
+    this.brokers = `127.0.0.1:${port}`;
+  }
+
+  /** Starts it (formats storage on first start) and waits until it answers metadata. */
+  start(): void {
+    this.run('start');
+  }
+
+  /** Stops it (by its pid file). */
+  stop(): void {
+    this.run('stop');
+  }
+
+  /** Pid of the broker JVM, or undefined when it does not run. */
+  pid(): number | undefined {
+    try {
+      const pid = Number(readFileSync(path.join(this.dataDir, 'kafka.pid'), 'utf8').trim());
+      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private run(cmd: 'start' | 'stop'): void {
+    const r = spawnSync('bash', [path.join(ROOT, 'tools/kafka/kafka.sh'), cmd], {
+      env: { ...process.env, KAFKA_PORT: String(this.port), KAFKA_DATA_DIR: this.dataDir },
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    if (r.status !== 0) throw new Error(`kafka.sh ${cmd} failed (${r.status}): ${r.stderr}`);
+  }
+}

@@ -1,0 +1,180 @@
+import * as path from 'node:path';
+import { CONTRACTS, type ContractName } from '@sluice/contracts';
+import { isSluiceError } from '@sluice/errors';
+import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
+import { sleep } from '../bench/stack';
+import { DLQ_HEADERS } from '../dlq/dlq-record';
+import { readDlq } from '../dlq/read-dlq';
+import { flatten, type Oracle } from '../generator';
+
+/** Where the pipeline under audit keeps its state. */
+export interface AuditTarget {
+  readonly lakeRoot: string;
+  readonly brokers: string;
+  readonly dlqTopic: string;
+  /** DLQ records expected without any event_id (poison bytes the scenario produced to raw). */
+  readonly poisonWithoutId?: number;
+  /** Poison records produced to raw with an event_id: each must be in the DLQ exactly once, any reason. */
+  readonly poisonIds?: ReadonlySet<string>;
+}
+
+/** The outcome of an audit: counts seen and every difference from the oracle (empty = equal). */
+export interface AuditReport {
+  readonly problems: string[];
+  readonly bronzeRows: Record<string, number>;
+  readonly silverRows: Record<string, number>;
+  readonly dlqRecords: number;
+  /** Seconds the pipeline needed after the load to reach the oracle (or the timeout). */
+  readonly drainSeconds: number;
+}
+
+let engine: Promise<LakeQueryEngine> | undefined;
+
+async function openTable(lakeRoot: string, name: string): Promise<LakeTable | undefined> {
+  try {
+    return await LakeTable.open(new LocalStorage(path.join(lakeRoot, name)));
+  } catch (err) {
+    if (isSluiceError(err, 'LAKE_NOT_FOUND')) return undefined;
+    throw err;
+  }
+}
+
+/** Rows of a table through its current view (silver: table ⊕ pending tail, as query-api serves it). */
+export async function readTable(lakeRoot: string, name: string, sql: string): Promise<Record<string, unknown>[]> {
+  const table = await openTable(lakeRoot, name);
+  if (!table) return [];
+  const view = await table.currentView();
+  engine ??= LakeQueryEngine.create();
+  const session = await (await engine).open({ t: view });
+  try {
+    return await session.queryJson(sql);
+  } finally {
+    session.close();
+  }
+}
+
+/** True when silver has folded everything bronze holds, on every partition (`fold:` = `bronze:` txns). */
+async function silverCaughtUp(lakeRoot: string, contract: ContractName): Promise<boolean> {
+  const c = CONTRACTS[contract];
+  const bronze = await openTable(lakeRoot, c.tables.bronze);
+  const silver = await openTable(lakeRoot, c.tables.silver);
+  if (!bronze || !silver) return false;
+  const done = (await silver.snapshot()).txnVersions();
+  const pairs = [...(await bronze.snapshot()).txnVersions()].filter(([id]) => id.startsWith('bronze:'));
+  return pairs.length > 0 && pairs.every(([id, v]) => done.get(id.replace(/^bronze:/, 'fold:')) === v);
+}
+
+function normal(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'string' && /^-?\d+$/.test(v)) return v;
+  return JSON.stringify(v);
+}
+
+const EVENT_ID_IN_TEXT = /"event_id"\s*:\s*"([^"]+)"/;
+
+/**
+ * Compares the pipeline with the oracle: bronze holds every acknowledged valid event exactly
+ * once and nothing else; silver equals the oracle row for row (event_id, version, every payload
+ * field); the DLQ holds every invalid event produced to raw exactly once, with its reason.
+ */
+export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Promise<Omit<AuditReport, 'drainSeconds'>> {
+  const problems: string[] = [];
+  const bronzeRows: Record<string, number> = {};
+  const silverRows: Record<string, number> = {};
+  for (const contract of oracle.contracts()) {
+    const c = CONTRACTS[contract];
+    const want = oracle.bronze(contract);
+    const rows = await readTable(target.lakeRoot, c.tables.bronze, 'SELECT event_id, count(*) AS n FROM t GROUP BY event_id');
+    bronzeRows[contract] = rows.reduce((s, r) => s + Number(r.n), 0);
+    const got = new Map(rows.map((r) => [String(r.event_id), Number(r.n)]));
+    const dupes = [...got].filter(([, n]) => n > 1);
+    const missing = [...want].filter((id) => !got.has(id));
+    const extra = [...got.keys()].filter((id) => !want.has(id));
+    if (dupes.length) problems.push(`${c.tables.bronze}: ${dupes.length} event_ids duplicated (e.g. ${dupes[0][0]} ×${dupes[0][1]})`);
+    if (missing.length) problems.push(`${c.tables.bronze}: ${missing.length} acknowledged events lost (e.g. ${missing[0]})`);
+    if (extra.length) problems.push(`${c.tables.bronze}: ${extra.length} events nobody acknowledged (e.g. ${extra[0]})`);
+
+    const wantSilver = oracle.silver(contract);
+    const silver = await readTable(target.lakeRoot, c.tables.silver, 'SELECT * FROM t');
+    silverRows[contract] = silver.length;
+    const keyOf = (r: Record<string, unknown>) => (c.kind === 'append' ? String(r.event_id) : c.entityKey(r as never));
+    const gotSilver = new Map(silver.map((r) => [keyOf(r), r]));
+    if (gotSilver.size !== silver.length) problems.push(`${c.tables.silver}: ${silver.length - gotSilver.size} duplicate keys`);
+    if (gotSilver.size !== wantSilver.size) problems.push(`${c.tables.silver}: ${gotSilver.size} rows, oracle ${wantSilver.size}`);
+    let wrong = 0;
+    let example = '';
+    for (const [key, e] of wantSilver) {
+      const row = gotSilver.get(key);
+      const flat = flatten(e);
+      const same =
+        row !== undefined &&
+        String(row.event_id) === e.event_id &&
+        Number(row.version) === e.version &&
+        Object.entries(flat).every(([k, v]) => k === 'event_time' || k === 'schema_version' || normal(row[k]) === normal(v));
+      if (!same) {
+        wrong++;
+        example ||= `${key}: got ${JSON.stringify(row)} want ${JSON.stringify(flat)}`;
+      }
+    }
+    if (wrong) problems.push(`${c.tables.silver}: ${wrong} rows differ from the oracle, e.g. ${example.slice(0, 600)}`);
+  }
+
+  const dlq = await readDlq(target.brokers, target.dlqTopic, 120_000);
+  const seen = new Map<string, number>();
+  let unidentified = 0;
+  let wrongReason = 0;
+  let reasonExample = '';
+  for (const m of dlq) {
+    const id = EVENT_ID_IN_TEXT.exec(m.value?.toString('utf8') ?? '')?.[1];
+    if (!id) {
+      unidentified++;
+      continue;
+    }
+    seen.set(id, (seen.get(id) ?? 0) + 1);
+    const reason = m.headers[DLQ_HEADERS.reason]?.toString('utf8');
+    const want = oracle.dlq.get(id);
+    if (want !== undefined && reason !== want) {
+      wrongReason++;
+      reasonExample ||= `${id}: ${reason}, want ${want}`;
+    }
+  }
+  const poison = target.poisonIds ?? new Set<string>();
+  const dlqMissing = [...oracle.dlq.keys(), ...poison].filter((id) => !seen.has(id));
+  const dlqDupes = [...seen].filter(([, n]) => n > 1);
+  const dlqExtra = [...seen.keys()].filter((id) => !oracle.dlq.has(id) && !poison.has(id));
+  if (dlqMissing.length) problems.push(`DLQ: ${dlqMissing.length} invalid events missing (e.g. ${dlqMissing[0]})`);
+  if (dlqDupes.length) problems.push(`DLQ: ${dlqDupes.length} invalid events dead-lettered more than once (e.g. ${dlqDupes[0][0]})`);
+  if (dlqExtra.length) problems.push(`DLQ: ${dlqExtra.length} records for events that were not invalid (e.g. ${dlqExtra[0]})`);
+  if (wrongReason) problems.push(`DLQ: ${wrongReason} records with the wrong reason (e.g. ${reasonExample})`);
+  const wantUnidentified = target.poisonWithoutId ?? 0;
+  if (unidentified !== wantUnidentified) problems.push(`DLQ: ${unidentified} records without an event_id, want ${wantUnidentified}`);
+  return { problems, bronzeRows, silverRows, dlqRecords: dlq.length };
+}
+
+/**
+ * Waits until the pipeline has caught up with the oracle (bronze counts reached, silver folded
+ * to bronze's offsets, DLQ complete) or `timeoutMs` passed, then diffs.
+ */
+export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, timeoutMs: number): Promise<AuditReport> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  for (;;) {
+    let drained = true;
+    try {
+      for (const contract of oracle.contracts()) {
+        const rows = await readTable(target.lakeRoot, CONTRACTS[contract].tables.bronze, 'SELECT count(DISTINCT event_id) AS n FROM t');
+        if (Number(rows[0]?.n ?? 0) < oracle.bronze(contract).size || !(await silverCaughtUp(target.lakeRoot, contract))) {
+          drained = false;
+          break;
+        }
+      }
+    } catch {
+      drained = false; // a table mid-creation or the lake briefly unreadable: look again
+    }
+    if (drained || Date.now() > deadline) break;
+    await sleep(1000);
+  }
+  const drainSeconds = (Date.now() - started) / 1000;
+  return { ...(await diffAgainstOracle(target, oracle)), drainSeconds };
+}

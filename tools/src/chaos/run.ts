@@ -1,0 +1,159 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { HttpSender, RawSender, driveLoad, type Sender } from '../bench/load';
+import { DEMO_API_KEY, OwnBroker, Stack, waitUntil } from '../bench/stack';
+import { EventStream, Oracle, Rng, type GeneratedEvent } from '../generator';
+import { auditWhenDrained, type AuditReport } from './audit';
+import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext } from './scenarios';
+
+/** Settings of one chaos run. */
+export interface ChaosOptions {
+  readonly scenario: string;
+  /** Seconds of load (faults are injected within it). */
+  readonly seconds: number;
+  /** Target events/s of the load. */
+  readonly rate: number;
+  readonly seed: number;
+  /** Shared broker for scenarios that do not stop it. */
+  readonly brokers?: string;
+  /** Port of the private broker for scenarios that stop it. */
+  readonly brokerPort?: number;
+  /** Work directory (lake, logs, private broker data); removed afterwards unless `keep`. */
+  readonly workDir: string;
+  readonly keep?: boolean;
+  /** How long the pipeline may take to reach the oracle after the load, ms. */
+  readonly drainTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** What one chaos run did and found. */
+export interface ChaosResult {
+  readonly scenario: string;
+  readonly what: string;
+  readonly seed: number;
+  readonly seconds: number;
+  readonly rate: number;
+  readonly eventsSent: number;
+  readonly faults: string[];
+  readonly restarts: Record<string, number>;
+  readonly retries: { http: number; raw: number };
+  /** Findings besides the oracle audit (ingest disagreements, crashes on poison, tables that do not open). */
+  readonly problems: string[];
+  readonly audit: AuditReport;
+  readonly passed: boolean;
+}
+
+/**
+ * Runs one scenario: a fresh stack (topics under a random prefix, the lake in `workDir`), load
+ * from the generator — half the batches through ingest's HTTP API, half produced straight into
+ * raw — while the scenario injects its faults; then waits for the pipeline to drain and audits
+ * it against the oracle. Stops by itself: load for `seconds`, drain bounded by `drainTimeoutMs`.
+ */
+export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
+  const scenario = SCENARIOS[o.scenario];
+  if (!scenario) throw new Error(`unknown scenario ${JSON.stringify(o.scenario)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  const log = o.log ?? (() => undefined);
+  const runId = `c${o.seed.toString(36)}${Date.now().toString(36)}`;
+  mkdirSync(o.workDir, { recursive: true });
+  const lakeDir = path.join(o.workDir, 'lake');
+  mkdirSync(lakeDir, { recursive: true });
+  let mount: LakeMount | undefined;
+  let broker: OwnBroker | undefined;
+  let stack: Stack | undefined;
+  const senders: Sender[] = [];
+  try {
+    if (scenario.mount) {
+      mount = new LakeMount(lakeDir, scenario.mount.sizeMb);
+      mount.mount();
+    }
+    let brokers = o.brokers;
+    if (scenario.ownBroker) {
+      broker = new OwnBroker(o.brokerPort ?? 29092, path.join(o.workDir, 'kafka'));
+      log(`starting a private broker on ${broker.brokers}`);
+      broker.start();
+      brokers = broker.brokers;
+    }
+    if (!brokers) throw new Error('no broker: pass brokers (or a scenario with its own broker)');
+    stack = new Stack({
+      brokers,
+      workDir: o.workDir,
+      prefix: `${runId}.`,
+      log,
+      env: {
+        validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50' },
+        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000' },
+      },
+    });
+    await stack.createTopics();
+    await stack.startAll();
+    log(`stack ready; ${scenario.name}: ${scenario.what}`);
+
+    const oracle = new Oracle();
+    const stream = new EventStream({ seed: o.seed, runId, clock: () => Date.now(), entities: { orders: 2000, inventory: 800, clickstream: 1000 } });
+    const st = stack;
+    const http = new HttpSender(() => st.ingestUrl, DEMO_API_KEY, oracle);
+    const raw = new RawSender(brokers, stack.topics.raw, oracle);
+    senders.push(http, raw);
+    let flip = 0;
+    const mixed: Sender = {
+      retries: 0,
+      mismatches: [],
+      send: (batch: readonly GeneratedEvent[]) => (flip++ % 2 === 0 ? http : raw).send(batch),
+      close: async () => undefined,
+    };
+    const faults: string[] = [];
+    const loadEndsAt = Date.now() + o.seconds * 1000;
+    const ctx: FaultContext = {
+      stack,
+      broker,
+      mount,
+      rng: new Rng(o.seed ^ 0x5eed),
+      runId,
+      loadEndsAt,
+      log,
+      fault: (line) => {
+        faults.push(`${new Date().toISOString()} ${line}`);
+        log(`[fault] ${line}`);
+      },
+      poisonWithoutId: 0,
+      poisonIds: new Map(),
+      problems: [],
+    };
+    const batchSize = Math.max(10, Math.min(500, Math.round(o.rate / 10)));
+    const [sent] = await Promise.all([
+      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: o.seconds * 1000, batchSize, concurrency: 4 }),
+      scenario.inject(ctx),
+    ]);
+    log(`load done: ${sent} events acknowledged; waiting for every service to be ready, then the drain`);
+    for (const p of stack.procs.values()) await stack.waitReady(p, 180_000);
+    const audit = await auditWhenDrained(
+      { lakeRoot: stack.lakeRoot, brokers, dlqTopic: stack.topics.dlq, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) },
+      oracle,
+      o.drainTimeoutMs ?? 180_000,
+    );
+    const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(stack.lakeRoot))];
+    const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
+    // Poison must never crash a service.
+    if (scenario.name === 'poison') for (const [id, n] of Object.entries(restarts)) if (n > 0) problems.push(`${id} restarted ${n}× during poison input`);
+    return {
+      scenario: scenario.name,
+      what: scenario.what,
+      seed: o.seed,
+      seconds: o.seconds,
+      rate: o.rate,
+      eventsSent: sent,
+      faults,
+      restarts,
+      retries: { http: http.retries, raw: raw.retries },
+      problems,
+      audit,
+      passed: problems.length === 0 && audit.problems.length === 0,
+    };
+  } finally {
+    await Promise.all(senders.map((s) => s.close().catch(() => undefined)));
+    await stack?.close();
+    if (broker) await waitUntil('broker stop', () => (broker!.stop(), true), 60_000).catch(() => undefined);
+    mount?.unmount();
+    if (!o.keep) rmSync(o.workDir, { recursive: true, force: true });
+  }
+}

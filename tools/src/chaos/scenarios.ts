@@ -1,0 +1,244 @@
+import { spawnSync } from 'node:child_process';
+import { HEADERS } from '@sluice/contracts';
+import { KafkaProducer } from '@sluice/kafka';
+import { LakeTable, LocalStorage } from '@sluice/lake';
+import * as path from 'node:path';
+import { readdirSync } from 'node:fs';
+import { DEMO_API_KEY, sleep, type OwnBroker, type Stack } from '../bench/stack';
+import type { Rng } from '../generator';
+import { poisonCorpus } from './poison';
+
+/** What a scenario's fault step can use while the load runs. */
+export interface FaultContext {
+  readonly stack: Stack;
+  readonly broker?: OwnBroker;
+  /** The mount point holding the lake, for storage scenarios. */
+  readonly mount?: LakeMount;
+  readonly rng: Rng;
+  readonly runId: string;
+  /** When the load ends, epoch ms; faults stop by then. */
+  readonly loadEndsAt: number;
+  readonly log: (line: string) => void;
+  /** Adds a line to the scenario's record of injected faults. */
+  readonly fault: (line: string) => void;
+  /** Counts poison records produced to raw that carry no event_id. */
+  poisonWithoutId: number;
+  /** Poison records produced to raw with an event_id: each must be dead-lettered once (any reason). */
+  readonly poisonIds: Map<string, string>;
+  /** Findings that fail the scenario independently of the audit (a crash on poison, a corrupt table). */
+  readonly problems: string[];
+}
+
+/** A fault-injection scenario: the faults it injects while load runs; the audit follows. */
+export interface Scenario {
+  readonly name: string;
+  readonly what: string;
+  /** Needs a private broker (stops it). */
+  readonly ownBroker?: boolean;
+  /** Needs the lake on its own tmpfs mount (root, `mount` allowed). */
+  readonly mount?: { sizeMb: number };
+  readonly inject: (ctx: FaultContext) => Promise<void>;
+}
+
+/** A tmpfs mounted for the lake, resized or made read-only to fake a full or failing disk. */
+export class LakeMount {
+  constructor(
+    readonly dir: string,
+    private sizeMb: number,
+  ) {}
+
+  /** Mounts a tmpfs of `sizeMb` at `dir`. Throws a clear error where `mount` is not allowed. */
+  mount(): void {
+    run('mount', ['-t', 'tmpfs', '-o', `size=${this.sizeMb}m`, 'tmpfs', this.dir]);
+  }
+
+  /** Changes the size (shrinking below the used bytes makes the disk full at once). */
+  resize(sizeMb: number): void {
+    this.sizeMb = sizeMb;
+    run('mount', ['-o', `remount,size=${sizeMb}m`, this.dir]);
+  }
+
+  /** Read-only (every write fails with EROFS) or back to read-write. */
+  readOnly(on: boolean): void {
+    run('mount', ['-o', `remount,${on ? 'ro' : 'rw'}`, this.dir]);
+  }
+
+  /** Used bytes. */
+  usedMb(): number {
+    const r = spawnSync('df', ['-m', '--output=used', this.dir], { encoding: 'utf8' });
+    return Number(r.stdout.trim().split('\n').pop());
+  }
+
+  unmount(): void {
+    spawnSync('umount', ['-l', this.dir]);
+  }
+}
+
+function run(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`CHAOS_MOUNT_FAILED: ${cmd} ${args.join(' ')}: ${r.stderr.trim() || `exit ${r.status}`}`);
+}
+
+/** Sleeps until `ms` elapsed or the load ended; false when the load ended. */
+async function pause(ctx: FaultContext, ms: number): Promise<boolean> {
+  const left = ctx.loadEndsAt - Date.now();
+  await sleep(Math.max(0, Math.min(ms, left)));
+  return Date.now() < ctx.loadEndsAt;
+}
+
+/** Every table under the lake opens and its snapshot reads: no torn or corrupt commit. */
+export async function checkTablesOpen(lakeRoot: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const name of readdirSync(lakeRoot)) {
+    if (name.startsWith('.') || name === 'lost+found') continue;
+    try {
+      const t = await LakeTable.open(new LocalStorage(path.join(lakeRoot, name)));
+      await t.snapshot();
+    } catch (err) {
+      problems.push(`table ${name} does not open: ${(err as Error).message}`);
+    }
+  }
+  return problems;
+}
+
+const KILLABLE = ['ingest', 'validate', 'merge-compaction', 'query-api'] as const;
+
+/** The scenarios by name. */
+export const SCENARIOS: Record<string, Scenario> = {
+  kill: {
+    name: 'kill',
+    what: 'SIGKILL a random service at a random moment (every 2–6 s) for the whole load; the supervisor restarts it',
+    async inject(ctx) {
+      while (await pause(ctx, 2000 + ctx.rng.int(4000))) {
+        const id = ctx.rng.pick(KILLABLE);
+        const p = ctx.stack.get(id);
+        if (p.pid === 0) continue; // still restarting from the previous kill
+        ctx.fault(`SIGKILL ${id} at +${Math.round((Date.now() - (ctx.loadEndsAt - 0)) / 1000)}s`);
+        ctx.stack.kill(id, 'SIGKILL');
+      }
+    },
+  },
+
+  broker: {
+    name: 'broker',
+    what: 'stop the (private) broker for 10–20 s during load, start it again; twice',
+    ownBroker: true,
+    async inject(ctx) {
+      const broker = ctx.broker!;
+      for (let round = 0; round < 2; round++) {
+        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
+        const down = 10_000 + ctx.rng.int(10_000);
+        ctx.fault(`broker stopped for ${down} ms`);
+        broker.stop();
+        await sleep(down);
+        broker.start();
+        ctx.fault('broker started');
+      }
+    },
+  },
+
+  'storage-fail': {
+    name: 'storage-fail',
+    what: 'lake filesystem read-only (every write fails with EROFS) for 15 s, twice',
+    mount: { sizeMb: 2048 },
+    async inject(ctx) {
+      for (let round = 0; round < 2; round++) {
+        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
+        ctx.fault('lake read-only for 15 s');
+        ctx.mount!.readOnly(true);
+        await sleep(15_000);
+        ctx.mount!.readOnly(false);
+        ctx.fault('lake writable again');
+      }
+    },
+  },
+
+  'storage-slow': {
+    name: 'storage-slow',
+    what: 'slow writer: merge-compaction frozen (SIGSTOP) 400 ms of every 500 ms for 20 s — every lake operation takes 5× longer (no storage-latency option exists in the service)',
+    async inject(ctx) {
+      if (!(await pause(ctx, 5000))) return;
+      ctx.fault('merge-compaction at 20% speed for 20 s');
+      const until = Date.now() + 20_000;
+      while (Date.now() < until) {
+        const pid = ctx.stack.get('merge-compaction').pid;
+        if (pid > 0) process.kill(pid, 'SIGSTOP');
+        await sleep(400);
+        if (pid > 0) process.kill(pid, 'SIGCONT');
+        await sleep(100);
+      }
+      ctx.fault('merge-compaction at full speed');
+    },
+  },
+
+  'disk-full': {
+    name: 'disk-full',
+    what: 'lake on a tmpfs shrunk to what is used + 2 MB (disk full) for 20 s, then grown back',
+    mount: { sizeMb: 2048 },
+    async inject(ctx) {
+      if (!(await pause(ctx, 8000))) return;
+      const full = ctx.mount!.usedMb() + 2;
+      ctx.fault(`lake filesystem shrunk to ${full} MB (full)`);
+      ctx.mount!.resize(full);
+      await sleep(20_000);
+      // While full: the tables must still open (a failed write never leaves a torn commit).
+      ctx.problems.push(...(await checkTablesOpen(ctx.stack.lakeRoot)));
+      const logs = ctx.stack.logText('merge-compaction');
+      if (!/ENOSPC|no space/i.test(logs)) ctx.problems.push('merge-compaction logged no ENOSPC / "no space" error while the disk was full');
+      ctx.mount!.resize(2048);
+      ctx.fault('lake filesystem back to 2048 MB');
+    },
+  },
+
+  poison: {
+    name: 'poison',
+    what: 'the hostile corpus through HTTP (each must get a 4xx, never a 5xx or 2xx) and straight into raw (each must reach the DLQ; nothing crashes)',
+    async inject(ctx) {
+      const corpus = poisonCorpus(`${ctx.runId}h`);
+      for (const p of corpus) {
+        const r = await fetch(`${ctx.stack.ingestUrl}/v1/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },
+          body: p.bytes,
+        }).catch((err: Error) => ({ status: 0, text: async () => err.message }));
+        const text = (await r.text()).slice(0, 200);
+        if (r.status < 400 || r.status >= 500) ctx.problems.push(`HTTP poison "${p.name}": status ${r.status} ${text}`);
+        else if (!/"code"\s*:\s*"[A-Z_]+"/.test(text)) ctx.problems.push(`HTTP poison "${p.name}": ${r.status} without a reason code: ${text}`);
+      }
+      ctx.fault(`${corpus.length} hostile HTTP requests`);
+      const producer = new KafkaProducer({ brokers: ctx.stack.options.brokers, clientId: 'sluice-chaos-poison' });
+      await producer.connect();
+      try {
+        const raw = poisonCorpus(`${ctx.runId}r`);
+        await producer.sendBatch(raw.map((p) => ({ topic: ctx.stack.topics.raw, key: p.id ?? p.name, value: p.bytes, headers: { [HEADERS.producer]: 'chaos-poison' } })));
+        // A record without a value (a Kafka tombstone) too.
+        await producer.send({ topic: ctx.stack.topics.raw, key: 'null-value', value: null });
+        ctx.poisonWithoutId += raw.filter((p) => !p.id).length + 1;
+        for (const p of raw) if (p.id) ctx.poisonIds.set(p.id, p.name);
+        ctx.fault(`${raw.length + 1} hostile records produced to raw`);
+      } finally {
+        await producer.close();
+      }
+    },
+  },
+
+  scale: {
+    name: 'scale',
+    what: 'scale validate 1 → 3 → 1 and add/remove a tier-1-only merge-compaction instance during load (rebalances)',
+    async inject(ctx) {
+      if (!(await pause(ctx, 4000))) return;
+      await Promise.all([ctx.stack.start('validate', 1), ctx.stack.start('validate', 2)]);
+      ctx.fault('validate scaled to 3');
+      if (!(await pause(ctx, 5000))) return;
+      await ctx.stack.start('merge-compaction', 1, 120_000, { SLUICE_ROLES: 'tier1' });
+      ctx.fault('merge-compaction tier-1 instance added');
+      if (!(await pause(ctx, 6000))) return;
+      await ctx.stack.stop('validate-2');
+      await ctx.stack.stop('merge-compaction-1');
+      ctx.fault('validate scaled to 2, merge-compaction back to 1');
+      if (!(await pause(ctx, 5000))) return;
+      await ctx.stack.stop('validate-1');
+      ctx.fault('validate scaled to 1');
+    },
+  },
+};
