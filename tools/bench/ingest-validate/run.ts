@@ -2,7 +2,8 @@
  * ingest + validate throughput benchmark. Each service runs as its own child process; this
  * process is the load generator (autocannon) and samples the services' CPU and RSS from /proc.
  *
- *   SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092 npx tsx tools/bench/ingest-validate/run.ts [--seconds 15] [--batch 1000] [--connections 8]
+ *   SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092 npx tsx --tsconfig tsconfig.base.json tools/bench/ingest-validate/run.ts \
+ *     [--seconds 15] [--batch 1000] [--connections 8] [--partitions 4] [--validate-batch 5000]
  *
  * Phase 1: autocannon POSTs NDJSON batches to ingest for --seconds; events/s = 2xx × batch.
  * Phase 2: validate (transactions on) drains what phase 1 wrote; events/s from the committed
@@ -16,9 +17,7 @@ import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '@sluice/kafka';
 import { watchProcess } from './proc-stats';
 
-// autocannon ships no types; the part used here is small.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<{
+type Autocannon = (opts: Record<string, unknown>) => Promise<{
   requests: { average: number; total: number };
   latency: { p50: number; p90: number; p99: number; max: number; average: number };
   non2xx: number;
@@ -26,6 +25,8 @@ const autocannon = require('autocannon') as (opts: Record<string, unknown>) => P
   timeouts: number;
   statusCodeStats?: Record<string, { count: number }>;
 }>;
+// autocannon ships no types; the part used here is small.
+const loadAutocannon = async (): Promise<Autocannon> => ((await import('autocannon')) as unknown as { default: Autocannon }).default;
 
 const ROOT = path.resolve(__dirname, '../../..');
 const { values } = parseArgs({
@@ -34,12 +35,14 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '1000' },
     connections: { type: 'string', default: '8' },
     partitions: { type: 'string', default: '4' },
+    'validate-batch': { type: 'string', default: '5000' },
   },
 });
 const SECONDS = Number(values.seconds);
 const BATCH = Number(values.batch);
 const CONNECTIONS = Number(values.connections);
 const PARTITIONS = Number(values.partitions);
+const VALIDATE_BATCH = Number(values['validate-batch']);
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '';
 if (!brokers) throw new Error('set SLUICE_TEST_KAFKA_BROKERS (e.g. 127.0.0.1:19092)');
 
@@ -88,7 +91,10 @@ function start(main: string, env: Record<string, string>): { proc: ChildProcess;
 function baselineJsonParse(body: string[]): number {
   const started = performance.now();
   let n = 0;
-  while (performance.now() - started < 2000) for (const line of body) (JSON.parse(line), n++);
+  while (performance.now() - started < 2000) {
+    for (const line of body) JSON.parse(line);
+    n += body.length;
+  }
   return n / ((performance.now() - started) / 1000);
 }
 
@@ -112,6 +118,7 @@ async function main(): Promise<void> {
   });
   const address = await findIngestAddress(ingest);
   const ingestStats = watchProcess(ingest.proc.pid!);
+  const autocannon = await loadAutocannon();
   const result = await autocannon({
     url: `${address}/v1/events`,
     method: 'POST',
@@ -140,6 +147,7 @@ async function main(): Promise<void> {
     VALIDATE_VALID_TOPIC_PREFIX: prefix,
     OPS_PORT: '0',
     LOG_LEVEL: 'info',
+    VALIDATE_MAX_BATCH_MESSAGES: String(VALIDATE_BATCH),
   });
   await validate.waitFor(/validate running/);
   const validateStats = watchProcess(validate.proc.pid!);
@@ -168,7 +176,7 @@ async function main(): Promise<void> {
   const report = {
     when: new Date().toISOString(),
     loadavg: (await import('node:os')).loadavg().map((l) => l.toFixed(1)),
-    settings: { seconds: SECONDS, batch: BATCH, connections: CONNECTIONS, partitions: PARTITIONS, bodyBytes: Buffer.byteLength(body) },
+    settings: { seconds: SECONDS, batch: BATCH, connections: CONNECTIONS, partitions: PARTITIONS, validateBatch: VALIDATE_BATCH, bodyBytes: Buffer.byteLength(body) },
     baseline: { jsonParsePerSecondOneCore: Math.round(baseline) },
     ingest: {
       requests: result.requests.total,
