@@ -6,6 +6,7 @@ import { queryError } from './errors';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake/lake-port';
 import { SnapshotTracker } from './lake/snapshots';
 import { Limiter } from './limits/limiter';
+import { DlqMetricsSource } from './pipeline/dlq-metrics';
 import { QueryService } from './query/query-service';
 
 // HTTP-layer tests: a table held in memory stands in for the lake so every error path can be
@@ -73,7 +74,7 @@ function snapshotOf(table: string, version: number): TableSnapshot {
 const DASH = 'dashboard-token-0123456789';
 const ADMIN = 'admin-token-0123456789abcd';
 
-async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean; lookups?: AppDeps['lookups'] } = {}) {
+async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean; lookups?: AppDeps['lookups']; dlqMetrics?: AppDeps['dlqMetrics'] } = {}) {
   const lake = new MemoryLake();
   lake.versions = [snapshotOf('orders_silver', 0), snapshotOf('orders_silver', 1)];
   const tracker = new SnapshotTracker(lake, 0);
@@ -92,6 +93,7 @@ async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?:
     ]),
     lookups: opts.lookups ?? { orders_silver: { keyColumns: ['order_id'], separator: '|', bucket: { column: 'bucket', bucketOf: () => 2 } } },
     dashboard: { refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
+    dlqMetrics: opts.dlqMetrics,
     isReady: () => opts.ready ?? true,
     metrics: async () => '# HELP x\n',
     bodyLimit: 64 * 1024,
@@ -234,6 +236,19 @@ describe('query-api HTTP', () => {
     const bad = await app.inject({ url: '/v1/tables/orders_silver/entities/o1', headers: { authorization: `Bearer ${DASH}` } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.code).toBe('QUERY_VALUE_INVALID');
+  });
+
+  it('/v1/pipeline/dlq: token needed, 404 when not configured, 503 + Retry-After when validate does not answer', async () => {
+    expect((await app.inject({ url: '/v1/pipeline/dlq' })).json().error.code).toBe('QUERY_AUTH_MISSING');
+    const none = await app.inject({ url: '/v1/pipeline/dlq', headers: { authorization: `Bearer ${DASH}` } });
+    expect([none.statusCode, none.json().error.code]).toEqual([404, 'QUERY_ROUTE_UNKNOWN']);
+    await app.close();
+    // Port 9 (discard) on loopback: nothing listens there, the connection is refused at once.
+    ({ app, lake } = await setup({ dlqMetrics: new DlqMetricsSource(['http://127.0.0.1:9/metrics'], 500) }));
+    const down = await app.inject({ url: '/v1/pipeline/dlq', headers: { authorization: `Bearer ${DASH}` } });
+    expect(down.statusCode).toBe(503);
+    expect(down.headers['retry-after']).toBe('5');
+    expect(down.json().error).toMatchObject({ code: 'QUERY_UPSTREAM_UNAVAILABLE', retryable: true, details: { sources: [{ url: 'http://127.0.0.1:9/metrics', ok: false }] } });
   });
 
   it('/readyz answers 503 while not ready', async () => {

@@ -5,7 +5,9 @@ import type { TokenAuth } from './auth/tokens';
 import { queryError } from './errors';
 import { errorHandler } from './http/errors-http';
 import type { EntityLookup, QueryService } from './query/query-service';
+import type { DlqMetricsSource } from './pipeline/dlq-metrics';
 import { registerAuth } from './routes/auth-hook';
+import { pipelineRoutes } from './routes/pipeline';
 import { type DashboardSettings, dashboardRoutes } from './routes/dashboard';
 import { tableRoutes } from './routes/tables';
 
@@ -16,6 +18,8 @@ export interface AppDeps {
   /** Entity-key lookups by table name; tables without one answer QUERY_LOOKUP_UNSUPPORTED. */
   lookups: Record<string, EntityLookup>;
   dashboard: DashboardSettings;
+  /** validate's DLQ counters for `/v1/pipeline/dlq` and the dashboard, when configured. */
+  dlqMetrics?: DlqMetricsSource;
   /** False while starting or draining: /readyz answers 503. */
   isReady: () => boolean;
   /** Prometheus exposition text, when telemetry is wired. */
@@ -81,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   tableRoutes(app, deps.service, deps.lookups);
+  pipelineRoutes(app, deps.dlqMetrics);
   dashboardRoutes(app, deps.dashboard);
   return app;
 }

@@ -9,6 +9,7 @@ import { ResultCache } from './cache/result-cache';
 import { type QueryApiConfig, configSchema, loadQueryApiConfig } from './config';
 import { LakeAdapter } from './lake/lake-adapter';
 import { SnapshotTracker } from './lake/snapshots';
+import { DlqMetricsSource } from './pipeline/dlq-metrics';
 import { Limiter } from './limits/limiter';
 import { type EntityLookup, QueryService } from './query/query-service';
 
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     },
   );
 
+  const dlqUrls = config.dlqMetricsUrls.split(',').map((u) => u.trim()).filter((u) => u.length > 0);
   let ready = false;
   const app = await buildApp({
     service,
@@ -54,8 +56,9 @@ async function main(): Promise<void> {
       freshnessTables: [],
       throughput: { table: config.dashboardThroughputTable, timeColumn: 'event_time' },
       orders: { table: config.dashboardOrdersTable, statusColumn: 'status', timeColumn: 'event_time' },
-      dlq: config.dashboardDlqTable ? { table: config.dashboardDlqTable, reasonColumn: 'reason', timeColumn: 'event_time' } : undefined,
+      dlqMetrics: dlqUrls.length > 0,
     },
+    dlqMetrics: dlqUrls.length > 0 ? new DlqMetricsSource(dlqUrls) : undefined,
     isReady: () => ready,
     metrics: () => telemetry.metricsText(),
     onResponse: httpMetricsHook(telemetry.metrics),

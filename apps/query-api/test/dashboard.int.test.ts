@@ -5,6 +5,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LakeTable, LocalStorage } from '@sluice/lake';
+import { type OpsServer, type Telemetry, createTelemetry, startOpsServer } from '@sluice/telemetry';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { TOKEN, type TestApp, createOrders, orderRow, query, startApp, tempDir } from './support';
 
@@ -18,6 +19,8 @@ describe('dashboard page in headless Chromium', () => {
   let context: BrowserContext;
   let page: Page;
   let profile: string;
+  let validate: Telemetry;
+  let ops: OpsServer;
 
   beforeAll(async () => {
     await fs.access(CHROMIUM).catch(() => {
@@ -28,16 +31,14 @@ describe('dashboard page in headless Chromium', () => {
     await silver.merge({ source: { rows: Array.from({ length: 600 }, (_, i) => orderRow(i)) }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 600 }] });
     const bronze = await createOrders(root, 'bronze_orders');
     await bronze.append({ rows: Array.from({ length: 600 }, (_, i) => orderRow(i)) });
-    const dlq = await LakeTable.create(new LocalStorage(path.join(root, 'dlq')), {
-      columns: [
-        { name: 'reason', type: 'string' },
-        { name: 'event_time', type: 'timestamp' },
-      ],
-    });
-    const dlqRows = [...Array(5).fill('DECODE_SCHEMA_MISMATCH'), ...Array(2).fill('RULE_RANGE')].map((reason, i) => ({ reason, event_time: orderRow(500 + i).event_time }));
-    await dlq.append({ rows: dlqRows });
+    // validate's real telemetry and ops server: the DLQ panel reads its counters.
+    validate = createTelemetry({ service: 'validate', logLevel: 'error', subscribeChannels: false });
+    ops = await startOpsServer({ port: 0, metricsText: () => validate.metricsText() });
+    validate.metrics.dlqRecords.add(5, { reason: 'DECODE_SCHEMA_MISMATCH', contract: 'orders' });
+    validate.metrics.dlqRecords.add(2, { reason: 'RULE_RANGE', contract: 'orders' });
 
-    t = await startApp(root, ['silver_orders', 'bronze_orders', 'dlq'], {
+    t = await startApp(root, ['silver_orders', 'bronze_orders'], {
+      dlqMetricsUrls: [`http://127.0.0.1:${ops.port}/metrics`],
       refreshMs: 0,
       dashboard: {
         refreshMs: 400,
@@ -45,7 +46,7 @@ describe('dashboard page in headless Chromium', () => {
         buckets: 48, // 12 h: the window spans all the test data
         throughput: { table: 'bronze_orders', timeColumn: 'event_time' },
         orders: { table: 'silver_orders', statusColumn: 'status', timeColumn: 'event_time' },
-        dlq: { table: 'dlq', reasonColumn: 'reason', timeColumn: 'event_time' },
+        dlqMetrics: true,
       },
     });
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -61,6 +62,8 @@ describe('dashboard page in headless Chromium', () => {
   afterAll(async () => {
     await context?.close();
     await t?.close();
+    await ops?.close();
+    await validate?.shutdown();
     if (profile) await fs.rm(profile, { recursive: true, force: true });
   });
 
@@ -74,7 +77,7 @@ describe('dashboard page in headless Chromium', () => {
     await page.waitForFunction(() => Number(document.body.dataset.refreshes ?? 0) >= 1, undefined, { timeout: 20_000 });
     expect(page.url()).not.toContain(TOKEN); // the token leaves the address bar
     const freshness = await cellText('#freshness tbody td');
-    expect(freshness).toEqual(expect.arrayContaining(['silver_orders', 'bronze_orders', 'dlq', '600']));
+    expect(freshness).toEqual(expect.arrayContaining(['silver_orders', 'bronze_orders', '600']));
 
     // Orders by status in the chart window equal what the API answers for the same window.
     const expected = await query(t.app, 'silver_orders', { groupBy: ['status'], aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
@@ -85,6 +88,12 @@ describe('dashboard page in headless Chromium', () => {
     const dlq = await cellText('#dlq tbody td');
     expect(dlq.slice(0, 2)).toEqual(['DECODE_SCHEMA_MISMATCH', '5']);
     expect(dlq.slice(3, 5)).toEqual(['RULE_RANGE', '2']);
+    // A rate needs two readings; then new dead letters show as a positive rate.
+    validate.metrics.dlqRecords.add(30, { reason: 'RULE_RANGE', contract: 'orders' });
+    await page.waitForFunction(() => {
+      const row = Array.from(document.querySelectorAll('#dlq tbody tr')).find((tr) => tr.children[0]?.textContent === 'RULE_RANGE');
+      return row?.children[1]?.textContent === '32' && Number(row.children[2]?.textContent) > 0;
+    }, undefined, { timeout: 20_000 });
     expect(await page.textContent('#throughput-rate')).toMatch(/^\d+(\.\d+)? events\/s$/);
   }, 60_000);
 

@@ -11,6 +11,7 @@ import { TokenAuth } from '../src/auth/tokens';
 import { ResultCache } from '../src/cache/result-cache';
 import { LakeAdapter } from '../src/lake/lake-adapter';
 import { SnapshotTracker } from '../src/lake/snapshots';
+import { DlqMetricsSource } from '../src/pipeline/dlq-metrics';
 import { Limiter } from '../src/limits/limiter';
 import { QueryService, type QueryServiceOptions } from '../src/query/query-service';
 import type { DashboardSettings } from '../src/routes/dashboard';
@@ -90,6 +91,7 @@ export async function startApp(
     allowedDirectories?: string[];
     dashboard?: Partial<DashboardSettings>;
     telemetry?: Telemetry;
+    dlqMetricsUrls?: string[];
   } = {},
 ): Promise<TestApp> {
   // One locked DuckDB instance per test file (and root): instances are heavy and live until exit.
@@ -125,6 +127,7 @@ export async function startApp(
       freshnessTables: [],
       ...options.dashboard,
     },
+    dlqMetrics: options.dlqMetricsUrls ? new DlqMetricsSource(options.dlqMetricsUrls) : undefined,
     isReady: () => true,
     metrics: options.telemetry ? () => options.telemetry!.metricsText() : undefined,
     onResponse: options.telemetry ? httpMetricsHook(options.telemetry.metrics) : undefined,

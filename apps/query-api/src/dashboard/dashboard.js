@@ -91,22 +91,29 @@
     lineChart($('throughput-chart'), 600, 120, [{ name: 'events/s', color: COLORS[0], points: ans.rows.map((r, i) => [Date.parse(r.bucket), perSec[i]]) }]);
   }
 
-  async function drawDlq(fresh) {
-    const d = config.dlq;
-    if (!d || !fresh.has(d.table)) {
-      fill($('dlq'), []);
-      return void ($('dlq-note').textContent = 'no DLQ table configured');
-    }
-    const ans = await api('/v1/tables/' + encodeURIComponent(d.table) + '/query', {
-      groupBy: [d.reasonColumn],
-      aggregates: [{ fn: 'count', column: '*', as: 'records' }],
-      where: [windowFilter(d.timeColumn, fresh.get(d.table))],
-      orderBy: [{ column: 'records', dir: 'desc' }],
-      limit: 50,
-    });
-    const minutes = (INTERVAL_MS[config.interval] * config.buckets) / 60e3;
-    fill($('dlq'), ans.rows.map((r) => [[String(r[d.reasonColumn])], [String(r.records)], [(Number(r.records) / minutes).toFixed(2)]]));
-    $('dlq-note').textContent = ans.rows.length ? '' : 'no dead letters in the window';
+  let previousDlq;
+
+  // Rates from validate's cumulative counters: the change between two readings per minute.
+  async function drawDlqFromMetrics() {
+    const now = await api('/v1/pipeline/dlq');
+    const atMs = Date.parse(now.at);
+    const prev = previousDlq;
+    previousDlq = { atMs, reasons: now.reasons };
+    const minutes = prev ? Math.max(1e-3, (atMs - prev.atMs) / 60e3) : 0;
+    const reasons = Object.keys(now.reasons).sort((a, b) => now.reasons[b] - now.reasons[a]);
+    fill($('dlq'), reasons.map((r) => {
+      let delta = prev ? now.reasons[r] - (prev.reasons[r] || 0) : NaN;
+      if (delta < 0) delta = now.reasons[r]; // a validate instance restarted: its counter began again
+      return [[r], [String(now.reasons[r])], [prev ? (delta / minutes).toFixed(2) : '…']];
+    }));
+    const down = now.sources.filter((s) => !s.ok).length;
+    $('dlq-note').textContent = (reasons.length ? '' : 'no dead letters since validate started') + (down ? ' · ' + down + ' validate endpoint(s) not answering' : '');
+  }
+
+  async function drawDlq() {
+    if (config.dlqMetrics) return drawDlqFromMetrics();
+    fill($('dlq'), []);
+    $('dlq-note').textContent = 'no validate metrics endpoint configured (QUERY_API_DLQ_METRICS_URLS)';
   }
 
   async function drawOrders(fresh) {
@@ -183,7 +190,7 @@
   async function refresh() {
     try {
       const fresh = await drawFreshness();
-      await Promise.all([drawThroughput(fresh), drawDlq(fresh), drawOrders(fresh)]);
+      await Promise.all([drawThroughput(fresh), drawDlq(), drawOrders(fresh)]);
       ticks++;
       $('status').className = 'status';
       $('status').textContent = 'updated ' + new Date().toISOString().slice(11, 19) + 'Z · refresh #' + ticks;

@@ -16,8 +16,8 @@ export interface DashboardSettings {
   freshnessTables: string[];
   /** Events per bucket: a table with an event-time column (bronze). */
   throughput?: { table: string; timeColumn: string };
-  /** Dead-letter records by reason, when a DLQ table exists. */
-  dlq?: { table: string; reasonColumn: string; timeColumn: string };
+  /** Dead-letter rate by reason from validate's counters (`GET /v1/pipeline/dlq`). */
+  dlqMetrics?: boolean;
   /** Orders by status over time (silver or gold). */
   orders?: { table: string; statusColumn: string; timeColumn: string };
 }
