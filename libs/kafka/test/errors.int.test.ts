@@ -22,6 +22,21 @@ describe('error translation and events against real clients', () => {
     expect(err.details.operation).toBe('producer.connect');
   });
 
+  it('a consumer pointed at a dead broker fails connect with a typed retryable error', async () => {
+    const consumer = new BatchConsumer({ brokers: DEAD_BROKER, groupId: unique('g'), topics: ['x'] });
+    const err = (await consumer.connect(2_000).catch((e) => e)) as KafkaError;
+    await consumer.close();
+    expect(['KAFKA_BROKER_UNREACHABLE', 'KAFKA_TIMEOUT']).toContain(err.code);
+    expect(err.retryable).toBe(true);
+  });
+
+  it('an invalid subscription fails connect with KAFKA_INVALID_CONFIG and leaves no client running', async () => {
+    const consumer = new BatchConsumer({ brokers, groupId: unique('g'), topics: ['^[unclosed-regex'] });
+    await expect(consumer.connect()).rejects.toMatchObject({ code: 'KAFKA_INVALID_CONFIG', retryable: false });
+    await consumer.close();
+    expect(consumer.native.isConnected()).toBe(false);
+  });
+
   it('admin config requests to a dead broker fail with KAFKA_BROKER_UNREACHABLE', async () => {
     const admin = new KafkaAdmin({ brokers: DEAD_BROKER, requestTimeoutMs: 2_000 });
     try {

@@ -109,6 +109,8 @@ export class BatchConsumer {
       (this.native as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(v: boolean): void }).setDefaultIsTimeoutOnlyForFirstMessage(true);
       this.native.subscribe([...this.options.topics]);
     } catch (err) {
+      // Connected but could not subscribe: release the native handle, or the process never exits.
+      if (this.native.isConnected()) await callback((done) => this.native.disconnect((e) => done(e))).catch(() => undefined);
       throw translateKafkaError(err, { operation: 'consumer.connect', topic: this.options.topics.join(',') });
     }
     this.connected = true;
