@@ -143,7 +143,10 @@ export class AvroDecoder {
     }
   }
 
-  /** Teaches the decoder a registry schema id and the writer schema it stands for. */
+  /**
+   * Teaches the decoder a registry schema id and the writer schema it stands for. Throws when
+   * the schema is not valid Avro or the contract's latest schema cannot resolve it.
+   */
   addSchemaId(schemaId: number, contract: AnyContract, writerSchema: AvroSchema | object | string): void {
     const schema = typeof writerSchema === 'string' ? (JSON.parse(writerSchema) as object) : writerSchema;
     this.byId.set(schemaId, this.writer(contract, schema));

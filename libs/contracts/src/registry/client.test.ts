@@ -1,4 +1,7 @@
+import { AvroDecoder } from '../avro/codec';
+import { CONTRACTS, ORDERS_V2 } from '../contracts';
 import { createRegistryClient, RegistryError, type FetchLike } from './client';
+import { learnSchemaId } from './contracts';
 
 // Unit tests of the client's own logic (retry, backoff, error mapping, caching) with a scripted
 // fetch. The real-registry behaviour is tested in test/registry.int.test.ts.
@@ -87,5 +90,27 @@ describe('registry client', () => {
   it('keeps code and retryable through JSON', () => {
     const json = JSON.parse(JSON.stringify(new RegistryError('REGISTRY_TIMEOUT', 'slow', { retryable: true })));
     expect(json).toMatchObject({ code: 'REGISTRY_TIMEOUT', retryable: true, message: 'slow' });
+  });
+});
+
+describe('learnSchemaId', () => {
+  const answering = (schema: unknown): FetchLike => async () => ({ status: 200, text: async () => JSON.stringify({ schema: JSON.stringify(schema) }) });
+
+  it('teaches the decoder a known contract schema', async () => {
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    const contract = await learnSchemaId(decoder, createRegistryClient({ url: 'http://r', fetch: answering(ORDERS_V2) }), 5);
+    expect(contract.name).toBe('orders');
+    expect(decoder.knowsSchemaId(5)).toBe(true);
+  });
+
+  it('refuses a schema of no known contract, and one the reader cannot resolve', async () => {
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    await expect(learnSchemaId(decoder, createRegistryClient({ url: 'http://r', fetch: answering({ type: 'record', name: 'x.Y', fields: [] }) }), 6)).rejects.toMatchObject({
+      code: 'REGISTRY_SCHEMA_NOT_FOUND',
+    });
+    const retyped = JSON.parse(JSON.stringify(ORDERS_V2)) as { fields: { name: string; type: unknown }[] };
+    retyped.fields.find((f) => f.name === 'order_id')!.type = 'int';
+    await expect(learnSchemaId(decoder, createRegistryClient({ url: 'http://r', fetch: answering(retyped) }), 7)).rejects.toMatchObject({ code: 'REGISTRY_SCHEMA_INVALID' });
+    expect(decoder.knowsSchemaId(7)).toBe(false);
   });
 });

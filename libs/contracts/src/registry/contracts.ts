@@ -35,12 +35,19 @@ export function contractForSchema(schema: string | object): AnyContract | undefi
 /**
  * Fetches the writer schema of a Confluent schema id from the registry and teaches it to the
  * decoder, so the next `decode` of such bytes succeeds. Call it on `AVRO_WRITER_UNKNOWN`.
- * Throws REGISTRY_SCHEMA_NOT_FOUND when the schema belongs to no known contract.
+ * Throws REGISTRY_SCHEMA_NOT_FOUND when the schema belongs to no known contract, and
+ * REGISTRY_SCHEMA_INVALID when the contract's latest schema cannot read data written with it.
  */
 export async function learnSchemaId(decoder: AvroDecoder, client: RegistryClient, id: number): Promise<AnyContract> {
   const schema = await client.getSchemaById(id);
   const contract = contractForSchema(schema);
   if (contract === undefined) throw new RegistryError('REGISTRY_SCHEMA_NOT_FOUND', `schema id ${id} is not the schema of any known contract`);
-  decoder.addSchemaId(id, contract, schema);
+  try {
+    decoder.addSchemaId(id, contract, schema);
+  } catch (err) {
+    // The registry holds a schema under this contract's name that the latest reader cannot
+    // resolve (or that is not valid Avro): events written with it cannot be read.
+    throw new RegistryError('REGISTRY_SCHEMA_INVALID', `schema id ${id} cannot be read as ${contract.name}: ${(err as Error).message}`, { cause: err });
+  }
   return contract;
 }
