@@ -91,14 +91,16 @@
     lineChart($('throughput-chart'), 600, 120, [{ name: 'events/s', color: COLORS[0], points: ans.rows.map((r, i) => [Date.parse(r.bucket), perSec[i]]) }]);
   }
 
-  let previousDlq;
+  const DLQ_WINDOW_MS = 5 * 60e3;
+  const dlqReadings = [];
 
-  // Rates from validate's cumulative counters: the change between two readings per minute.
+  // Rates from validate's cumulative counters: the change over the last five minutes of readings.
   async function drawDlqFromMetrics() {
     const now = await api('/v1/pipeline/dlq');
     const atMs = Date.parse(now.at);
-    const prev = previousDlq;
-    previousDlq = { atMs, reasons: now.reasons };
+    dlqReadings.push({ atMs, reasons: now.reasons });
+    while (dlqReadings.length > 2 && atMs - dlqReadings[1].atMs >= DLQ_WINDOW_MS) dlqReadings.shift();
+    const prev = dlqReadings.length > 1 ? dlqReadings[0] : undefined;
     const minutes = prev ? Math.max(1e-3, (atMs - prev.atMs) / 60e3) : 0;
     const reasons = Object.keys(now.reasons).sort((a, b) => now.reasons[b] - now.reasons[a]);
     fill($('dlq'), reasons.map((r) => {
@@ -155,10 +157,10 @@
     svg.replaceChildren();
     const pts = series.flatMap((s) => s.points);
     if (!pts.length) return;
-    const pad = 24;
+    const pad = 40;
     const x0 = Math.min(...pts.map((p) => p[0]));
     const x1 = Math.max(...pts.map((p) => p[0]));
-    const y1 = Math.max(1, ...pts.map((p) => p[1]));
+    const y1 = Math.max(...pts.map((p) => p[1])) || 1;
     const sx = (x) => pad + ((x - x0) / Math.max(1, x1 - x0)) * (w - 2 * pad);
     const sy = (y) => h - pad - (y / y1) * (h - 2 * pad);
     const axis = document.createElementNS(svgNs, 'path');
