@@ -56,6 +56,16 @@ describe('framings', () => {
     expect(() => encodeConfluent(-1, ORDERS_V2, validOrder())).toThrow(RangeError);
   });
 
+  it('encodes values larger than the scratch buffer, and later small ones correctly', () => {
+    const schema = { type: 'record', name: 'test.Big', fields: [{ name: 's', type: 'string' }] } as const;
+    const big = 'x'.repeat(300_000);
+    const bytes = encodeSingleObject(schema, { s: big });
+    expect(avroTypeOf(schema).fromBuffer(bytes.subarray(10))).toEqual({ s: big });
+    const small = encodeConfluent(3, schema, { s: 'y' });
+    expect(avroTypeOf(schema).fromBuffer(small.subarray(5))).toEqual({ s: 'y' });
+    expect(small.length).toBe(5 + 2);
+  });
+
   it('recognises neither framing in JSON text', () => {
     expect(readFraming(new TextEncoder().encode('{"a":1}'))).toBeUndefined();
   });
