@@ -182,16 +182,16 @@ function checkEvent(
   const declared = body.schema_version;
   let version = alreadyLatest ? contract.latest : contract.versions.find((v) => v.version === declared);
   if (version === undefined) {
-    if (declared !== undefined && typeof declared !== 'number') {
-      // the checker below reports the type mismatch
-    } else if (declared !== undefined) {
+    // A non-number schema_version is reported by the checker as a type mismatch; a number that
+    // names no version is reported here. Missing: the checker reports the missing field.
+    if (typeof declared === 'number') {
       issues.push(issue('SCHEMA_VERSION_UNKNOWN', '/schema_version', `${contract.name} has versions ${contract.versions.map((v) => v.version).join(', ')}, not ${declared}`));
     }
     version = contract.latest; // check against the latest anyway, to report every other issue
   }
   const event = checkerFor(contract, version.schema, mode)(body, '', issues) as Record<string, unknown> | undefined;
   if (event !== undefined) envelopeChecks(contract, event, issues, options.now ?? Date.now(), limits);
-  keyIssuesFirst(contract, issues);
+  reportMissingKeysAsKeyIssues(contract, issues);
   if (issues.length === 0 && event !== undefined) {
     for (const check of contract.checks) issues.push(...check(event));
   }
@@ -231,7 +231,7 @@ function envelopeChecks(contract: AnyContract, event: Record<string, unknown>, i
 }
 
 /** A missing key field is reported as RULE_KEY_MISSING, the code producers and dashboards look for. */
-function keyIssuesFirst(contract: AnyContract, issues: Issue[]): void {
+function reportMissingKeysAsKeyIssues(contract: AnyContract, issues: Issue[]): void {
   for (let i = 0; i < issues.length; i++) {
     const it = issues[i];
     if (it.code === 'EVENT_FIELD_MISSING' && contract.keyFields.some((f) => it.path === `/${f}`)) {
