@@ -13,6 +13,8 @@ import { kafkaError, translateKafkaError } from '../errors';
 const API_DESCRIBE_CONFIGS = 32;
 const API_INCREMENTAL_ALTER_CONFIGS = 44;
 const RESOURCE_TOPIC = 2;
+// A config description of a few topics is kilobytes; anything near this is not a Kafka broker.
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** Where a config value comes from (Kafka `ConfigSource`). */
 export const CONFIG_SOURCES = [
@@ -129,6 +131,18 @@ async function request(options: WireOptions, apiKey: number, version: number, bo
   throw translateKafkaError(lastError ?? new Error('no broker'), { operation: 'admin.configs', brokers: options.brokers.join(',') });
 }
 
+/** Runs a response parser; a malformed response becomes a KafkaError, not a RangeError. */
+function parse<T>(operation: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw kafkaError('KAFKA_UNKNOWN', `${operation}: malformed response from broker (${(err as Error).message})`, {
+      cause: err,
+      details: { operation },
+    });
+  }
+}
+
 function requestOne(broker: string, options: WireOptions, apiKey: number, version: number, body: Buffer): Promise<Reader> {
   const colon = broker.lastIndexOf(':');
   const host = broker.slice(0, colon).replace(/^\[|\]$/g, '');
@@ -155,6 +169,7 @@ function requestOne(broker: string, options: WireOptions, apiKey: number, versio
       if (received < 4) return;
       const all = Buffer.concat(chunks);
       const length = all.readInt32BE(0);
+      if (length < 4 || length > MAX_RESPONSE_BYTES) return fail(new Error(`implausible response size ${length} from ${broker}`));
       if (all.length < 4 + length) return;
       socket.end();
       const reader = new Reader(all.subarray(4, 4 + length));
@@ -179,25 +194,27 @@ export async function describeTopicConfigs(
     .int8(0)
     .build();
   const r = await request(options, API_DESCRIBE_CONFIGS, 1, body);
-  r.int32(); // throttle_time_ms
   const out = new Map<string, Record<string, ConfigEntry>>();
-  const results = r.array((rr) => {
-    const errorCode = rr.int16();
-    const errorMessage = rr.string();
-    rr.int8();
-    const name = rr.string() ?? '';
-    const entries: Record<string, ConfigEntry> = {};
-    rr.array((cr) => {
-      const key = cr.string() ?? '';
-      const value = cr.string();
-      const readOnly = cr.bool();
-      const sourceId = cr.int8();
-      const sensitive = cr.bool();
-      cr.array((sr) => [sr.string(), sr.string(), sr.int8()]);
-      const source = CONFIG_SOURCES[sourceId] ?? 'UNKNOWN';
-      entries[key] = { value, source, isTopicOverride: source === 'DYNAMIC_TOPIC_CONFIG', readOnly, sensitive };
+  const results = parse('admin.describeTopicConfigs', () => {
+    r.int32(); // throttle_time_ms
+    return r.array((rr) => {
+      const errorCode = rr.int16();
+      const errorMessage = rr.string();
+      rr.int8();
+      const name = rr.string() ?? '';
+      const entries: Record<string, ConfigEntry> = {};
+      rr.array((cr) => {
+        const key = cr.string() ?? '';
+        const value = cr.string();
+        const readOnly = cr.bool();
+        const sourceId = cr.int8();
+        const sensitive = cr.bool();
+        cr.array((sr) => [sr.string(), sr.string(), sr.int8()]);
+        const source = CONFIG_SOURCES[sourceId] ?? 'UNKNOWN';
+        entries[key] = { value, source, isTopicOverride: source === 'DYNAMIC_TOPIC_CONFIG', readOnly, sensitive };
+      });
+      return { errorCode, errorMessage, name, entries };
     });
-    return { errorCode, errorMessage, name, entries };
   });
   for (const res of results) {
     if (res.errorCode !== 0) throw brokerError(res.errorCode, res.errorMessage, res.name, 'admin.describeTopicConfigs');
@@ -220,8 +237,10 @@ export async function alterTopicConfigs(options: WireOptions, topic: string, set
     .int8(0)
     .build();
   const r = await request(options, API_INCREMENTAL_ALTER_CONFIGS, 0, body);
-  r.int32();
-  const results = r.array((rr) => ({ errorCode: rr.int16(), errorMessage: rr.string(), type: rr.int8(), name: rr.string() ?? '' }));
+  const results = parse('admin.alterTopicConfigs', () => {
+    r.int32(); // throttle_time_ms
+    return r.array((rr) => ({ errorCode: rr.int16(), errorMessage: rr.string(), type: rr.int8(), name: rr.string() ?? '' }));
+  });
   if (results.length !== 1) throw kafkaError('KAFKA_UNKNOWN', `admin.alterTopicConfigs: expected 1 result, got ${results.length}`);
   const [res] = results;
   if (res.errorCode !== 0) throw brokerError(res.errorCode, res.errorMessage, topic, 'admin.alterTopicConfigs');

@@ -1,0 +1,117 @@
+// Hostile peers for the two wire requests: whatever comes back (or doesn't), the caller gets a
+// typed KafkaError, never a RangeError or a hang. Real-broker behaviour is covered by
+// test/admin.int.test.ts; these servers only play broken brokers.
+import net from 'node:net';
+import { SluiceError } from '@sluice/errors';
+import { alterTopicConfigs, describeTopicConfigs } from './config-protocol';
+
+type Behaviour = (socket: net.Socket, request: Buffer) => void;
+
+async function withServer(behaviour: Behaviour, run: (broker: string) => Promise<void>): Promise<void> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('data', (request) => behaviour(socket, request));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  try {
+    await run(`127.0.0.1:${port}`);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+function frame(correlationId: number, body: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeInt32BE(4 + body.length, 0);
+  head.writeInt32BE(correlationId, 4);
+  return Buffer.concat([head, body]);
+}
+
+const opts = (broker: string) => ({ brokers: [broker], clientId: 'test', timeoutMs: 500 });
+
+describe('config wire protocol against hostile peers', () => {
+  it('sends a well-formed DescribeConfigs v1 request', async () => {
+    let seen: Buffer | undefined;
+    await withServer(
+      (socket, request) => {
+        seen = request;
+        socket.destroy();
+      },
+      async (broker) => {
+        await describeTopicConfigs(opts(broker), ['orders']).catch(() => undefined);
+      },
+    );
+    const req = seen as Buffer;
+    expect(req.readInt32BE(0)).toBe(req.length - 4); // size prefix
+    expect(req.readInt16BE(4)).toBe(32); // api key DescribeConfigs
+    expect(req.readInt16BE(6)).toBe(1); // version
+    expect(req.readInt16BE(12)).toBe(4); // client id length
+    expect(req.toString('utf8', 14, 18)).toBe('test');
+    expect(req.readInt32BE(18)).toBe(1); // one resource
+    expect(req.readInt8(22)).toBe(2); // TOPIC
+    expect(req.readInt16BE(23)).toBe(6);
+    expect(req.toString('utf8', 25, 31)).toBe('orders');
+    expect(req.readInt32BE(31)).toBe(-1); // all keys
+  });
+
+  it('turns a truncated response into KAFKA_UNKNOWN (malformed), not a RangeError', async () => {
+    await withServer(
+      (socket) => socket.end(frame(1, Buffer.from([0, 0, 0, 0, 0, 0, 0, 1, 0]))),
+      async (broker) => {
+        const err = await describeTopicConfigs(opts(broker), ['x']).catch((e) => e);
+        expect(err).toBeInstanceOf(SluiceError);
+        expect(err).toMatchObject({ code: 'KAFKA_UNKNOWN', message: expect.stringContaining('malformed') });
+      },
+    );
+  });
+
+  it('rejects an implausible response size as an unreachable broker', async () => {
+    await withServer(
+      (socket) => socket.write(Buffer.from([0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1])),
+      async (broker) => {
+        await expect(describeTopicConfigs(opts(broker), ['x'])).rejects.toMatchObject({ code: 'KAFKA_BROKER_UNREACHABLE', retryable: true });
+      },
+    );
+  });
+
+  it('maps a peer that hangs up or never answers to retryable errors', async () => {
+    await withServer(
+      (socket) => socket.destroy(),
+      async (broker) => {
+        await expect(alterTopicConfigs(opts(broker), 'x', { 'retention.ms': '1' })).rejects.toMatchObject({ code: 'KAFKA_BROKER_UNREACHABLE', retryable: true });
+      },
+    );
+    await withServer(
+      () => undefined,
+      async (broker) => {
+        const started = Date.now();
+        await expect(describeTopicConfigs(opts(broker), ['x'])).rejects.toMatchObject({ retryable: true });
+        expect(Date.now() - started).toBeLessThan(5_000);
+      },
+    );
+  });
+
+  it('translates a broker error code in the response (3 = unknown topic)', async () => {
+    const name = Buffer.from('gone');
+    const body = Buffer.alloc(4 + 4 + 2 + 2 + 1 + 2 + name.length + 4);
+    let o = 0;
+    o = body.writeInt32BE(0, o); // throttle
+    o = body.writeInt32BE(1, o); // one result
+    o = body.writeInt16BE(3, o); // UNKNOWN_TOPIC_OR_PARTITION
+    o = body.writeInt16BE(-1, o); // null message
+    o = body.writeInt8(2, o);
+    o = body.writeInt16BE(name.length, o);
+    o += name.copy(body, o);
+    body.writeInt32BE(0, o); // no configs
+    await withServer(
+      (socket) => socket.end(frame(1, body)),
+      async (broker) => {
+        await expect(describeTopicConfigs(opts(broker), ['gone'])).rejects.toMatchObject({ code: 'KAFKA_TOPIC_NOT_FOUND', details: { topic: 'gone' } });
+      },
+    );
+  });
+});
