@@ -113,7 +113,7 @@ export const SCENARIOS: Record<string, Scenario> = {
         const id = ctx.rng.pick(KILLABLE);
         const p = ctx.stack.get(id);
         if (p.pid === 0) continue; // still restarting from the previous kill
-        ctx.fault(`SIGKILL ${id} at +${Math.round((Date.now() - (ctx.loadEndsAt - 0)) / 1000)}s`);
+        ctx.fault(`SIGKILL ${id}`);
         ctx.stack.kill(id, 'SIGKILL');
       }
     },
