@@ -5,6 +5,7 @@ import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
 import { checkEvent, type AcceptedEvent, type RejectedEvent } from './events/check-event';
 import { HEADERS } from '@sluice/contracts';
+import { extractTraceContext, httpMetricsHook, injectTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
 import { replyError } from './http/reply-error';
 
 /** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
@@ -24,6 +25,8 @@ export interface IngestDeps {
   isReady?: () => boolean;
   clock?: () => number;
   logger?: FastifyBaseLogger;
+  /** Metrics (events in by outcome, HTTP latency) and a producer span per request, with its trace context in every record's headers. */
+  telemetry?: Pick<Telemetry, 'metrics' | 'withSpan'>;
 }
 
 /** The app plus the switch main.ts flips on SIGTERM. */
@@ -53,6 +56,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
   const keys = new ApiKeyStore(deps.apiKeys);
   const budget = new InFlightBudget(limits.maxInFlightBytes);
   const isReady = deps.isReady ?? (() => deps.publisher.isAvailable());
+  const metrics: SluiceMetrics | undefined = deps.telemetry?.metrics;
   let shuttingDown = false;
 
   const app = Fastify({
@@ -66,6 +70,8 @@ export function buildApp(deps: IngestDeps): IngestApp {
   app.removeAllContentTypeParsers();
   const asBuffer = (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body);
   app.addContentTypeParser(SUPPORTED_TYPES, { parseAs: 'buffer' }, asBuffer);
+
+  if (metrics) app.addHook('onResponse', httpMetricsHook(metrics));
 
   // While draining, tell keep-alive clients to reconnect elsewhere.
   app.addHook('onSend', async (_req, reply) => {
@@ -157,6 +163,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
         if (result.ok) accepted.push(result.accepted);
         else rejected.push(result.rejected);
       }
+      if (rejected.length > 0) metrics?.eventsIn.add(rejected.length, { outcome: 'rejected' });
       if (accepted.length === 0) {
         const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN');
         return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
@@ -173,11 +180,26 @@ export function buildApp(deps: IngestDeps): IngestApp {
         headers: { [HEADERS.producer]: principal.producer, [HEADERS.receivedAt]: receivedAt, [HEADERS.contract]: e.contract },
       }));
       if (!deps.publisher.hasCapacity(records.length)) {
+        metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
         return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { reason: 'the Kafka producer queue is full' });
       }
       try {
-        await deps.publisher.publish(deps.rawTopic, records);
+        if (deps.telemetry) {
+          // One producer span per request, continuing the caller's trace; every record carries it.
+          await deps.telemetry.withSpan(
+            'ingest publish',
+            async () => {
+              const trace = injectTraceHeaders({} as Record<string, string>);
+              for (const r of records) Object.assign(r.headers, trace);
+              await deps.publisher.publish(deps.rawTopic, records);
+            },
+            { parent: extractTraceContext(req.headers as Record<string, string>), kind: 'producer', attributes: { events: records.length } },
+          );
+        } else {
+          await deps.publisher.publish(deps.rawTopic, records);
+        }
       } catch (err) {
+        metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
         const code = (err as { code?: string }).code;
         const delivered = Number((err as { details?: { delivered?: unknown } }).details?.delivered ?? 0);
         req.log.warn({ code, events: records.length, delivered }, 'publish failed');
@@ -188,6 +210,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
           possiblyDelivered: delivered,
         }, { accepted: 0, rejected: rejected.length, errors: rejected });
       }
+      metrics?.eventsIn.add(accepted.length, { outcome: 'accepted' });
       return reply.code(rejected.length === 0 ? 200 : 207).send({ accepted: accepted.length, rejected: rejected.length, errors: rejected });
     },
   });

@@ -17,6 +17,7 @@ export const ingestConfigSchema = {
   maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { default: 512 * 1024, min: 64, max: 900_000, doc: 'per-event limit (raw topic message size)' }),
   maxDepth: int('INGEST_MAX_DEPTH', { default: 32, min: 2, max: 256, doc: 'nesting depth limit of one event' }),
   maxInFlightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { default: 256 * 1024 * 1024, min: 1024, doc: 'request bytes held at once before 429' }),
+  maxQueueMessages: int('INGEST_MAX_QUEUE_MESSAGES', { default: 100_000, min: 1, doc: 'producer queue bound; a request that does not fit gets 429' }),
   retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),
   deliveryTimeoutMs: int('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),
   shutdownTimeoutMs: int('INGEST_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),

@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const log = telemetry.logger;
   log.info({ config: describeConfig(ingestConfigSchema, config) }, 'ingest starting');
 
-  const ingest = await createIngest(config, log);
+  const ingest = await createIngest(config, log, telemetry);
   ingest.app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4').send(await telemetry.metricsText()));
   const address = await ingest.app.listen({ host: config.host, port: config.port });
   log.info({ address }, 'ingest listening');

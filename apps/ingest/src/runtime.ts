@@ -1,5 +1,5 @@
 import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
-import type { Logger } from '@sluice/telemetry';
+import type { Logger, Telemetry } from '@sluice/telemetry';
 import { buildApp, type IngestApp } from './app';
 import type { IngestConfig } from './config';
 import { KafkaPublisher } from './delivery/kafka-publisher';
@@ -15,12 +15,13 @@ export interface IngestRuntime extends IngestApp {
  * Connects the Kafka clients and builds the app (not listening yet). Used by main.ts and by the
  * integration tests, so both run the same wiring.
  */
-export async function createIngest(config: IngestConfig, logger?: Logger): Promise<IngestRuntime> {
+export async function createIngest(config: IngestConfig, logger?: Logger, telemetry?: Pick<Telemetry, 'metrics' | 'withSpan'>): Promise<IngestRuntime> {
   const rawTopic = config.rawTopic || RAW_TOPIC.name;
   const producer = new KafkaProducer({
     brokers: config.brokers,
     clientId: 'sluice-ingest',
     deliveryTimeoutMs: config.deliveryTimeoutMs,
+    maxQueueMessages: config.maxQueueMessages,
     lingerMs: 5,
   });
   const admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
@@ -47,6 +48,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger): Promi
     },
     retryAfterSeconds: config.retryAfterSeconds,
     logger,
+    telemetry,
   });
 
   let closing: Promise<void> | undefined;
