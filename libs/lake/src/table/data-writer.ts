@@ -61,14 +61,29 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
   try {
     const max = input.maxRowsPerFile ? Math.max(1, Math.floor(input.maxRowsPerFile)) : undefined;
     if (max !== undefined) {
-      // Chunking needs a sort; pay for it only when some partition is larger than one file.
+      // Chunking costs a pass (or a sort); pay for it only when some partition exceeds one file.
       const perPartition = `SELECT count(*) AS n FROM ${work}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''}`;
       const largest = (await conn.runAndReadAll(`SELECT max(n) FROM (${perPartition})`)).getRows()[0][0];
       if (Number(largest ?? 0) > max) {
-        const sort = input.sortBy?.length ? `ORDER BY ${input.sortBy.map(ident).join(', ')}` : '';
-        await conn.run(
-          `CREATE OR REPLACE TEMP TABLE ${work} AS SELECT * REPLACE ((row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort}) - 1) // ${max} AS __chunk) FROM ${work}`,
-        );
+        const sortField = input.sortBy?.length === 1 ? schema.fields.find((f) => f.name === input.sortBy![0]) : undefined;
+        if (sortField && ['long', 'integer', 'short', 'byte'].includes(sortField.type as string)) {
+          // Integer clustering column (a key hash): split each partition into equal-width value
+          // ranges, which keeps files narrow for stats pruning without sorting the rows.
+          const c = ident(sortField.name);
+          const on = pAliases.length ? pAliases.map((p) => `w.${p} IS NOT DISTINCT FROM ps.${p}`).join(' AND ') : 'true';
+          await conn.run(
+            `CREATE OR REPLACE TEMP TABLE ${work} AS
+             WITH ps AS (SELECT ${[...pAliases, 'count(*) AS n', `min(${c})::HUGEINT AS lo`, `max(${c})::HUGEINT AS hi`].join(', ')} FROM ${work}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''})
+             SELECT w.* REPLACE (CASE WHEN ps.n <= ${max} THEN 0
+               ELSE COALESCE(CAST(((w.${c}::HUGEINT - ps.lo) * CAST(ceil(ps.n / ${max}) AS HUGEINT)) // (ps.hi - ps.lo + 1) AS BIGINT), 0) END AS __chunk)
+             FROM ${work} w JOIN ps ON ${on}`,
+          );
+        } else {
+          const sort = input.sortBy?.length ? `ORDER BY ${input.sortBy.map(ident).join(', ')}` : '';
+          await conn.run(
+            `CREATE OR REPLACE TEMP TABLE ${work} AS SELECT * REPLACE ((row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort}) - 1) // ${max} AS __chunk) FROM ${work}`,
+          );
+        }
       }
     }
     const groups = await groupStats(conn, work, dataFields, pAliases, partitionColumns);
