@@ -103,6 +103,12 @@ export interface Contract<E = unknown> {
   };
   /** Silver buckets; a multiple of `topic.partitions`. */
   readonly buckets: number;
+  /**
+   * Partition columns of the tables: bronze by (`event_date`, `bucket`), silver by `bucket`,
+   * where `bucket` = `bucketOf(entityKey, buckets)` (murmur2, like Kafka's partitioner) and
+   * `event_date` is the UTC date of event_time. See `placementOf`.
+   */
+  readonly partitionColumns: { readonly bronze: readonly string[]; readonly silver: readonly string[] };
   readonly rules: readonly FieldRule[];
   /** Cross-field checks run after the field rules when the event is otherwise valid. */
   readonly checks: readonly ((event: E) => Issue[])[];

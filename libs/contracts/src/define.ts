@@ -1,7 +1,7 @@
 import type { AvroRecord } from './avro/schema';
 import type { AnyContract, CompatibilityLevel, Contract, FieldRule, GoldAggregate } from './contract';
 import type { Issue } from './reasons';
-import { SILVER_BUCKETS, goldTableName, tableName, validTopic } from './topics';
+import { BRONZE_PARTITION_COLUMNS, SILVER_BUCKETS, SILVER_PARTITION_COLUMNS, goldTableName, tableName, validTopic } from './topics';
 
 /** What a contract module states; {@link defineContract} derives topics, tables and subject. */
 export interface ContractDefinition<E> {
@@ -40,6 +40,7 @@ export function defineContract<E>(def: ContractDefinition<E>): Contract<E> {
     subject: `${topic.name}-value`,
     tables: { bronze: tableName('bronze', def.name), silver: tableName('silver', def.name) },
     buckets: SILVER_BUCKETS,
+    partitionColumns: { bronze: BRONZE_PARTITION_COLUMNS, silver: SILVER_PARTITION_COLUMNS },
     rules: def.rules,
     checks: def.checks ?? [],
     aggregates: (def.aggregates ?? []).map((a) => Object.freeze({ ...a, table: goldTableName(def.name, a.name) })),

@@ -9,6 +9,12 @@ export const VALID_TOPIC_PARTITIONS = 8;
 /** Silver buckets per table (a multiple of {@link VALID_TOPIC_PARTITIONS}). */
 export const SILVER_BUCKETS = 32;
 
+/** Partition columns of bronze tables: UTC event date, then silver bucket. */
+export const BRONZE_PARTITION_COLUMNS = Object.freeze(['event_date', 'bucket'] as const);
+
+/** Partition columns of silver tables: the murmur2 bucket of the entity key. */
+export const SILVER_PARTITION_COLUMNS = Object.freeze(['bucket'] as const);
+
 /** The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. */
 export const RAW_TOPIC: TopicSpec = Object.freeze({
   name: 'sluice.raw',

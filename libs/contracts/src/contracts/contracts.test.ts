@@ -44,6 +44,7 @@ describe.each(all)('contract %s', (name, contract) => {
     expect(contract.subject).toBe(`sluice.${name}.valid-value`);
     expect(contract.tables).toEqual({ bronze: `bronze_${name}`, silver: `silver_${name}` });
     expect(contract.buckets % contract.topic.partitions).toBe(0);
+    expect(contract.partitionColumns).toEqual({ bronze: ['event_date', 'bucket'], silver: ['bucket'] });
     expect(contractByName(name)).toBe(contract);
   });
 
