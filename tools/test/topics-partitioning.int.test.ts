@@ -12,7 +12,7 @@ function brokers(): string {
 }
 
 describe('valid-topic partitions and silver buckets agree with the broker', () => {
-  const admin = new KafkaAdmin({ brokers: brokers() });
+  const admin = new KafkaAdmin({ brokers: brokers(), requestTimeoutMs: 30_000 });
   const producer = new KafkaProducer({ brokers: brokers() });
   beforeAll(() => producer.connect());
   afterAll(async () => {

@@ -29,7 +29,7 @@ function testPlans(p: string): TopicPlan[] {
 }
 
 describe('topic provisioning against the broker', () => {
-  const admin = new KafkaAdmin({ brokers: brokers() });
+  const admin = new KafkaAdmin({ brokers: brokers(), requestTimeoutMs: 30_000 });
   afterAll(() => admin.close());
 
   it('creates missing topics with their settings, and a re-run is a no-op', async () => {
@@ -105,7 +105,7 @@ describe('topic provisioning against the broker', () => {
 
   it('CLI: creates the pipeline topics, --check passes, then fails with the drifted key', async () => {
     const p = prefix();
-    const cli = [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'tools/src/topics/cli.ts'), '--brokers', brokers(), '--prefix', p];
+    const cli = [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'tools/src/topics/cli.ts'), '--brokers', brokers(), '--prefix', p, '--timeout-ms', '30000'];
     const created = await run(cli[0], cli.slice(1), { cwd: ROOT });
     expect(created.stdout).toMatch(/^created\s+.*sluice\.raw/m);
     expect(created.stdout).toContain('ok: every topic matches the plan');

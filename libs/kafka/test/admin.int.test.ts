@@ -3,7 +3,7 @@ import { testBrokers, unique } from './helpers';
 
 describe('KafkaAdmin against the broker', () => {
   const brokers = testBrokers();
-  const admin = new KafkaAdmin({ brokers });
+  const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
   afterAll(() => admin.close());
 
   it('creates, lists, describes and deletes a topic', async () => {

@@ -3,7 +3,7 @@ import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique,
 
 describe('BatchConsumer against the broker', () => {
   const brokers = testBrokers();
-  const admin = new KafkaAdmin({ brokers });
+  const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
   const producer = new KafkaProducer({ brokers });
   const closers: Array<() => Promise<void>> = [];
 

@@ -48,7 +48,7 @@ describe('error translation and events against real clients', () => {
   });
 
   it('a message larger than the topic accepts fails with KAFKA_MESSAGE_TOO_LARGE (not retryable)', async () => {
-    const admin = new KafkaAdmin({ brokers });
+    const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
     const producer = new KafkaProducer({ brokers, compression: 'none' });
     try {
       await producer.connect();
@@ -63,7 +63,7 @@ describe('error translation and events against real clients', () => {
   });
 
   it('publishes produce, batch, assign and lag events on diagnostics channels', async () => {
-    const admin = new KafkaAdmin({ brokers });
+    const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
     const producer = new KafkaProducer({ brokers, clientId: 'events-test' });
     const seen: Record<string, object[]> = {};
     const listeners = Object.values(KAFKA_CHANNELS).map((name) => {

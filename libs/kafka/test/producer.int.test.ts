@@ -3,7 +3,7 @@ import { createTestTopic, pollCount, testBrokers, testConsumer } from './helpers
 
 describe('KafkaProducer against the broker', () => {
   const brokers = testBrokers();
-  const admin = new KafkaAdmin({ brokers });
+  const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
   const producer = new KafkaProducer({ brokers, clientId: 'producer-test', unknownTopicTimeoutMs: 1500 });
   const closers: Array<() => Promise<void>> = [];
 

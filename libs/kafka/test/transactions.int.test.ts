@@ -10,7 +10,7 @@ import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique,
 
 describe('Kafka transactions against the broker', () => {
   const brokers = testBrokers();
-  const admin = new KafkaAdmin({ brokers });
+  const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
   const closers: Array<() => Promise<void>> = [];
 
   afterAll(async () => {

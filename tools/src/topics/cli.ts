@@ -2,7 +2,7 @@
  * Topic provisioning CLI.
  *
  *   npx tsx tools/src/topics/cli.ts --brokers 127.0.0.1:9092 [--check | --apply]
- *       [--replication-factor 1] [--min-insync-replicas 1] [--prefix <name-prefix>] [--json]
+ *       [--replication-factor 1] [--min-insync-replicas 1] [--prefix <name-prefix>] [--timeout-ms 10000] [--json]
  *
  * Default: create missing topics, report drift (exit 1 if any). --check: change nothing, exit 1
  * on any difference (CI, readiness). --apply: also alter drifted configs to the plan.
@@ -32,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
         'replication-factor': { type: 'string' },
         'min-insync-replicas': { type: 'string' },
         prefix: { type: 'string' },
+        'timeout-ms': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
@@ -42,7 +43,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (values.help) {
-    process.stdout.write('usage: cli.ts --brokers host:port [--check | --apply] [--replication-factor n] [--min-insync-replicas n] [--prefix p] [--json]\n');
+    process.stdout.write('usage: cli.ts --brokers host:port [--check | --apply] [--replication-factor n] [--min-insync-replicas n] [--prefix p] [--timeout-ms n] [--json]\n');
     return 0;
   }
   if (!values.brokers) {
@@ -54,7 +55,9 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   let plans;
+  let timeoutMs: number;
   try {
+    timeoutMs = positiveInt('timeout-ms', values['timeout-ms'], 10_000);
     plans = planTopics(pipelineTopicSpecs(), {
       replicationFactor: positiveInt('replication-factor', values['replication-factor'], LOCAL_CLUSTER.replicationFactor),
       minInsyncReplicas: positiveInt('min-insync-replicas', values['min-insync-replicas'], LOCAL_CLUSTER.minInsyncReplicas),
@@ -64,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${(err as Error).message}\n`);
     return 2;
   }
-  const admin = new KafkaAdmin({ brokers: values.brokers, clientId: 'sluice-topics' });
+  const admin = new KafkaAdmin({ brokers: values.brokers, clientId: 'sluice-topics', requestTimeoutMs: timeoutMs });
   try {
     const report = await provisionTopics(admin, plans, { check: values.check, apply: values.apply });
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report).join('\n')}\n`);
