@@ -49,7 +49,7 @@ describe('readerBreaks', () => {
   });
 
   it('recognises a rename and suggests the alias', () => {
-    expect(messages(CANDIDATES.renameWithoutAlias, ORDERS_V2)).toContain('it looks renamed from "customer_id": add "aliases": ["customer_id"]');
+    expect(messages(CANDIDATES.renameWithoutAlias, ORDERS_V2)).toContain('it looks renamed from "customer_id": the reader needs "aliases": ["customer_id"] on "buyer_id"');
   });
 
   it('names the enum symbols a reader lacks', () => {

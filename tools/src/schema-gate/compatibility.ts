@@ -218,7 +218,7 @@ function checkRecord(
       path: fieldPath,
       message:
         renamedFrom !== undefined
-          ? `field "${fieldPath}" is not in the writer's schema and has no default — it looks renamed from "${renamedFrom.name}": add "aliases": ["${renamedFrom.name}"] to it (or give it a default)`
+          ? `field "${fieldPath}" is not in the writer's schema and has no default — it looks renamed from "${renamedFrom.name}": the reader needs "aliases": ["${renamedFrom.name}"] on "${field.name}" (readers already deployed cannot get one, so a rename is never FORWARD compatible: add the new field beside the old one, with a default)`
           : `field "${fieldPath}" is not in the writer's schema and has no default: the reader cannot fill it (give it a default, or keep it in the writer's schema)`,
     });
   }
