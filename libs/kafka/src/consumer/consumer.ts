@@ -24,13 +24,14 @@ interface RebalanceEvent {
 export function consumerProperties(options: ConsumerOptions): RdkafkaProperties {
   const o = { ...CONSUMER_DEFAULTS, ...options };
   return {
-    'isolation.level': o.isolationLevel,
     'auto.offset.reset': o.autoOffsetReset,
     'session.timeout.ms': o.sessionTimeoutMs,
     'max.poll.interval.ms': o.maxPollIntervalMs,
     'queued.max.messages.kbytes': o.maxPrefetchKbytes,
     ...baseProperties(options),
     'group.id': options.groupId,
+    // Chosen by the option only (the transactional processor forces read_committed).
+    'isolation.level': o.isolationLevel,
     // Invariants: offsets move only when the application says so.
     'enable.auto.commit': false,
     'enable.auto.offset.store': false,

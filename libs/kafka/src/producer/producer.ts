@@ -23,14 +23,18 @@ export function producerProperties(options: ProducerOptions): RdkafkaProperties 
     'message.timeout.ms': o.deliveryTimeoutMs,
     'topic.metadata.propagation.max.ms': o.unknownTopicTimeoutMs,
     ...baseProperties(options),
-    // Invariants: every ack means "on all in-sync replicas, once", and keys land where the
-    // Java client (and murmur2.ts, and the silver buckets) say they do.
-    acks: 'all',
-    'enable.idempotence': true,
-    partitioner: 'murmur2_random',
-    dr_cb: true,
+    ...PRODUCER_INVARIANTS,
   };
 }
+
+// Every ack means "on all in-sync replicas, once", and keys land where the Java client (and
+// murmur2.ts, and the silver buckets) say they do. Applied last, over any override.
+const PRODUCER_INVARIANTS = Object.freeze({
+  acks: 'all',
+  'enable.idempotence': true,
+  partitioner: 'murmur2_random',
+  dr_cb: true,
+});
 
 /**
  * Idempotent producer (acks=all). `send`/`sendBatch` resolve only once the broker acknowledged
@@ -47,10 +51,11 @@ export class KafkaProducer {
   private connected = false;
   private closing: Promise<void> | undefined;
 
+  /** `extra`: librdkafka properties a subclass adds (e.g. `transactional.id`); the invariants still win. */
   constructor(options: ProducerOptions, extra: RdkafkaProperties = {}) {
     this.clientId = options.clientId ?? 'sluice';
     this.queueCapacity = options.maxQueueMessages ?? PRODUCER_DEFAULTS.maxQueueMessages;
-    this.native = new Producer({ ...producerProperties(options), ...extra } as never);
+    this.native = new Producer({ ...producerProperties(options), ...extra, ...PRODUCER_INVARIANTS } as never);
     this.native.on('delivery-report', (err, report) => this.onDelivery(err, report));
     this.native.on('event.error', (err) => {
       const e = translateKafkaError(err, { operation: 'producer' });
