@@ -7,6 +7,7 @@ const t = topicsFor('crash');
 const TOTAL = 8000;
 const KILLS = 3;
 let validate: Child | undefined;
+let steady: Child | undefined;
 
 /**
  * True when validate has committed part, not all, of the input — or has a transaction open
@@ -25,9 +26,10 @@ async function isMidStream(admin: KafkaAdmin): Promise<boolean> {
 
 afterAll(async () => {
   await stopService(validate, 'SIGKILL');
+  await stopService(steady, 'SIGKILL');
 });
 
-it(`SIGKILL of validate ${KILLS} times mid-stream neither loses nor duplicates an event (read_committed)`, async () => {
+it(`two instances in one group; SIGKILL of one ${KILLS} times mid-stream neither loses nor duplicates an event (read_committed)`, async () => {
   await createTopics(brokers, [t.raw, t.dlq, ...Object.values(t.valid)]);
   const validIds = new Set<string>();
   const invalidIds = new Set<string>();
@@ -50,6 +52,9 @@ it(`SIGKILL of validate ${KILLS} times mid-stream neither loses nor duplicates a
   const env = validateEnv(brokers, t, { VALIDATE_MAX_BATCH_MESSAGES: '50', LOG_LEVEL: 'info' });
   const admin = new KafkaAdmin({ brokers, clientId: 'crash-admin' });
   let midStreamKills = 0;
+  // A second instance runs throughout: the group shares the partitions between the two.
+  steady = startService('apps/validate/src/main.ts', { ...env, VALIDATE_INSTANCE_ID: 'v1' });
+  await steady.waitFor(/validate running/);
   try {
     for (let k = 0; k < KILLS; k++) {
       validate = startService('apps/validate/src/main.ts', env);
@@ -68,6 +73,9 @@ it(`SIGKILL of validate ${KILLS} times mid-stream neither loses nor duplicates a
   validate = startService('apps/validate/src/main.ts', env);
   const out = await readTopics(brokers, [...Object.values(t.valid), t.dlq], TOTAL, 90_000, 2000);
   await stopService(validate);
+  await stopService(steady);
+  // Both instances did work: the partitions were shared.
+  expect(steady.output.some((l) => /partitions assigned/.test(l) && /"partition"/.test(l))).toBe(true);
 
   const avro = new AvroDecoder(Object.values(CONTRACTS));
   const seenValid: string[] = [];
