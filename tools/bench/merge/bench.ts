@@ -4,6 +4,7 @@
 //   npx tsx tools/bench/merge/bench.ts --mode tier1 --events 200000
 //   npx tsx tools/bench/merge/bench.ts --mode freshness --rate 5000 --seconds 30
 //   npx tsx tools/bench/merge/bench.ts --mode files --rate 2000 --seconds 90 --batch-ms 50
+//   npx tsx tools/bench/merge/bench.ts --mode baseline --events 100000   (libs/lake append alone, same rows)
 //
 // Broker from SLUICE_TEST_KAFKA_BROKERS (default 127.0.0.1:19092). Results go to stdout as JSON.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,6 +20,15 @@ const ROOT = path.resolve(__dirname, '../../..');
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '127.0.0.1:19092';
 const orders = CONTRACTS.orders;
 const STATUSES = ['created', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
+
+const BASELINE_COLUMNS = (
+  [
+    ['event_id', 'string'], ['event_time', 'timestamp'], ['producer', 'string'], ['schema_version', 'integer'], ['version', 'long'], ['op', 'string'],
+    ['order_id', 'string'], ['customer_id', 'string'], ['status', 'string'], ['total_cents', 'long'], ['currency', 'string'], ['item_count', 'integer'],
+    ['coupon_code', 'string'], ['_key_hash', 'long'], ['bucket', 'integer'], ['event_date', 'date'], ['_kafka_partition', 'integer'], ['_kafka_offset', 'long'],
+    ['_ingested_at', 'timestamp'], ['_produced_at', 'timestamp'],
+  ] as const
+).map(([name, type]) => ({ name, type }));
 
 function args<T extends Record<string, string | number>>(defaults: T): T {
   const out: Record<string, string | number> = { ...defaults };
@@ -133,7 +143,26 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = { mode: o.mode, options: o, cpus: os.cpus().length, loadavg: os.loadavg() };
   let child: ChildProcess | undefined;
   try {
-    if (o.mode === 'tier1') {
+    if (o.mode === 'baseline') {
+      // The floor under tier 1: libs/lake appending bronze-shaped rows in batches like tier 1's,
+      // in this process, measured in rows per CPU-second (DuckDB threads included).
+      const table = await LakeTable.create(new LocalStorage(path.join(lakeRoot, 'baseline')), { columns: BASELINE_COLUMNS, partitionColumns: ['event_date', 'bucket'] });
+      const batch = 20_000;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      for (let done = 0; done < o.events; done += batch) {
+        const now = new Date().toISOString();
+        const rows = Array.from({ length: Math.min(batch, o.events - done) }, (_, j) => {
+          const i = done + j;
+          return { event_id: `e-${i}`, event_time: now, producer: 'bench', schema_version: 2, version: 1, op: 'upsert', order_id: `ord-${i % o.entities}`, customer_id: 'c', status: STATUSES[i % 5], total_cents: i, currency: 'EUR', item_count: 1, coupon_code: null, _key_hash: i, bucket: i % 32, event_date: now.slice(0, 10), _kafka_partition: i % 8, _kafka_offset: i, _ingested_at: now, _produced_at: now };
+        });
+        await table.append({ rows });
+      }
+      const wall = (performance.now() - t0) / 1000;
+      const c = process.cpuUsage(cpu0);
+      const cpu = (c.user + c.system) / 1e6;
+      Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu) });
+    } else if (o.mode === 'tier1') {
       // Tier 1 alone: a backlog of o.events, drained into bronze; events per wall second and per CPU second.
       const events = makeEvents(o.events, Date.now(), 50_000);
       for (let i = 0; i < events.length; i += 5000) await producer.sendBatch(events.slice(i, i + 5000).map((e) => ({ topic, ...e })));

@@ -1,4 +1,4 @@
-import { placementOf, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
+import { keyBytes, murmur2, toPositive, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 
 /** One consumed valid-topic record, decoded and placed, on its way into bronze. */
@@ -15,6 +15,8 @@ export interface BronzeRecord {
   /** Bronze partition values. */
   readonly eventDate: string;
   readonly bucket: number;
+  /** Positive murmur2 of the entity key; `bucket = keyHash % contract.buckets` (as `bucketOf`). */
+  readonly keyHash: number;
   /** Contract version of the writer schema (drives schema evolution of the tables). */
   readonly writerVersion: number | undefined;
   /** Kafka record timestamp (when validate produced it), ms; freshness is measured from it. */
@@ -53,7 +55,8 @@ export function decodeRecord(
     };
   }
   const event = decoded.value.event as Record<string, unknown> & { event_id: string; event_time: number };
-  const place = placementOf(expected, event);
+  // One hash per event gives both the bucket and the cluster column (same as contracts' bucketOf).
+  const keyHash = toPositive(murmur2(keyBytes(expected.entityKey(event))));
   return {
     ok: true,
     value: {
@@ -64,11 +67,25 @@ export function decodeRecord(
       row: toRow(expected, event),
       eventId: event.event_id,
       eventTimeMs: event.event_time,
-      eventDate: place.eventDate,
-      bucket: place.bucket,
+      eventDate: utcDateOf(event.event_time),
+      bucket: keyHash % expected.buckets,
+      keyHash,
       writerVersion: decoded.value.writerVersion,
       producedAtMs: raw.timestamp,
       bytes: raw.size + 64,
     },
   };
+}
+
+let cachedDay = NaN;
+let cachedDate = '';
+
+/** `YYYY-MM-DD` (UTC) of an epoch-ms time; cached per day because events mostly share one. */
+export function utcDateOf(epochMs: number): string {
+  const day = Math.floor(epochMs / 86_400_000);
+  if (day !== cachedDay) {
+    cachedDay = day;
+    cachedDate = new Date(day * 86_400_000).toISOString().slice(0, 10);
+  }
+  return cachedDate;
 }

@@ -1,4 +1,4 @@
-import { keyBytes, murmur2, toPositive, type AnyContract } from '@sluice/contracts';
+import type { AnyContract } from '@sluice/contracts';
 import type { LakeQueryEngine } from '@sluice/lake';
 import { mergeError } from '../errors';
 import { contractColumns, BUCKET, EVENT_DATE, INGESTED_AT, KAFKA_OFFSET, KAFKA_PARTITION, KEY_HASH, PRODUCED_AT } from '../tables/layout';
@@ -68,9 +68,10 @@ export class LakeBronzeStore implements BronzeStore {
     const timestampCols = columns.filter((c) => c.type === 'timestamp').map((c) => c.name);
     const ingestedAt = new Date(this.now()).toISOString();
     const rows = records.map((r) => {
-      const row: Record<string, unknown> = { ...r.row };
+      // toRow made a fresh object per record: extend it in place rather than copying it.
+      const row = r.row;
       for (const c of timestampCols) if (typeof row[c] === 'number') row[c] = new Date(row[c] as number).toISOString();
-      row[KEY_HASH] = toPositive(murmur2(keyBytes(r.contract.entityKey(r.row))));
+      row[KEY_HASH] = r.keyHash;
       row[BUCKET] = r.bucket;
       row[EVENT_DATE] = r.eventDate;
       row[KAFKA_PARTITION] = r.partition;
