@@ -16,7 +16,14 @@ export async function tempDir(label = 'lake'): Promise<string> {
 export const VENV_PYTHON = path.join(os.homedir(), '.cache/sluice/venv/bin/python');
 
 /** Runs test/delta_probe.py (the independent delta-rs reader) and returns its JSON answer. */
-export async function deltaProbe(command: string, table: string, ...args: string[]): Promise<any> {
+/** One row as delta_probe.py prints it (JSON values). */
+export type ProbeRow = Record<string, unknown>;
+
+/** The JSON answer of delta_probe.py; shape depends on the command. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- free-form JSON from Python, checked by each test's expectations
+export type ProbeAnswer = any;
+
+export async function deltaProbe(command: string, table: string, ...args: string[]): Promise<ProbeAnswer> {
   try {
     await fs.access(VENV_PYTHON);
   } catch {

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LakeQueryEngine, LakeTable, LocalStorage, type ColumnSpec } from '../src';
-import { deltaProbe, tempDir } from './helpers';
+import { deltaProbe, tempDir, type ProbeRow } from './helpers';
 
 const columns: ColumnSpec[] = [
   { name: 'id', type: 'long', nullable: false },
@@ -41,17 +41,17 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     expect(probe.version).toBe(2);
     expect(probe.protocol).toEqual([1, 2]);
     expect(probe.partitionColumns).toEqual(['region']);
-    const byId = new Map<number, any>(probe.rows.map((r: any) => [r.id, r]));
+    const byId = new Map<number, ProbeRow>(probe.rows.map((r: ProbeRow) => [r.id as number, r]));
     expect(byId.size).toBe(regions.length + 1);
     regions.forEach((region, i) => {
       // '' and null partition values are both null in Delta (DELTA.md §4)
-      expect(byId.get(i + 1).region).toBe(region === '' ? null : region);
-      expect(byId.get(i + 1).amount).toBe('12.30');
+      expect(byId.get(i + 1)?.region).toBe(region === '' ? null : region);
+      expect(byId.get(i + 1)?.amount).toBe('12.30');
     });
-    expect(byId.get(1).ts).toBe('2026-01-01T00:00:00.123000+00:00');
+    expect(byId.get(1)?.ts).toBe('2026-01-01T00:00:00.123000+00:00');
     expect((await deltaProbe('txn', root, 'orders-ingest-0')).version).toBe(42);
     const history = await deltaProbe('history', root);
-    expect(history.map((h: any) => h.operation)).toEqual(['WRITE', 'WRITE', 'CREATE TABLE']);
+    expect(history.map((h: ProbeRow) => h.operation)).toEqual(['WRITE', 'WRITE', 'CREATE TABLE']);
     expect(history[0].isBlindAppend).toBe(true);
 
     // Sluice's own query path sees the same rows.
@@ -83,7 +83,7 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     expect(result).toMatchObject({ rowsInserted: 1, rowsUpdated: 1, rowsDeleted: 1 });
     expect(result.filesRewritten).toBe(2); // buckets 1 and 3; bucket 2 matched but did not change
     const probe = await deltaProbe('read', root);
-    const byKey = new Map<number, any>(probe.rows.map((r: any) => [r.key, r]));
+    const byKey = new Map<number, ProbeRow>(probe.rows.map((r: ProbeRow) => [r.key as number, r]));
     expect(byKey.size).toBe(100);
     expect(byKey.get(1)).toMatchObject({ v: 2, payload: 'updated' });
     expect(byKey.get(2)).toMatchObject({ v: 1, payload: 'p2' });

@@ -2,7 +2,7 @@ import { parseJsonLossless, stringifyJson } from './json';
 
 describe('lossless log JSON', () => {
   it('keeps longs beyond 2^53 exact as bigint and small numbers as numbers', () => {
-    const parsed = parseJsonLossless('{"txn":{"appId":"a","version":9223372036854775807},"n":42,"f":1.5,"neg":-9007199254740993}') as Record<string, any>;
+    const parsed = parseJsonLossless('{"txn":{"appId":"a","version":9223372036854775807},"n":42,"f":1.5,"neg":-9007199254740993}') as { txn: { version: unknown }; n: unknown; f: unknown; neg: unknown };
     expect(parsed.txn.version).toBe(9223372036854775807n);
     expect(parsed.n).toBe(42);
     expect(parsed.f).toBe(1.5);
