@@ -105,3 +105,62 @@ describe('gate levels', () => {
     expect(report.problems[0]).toContain('version 3 is at position 2');
   });
 });
+
+describe('readerBreaks beyond records — agreeing with avsc on every case', () => {
+  const rec = (fields: unknown[], name = 'ns.R', extra: object = {}) => ({ type: 'record', name, fields, ...extra });
+  const cases: [string, object, object, boolean][] = [
+    // [name, reader, writer, compatible]
+    ['array items widen int → long', rec([{ name: 'a', type: { type: 'array', items: 'long' } }]), rec([{ name: 'a', type: { type: 'array', items: 'int' } }]), true],
+    ['array items narrow long → int', rec([{ name: 'a', type: { type: 'array', items: 'int' } }]), rec([{ name: 'a', type: { type: 'array', items: 'long' } }]), false],
+    ['map values string → int', rec([{ name: 'm', type: { type: 'map', values: 'int' } }]), rec([{ name: 'm', type: { type: 'map', values: 'string' } }]), false],
+    ['nullable reader of a plain writer', rec([{ name: 'a', type: ['null', 'int'] }]), rec([{ name: 'a', type: 'int' }]), true],
+    ['plain reader of a nullable writer', rec([{ name: 'a', type: 'int' }]), rec([{ name: 'a', type: ['null', 'int'] }]), false],
+    ['union reader without a branch for the writer', rec([{ name: 'a', type: ['int', 'string'] }]), rec([{ name: 'a', type: 'boolean' }]), false],
+    ['union reader picking a promoted branch', rec([{ name: 'a', type: ['null', 'double'] }]), rec([{ name: 'a', type: 'long' }]), true],
+    ['string read as bytes', rec([{ name: 'a', type: 'bytes' }]), rec([{ name: 'a', type: 'string' }]), true],
+    ['fixed size change', rec([{ name: 'f', type: { type: 'fixed', name: 'ns.F', size: 8 } }]), rec([{ name: 'f', type: { type: 'fixed', name: 'ns.F', size: 16 } }]), false],
+    ['record renamed with an alias', rec([{ name: 'a', type: 'int' }], 'ns.New', { aliases: ['ns.Old'] }), rec([{ name: 'a', type: 'int' }], 'ns.Old'), true],
+    ['record renamed without an alias', rec([{ name: 'a', type: 'int' }], 'ns.New'), rec([{ name: 'a', type: 'int' }], 'ns.Old'), false],
+    [
+      'named enum referenced twice, symbol added on the reader',
+      rec([
+        { name: 'a', type: { type: 'enum', name: 'ns.E', symbols: ['x', 'y', 'z'] } },
+        { name: 'b', type: 'ns.E' },
+      ]),
+      rec([
+        { name: 'a', type: { type: 'enum', name: 'ns.E', symbols: ['x', 'y'] } },
+        { name: 'b', type: 'ns.E' },
+      ]),
+      true,
+    ],
+    [
+      'named enum referenced twice, symbol removed on the reader',
+      rec([
+        { name: 'a', type: { type: 'enum', name: 'ns.E', symbols: ['x'] } },
+        { name: 'b', type: 'ns.E' },
+      ]),
+      rec([
+        { name: 'a', type: { type: 'enum', name: 'ns.E', symbols: ['x', 'y'] } },
+        { name: 'b', type: 'ns.E' },
+      ]),
+      false,
+    ],
+    [
+      'recursive record (a linked list) gaining an optional field',
+      rec([{ name: 'v', type: 'int' }, { name: 'next', type: ['null', 'ns.R'] }, { name: 'w', type: ['null', 'int'], default: null }]),
+      rec([{ name: 'v', type: 'int' }, { name: 'next', type: ['null', 'ns.R'] }]),
+      true,
+    ],
+    [
+      'recursive record changing a field type',
+      rec([{ name: 'v', type: 'string' }, { name: 'next', type: ['null', 'ns.R'] }]),
+      rec([{ name: 'v', type: 'int' }, { name: 'next', type: ['null', 'ns.R'] }]),
+      false,
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, reader, writer, compatible) => {
+    expect(readerBreaks(reader, writer).length === 0).toBe(compatible);
+    expect(avscAgrees(reader, writer)).toBe(compatible);
+  });
+});
