@@ -54,6 +54,16 @@ async function main(): Promise<void> {
     log: progress,
     env: { ingest: { LOG_LEVEL: 'warn' }, validate: { LOG_LEVEL: 'warn' }, 'query-api': { LOG_LEVEL: 'warn' } },
   });
+  // Ctrl-C / SIGTERM: stop the services and the private broker rather than orphan them.
+  const onSignal = () => {
+    progress('interrupted: stopping the stack');
+    void stack.close().finally(() => {
+      broker?.stop();
+      process.exit(130);
+    });
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     await stack.createTopics();
     await stack.startAll();

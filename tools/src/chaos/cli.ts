@@ -4,7 +4,8 @@
  *   npx tsx tools/src/chaos/cli.ts --scenario kill [--seconds 60] [--rate 500] [--seed 1]
  *       [--brokers 127.0.0.1:19092] [--broker-port 29092] [--work-dir .sluice/chaos/<scenario>]
  *       [--drain-timeout 180] [--keep] [--json out.json]
- *   --scenario all runs every scenario in turn.
+ *   --scenario all runs every scenario in turn (a fresh stack each); --scenario a+b injects a then b
+ *   during one load on one stack and audits once.
  *
  * Scenarios: kill, broker, storage-fail, storage-slow, disk-full, poison, scale (RELIABILITY.md).
  * Exit code 0 when every audited run passed, 1 otherwise, 2 on bad usage.
@@ -33,7 +34,7 @@ async function main(): Promise<number> {
     strict: true,
   });
   const names = values.scenario === 'all' ? Object.keys(SCENARIOS) : values.scenario ? [values.scenario] : [];
-  if (names.length === 0 || names.some((n) => !SCENARIOS[n])) {
+  if (names.length === 0 || names.some((n) => n.split('+').some((part) => !SCENARIOS[part]))) {
     process.stderr.write(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')} or all\n`);
     return 2;
   }
@@ -41,13 +42,13 @@ async function main(): Promise<number> {
   for (const name of names) {
     const started = Date.now();
     const result = await runChaos({
-      scenario: name,
+      scenarios: name.split('+'),
       seconds: Number(values.seconds),
       rate: Number(values.rate),
       seed: Number(values.seed),
       brokers: values.brokers,
       brokerPort: Number(values['broker-port']),
-      workDir: values['work-dir'] ? path.resolve(values['work-dir'], name) : path.join(ROOT, '.sluice/chaos', name),
+      workDir: values['work-dir'] ? path.resolve(values['work-dir'], name.replace(/\+/g, '-')) : path.join(ROOT, '.sluice/chaos', name.replace(/\+/g, '-')),
       keep: values.keep,
       drainTimeoutMs: Number(values['drain-timeout']) * 1000,
       log: (l) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${l}\n`),
@@ -60,7 +61,10 @@ async function main(): Promise<number> {
     );
     for (const p of [...result.problems, ...a.problems]) process.stdout.write(`  - ${p}\n`);
   }
-  if (values.json) writeFileSync(values.json, JSON.stringify(results, null, 2));
+  if (values.json) {
+    const plain = results.map(({ oracle, target, ...r }) => ({ ...r, oracleCounts: { sent: oracle.sent, dlq: oracle.dlq.size, rejected: oracle.rejected.size } }));
+    writeFileSync(values.json, JSON.stringify({ command: `npx tsx tools/src/chaos/cli.ts ${process.argv.slice(2).join(' ')}`, results: plain }, null, 2));
+  }
   return results.every((r) => r.passed) ? 0 : 1;
 }
 

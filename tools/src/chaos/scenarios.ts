@@ -194,6 +194,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     name: 'poison',
     what: 'the hostile corpus through HTTP (each must get a 4xx, never a 5xx or 2xx) and straight into raw (each must reach the DLQ; nothing crashes)',
     async inject(ctx) {
+      const restartsBefore = new Map([...ctx.stack.procs.values()].map((p) => [p.id, p.restarts]));
       const corpus = poisonCorpus(`${ctx.runId}h`);
       for (const p of corpus) {
         const r = await fetch(`${ctx.stack.ingestUrl}/v1/events`, {
@@ -218,6 +219,12 @@ export const SCENARIOS: Record<string, Scenario> = {
         ctx.fault(`${raw.length + 1} hostile records produced to raw`);
       } finally {
         await producer.close();
+      }
+      // Give validate time to route them, then: poison must never crash (restart) a service.
+      await pause(ctx, 5000);
+      for (const p of ctx.stack.procs.values()) {
+        const before = restartsBefore.get(p.id) ?? 0;
+        if (p.restarts > before || p.pid === 0) ctx.problems.push(`${p.id} crashed on poison input (restarts ${before} → ${p.restarts})`);
       }
     },
   },

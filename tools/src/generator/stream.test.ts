@@ -101,8 +101,8 @@ describe('Oracle', () => {
       const cur = best.get(e.key);
       if (!cur || e.event!.version > cur.version) best.set(e.key, { version: e.event!.version, op: e.event!.op, id: e.eventId });
     }
-    const want = [...best].filter(([, v]) => v.op !== 'delete').map(([k, v]) => [k, v.id]);
-    const got = [...oracle.silver('orders')].map(([k, e]) => [k, e.event_id]);
+    const want = [...best].filter(([, v]) => v.op !== 'delete').map(([k, v]): [string, string] => [k, v.id]);
+    const got = [...oracle.silver('orders')].map(([k, e]): [string, string] => [k, e.event_id]);
     expect(new Map(got)).toEqual(new Map(want));
     expect(oracle.silver('clickstream').size).toBe(valid.filter((e) => e.contract === 'clickstream').length);
     const invalid = events.filter((e) => e.kind === 'invalid');

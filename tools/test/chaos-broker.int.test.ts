@@ -1,0 +1,41 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { freePort } from '../src/bench/stack';
+import { runChaos, type ChaosResult } from '../src/chaos/run';
+
+// Short CI version of the broker scenario: a PRIVATE broker (never the shared test broker) is
+// stopped and started while load runs through HTTP and straight into raw; then the oracle audit.
+describe('chaos (short): broker stopped and restarted under load', () => {
+  const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-broker-'));
+  let result: ChaosResult;
+
+  beforeAll(async () => {
+    // kafka.sh uses the port and the next one (controller): take two free ones in a row.
+    let port = await freePort();
+    while (port > 65000 || (await freePort()) === port + 1) port = await freePort();
+    result = await runChaos({
+      scenarios: ['broker'],
+      seconds: 40,
+      rate: 150,
+      seed: 7,
+      brokerPort: port,
+      workDir,
+      drainTimeoutMs: 150_000,
+      log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`),
+    });
+  }, 330_000);
+
+  afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+  it('stopped the broker and the senders had to retry', () => {
+    expect(result.faults.filter((f) => /broker stopped/.test(f)).length).toBeGreaterThanOrEqual(1);
+    expect(result.faults.filter((f) => /broker started/.test(f)).length).toBe(result.faults.filter((f) => /broker stopped/.test(f)).length);
+    expect(result.retries.http + result.retries.raw).toBeGreaterThan(0);
+  });
+
+  it('lost nothing, doubled nothing, silver equals the oracle, the DLQ equals the invalid input', () => {
+    expect([...result.problems, ...result.audit.problems]).toEqual([]);
+    expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size);
+  });
+});

@@ -1,0 +1,61 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { diffAgainstOracle } from '../src/chaos/audit';
+import { runChaos, type ChaosResult } from '../src/chaos/run';
+import { EventStream } from '../src/generator';
+
+// The short CI version of the chaos suite (the full runs: RELIABILITY.md). One stack on the
+// shared test broker under load; the hostile corpus, then a consumer tier scaled up and down,
+// then SIGKILLs of random services until the load ends; then the oracle audit.
+function brokers(): string {
+  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
+  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh start) and export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092');
+  return b;
+}
+
+describe('chaos (short): poison, scale, SIGKILL under load', () => {
+  const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-'));
+  let result: ChaosResult;
+
+  beforeAll(async () => {
+    result = await runChaos({
+      scenarios: ['poison', 'scale', 'kill'],
+      seconds: 45,
+      rate: 150,
+      seed: 42,
+      brokers: brokers(),
+      workDir,
+      keep: true,
+      drainTimeoutMs: 150_000,
+      log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`),
+    });
+  }, 290_000);
+
+  afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+  it('injected the faults it promises', () => {
+    expect(result.faults.some((f) => /hostile HTTP requests/.test(f))).toBe(true);
+    expect(result.faults.some((f) => /hostile records produced to raw/.test(f))).toBe(true);
+    expect(result.faults.some((f) => /validate scaled to 3/.test(f))).toBe(true);
+    expect(result.faults.filter((f) => /SIGKILL/.test(f)).length).toBeGreaterThanOrEqual(1);
+    expect(result.eventsSent).toBeGreaterThan(1000);
+  });
+
+  it('lost nothing, doubled nothing, silver equals the oracle, the DLQ equals the invalid input', () => {
+    expect([...result.problems, ...result.audit.problems]).toEqual([]);
+    expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size + result.target.poisonIds!.size + result.target.poisonWithoutId!);
+    expect(result.oracle.dlq.size).toBeGreaterThan(0);
+    expect(result.oracle.rejected.size).toBeGreaterThan(0);
+  });
+
+  it('the audit fails when the tables miss an acknowledged event or the DLQ misses an invalid one', async () => {
+    // Same tables, an oracle that believes one more valid and one more invalid event were acked.
+    const extra = new EventStream({ seed: 9, runId: 'notsent', invalidRate: 0.5 }).take(40);
+    result.oracle.add(extra.find((e) => e.kind === 'valid' && e.contract === 'orders')!, 'http');
+    result.oracle.add(extra.find((e) => e.kind === 'invalid')!, 'raw');
+    const diff = await diffAgainstOracle(result.target, result.oracle);
+    expect(diff.problems.join('\n')).toMatch(/bronze_orders: 1 acknowledged events lost/);
+    expect(diff.problems.join('\n')).toMatch(/DLQ: 1 invalid events missing/);
+  }, 120_000);
+});
