@@ -7,7 +7,7 @@ import type { ColumnSpec, DeltaPrimitiveType } from '@sluice/lake';
  * version becomes a nullable column when its first event arrives.
  */
 
-/** Bronze/silver partition column: silver bucket of the entity key. */
+/** Bronze/silver partition column: silver bucket of the entity key (`contract.partitionColumns`). */
 export const BUCKET = 'bucket';
 /** Bronze partition column: UTC date of event_time. */
 export const EVENT_DATE = 'event_date';

@@ -1,7 +1,7 @@
 import type { AnyContract, GoldAggregate } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
 import { LakeTable, type ColumnSpec, type Storage } from '@sluice/lake';
-import { BUCKET, EVENT_DATE, bronzeColumns, goldColumns, silverColumns } from './layout';
+import { bronzeColumns, goldColumns, silverColumns } from './layout';
 
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
 export type StorageFactory = (tableName: string) => Storage;
@@ -32,7 +32,7 @@ export class TableSet {
   bronze(contract: AnyContract, columns: readonly ColumnSpec[]): Promise<LakeTable> {
     return this.openOrCreate(contract.tables.bronze, {
       columns: bronzeColumns(columns),
-      partitionColumns: [EVENT_DATE, BUCKET],
+      partitionColumns: [...contract.partitionColumns.bronze],
       // Append-only by protocol: a bug in this app cannot rewrite history.
       properties: { 'delta.appendOnly': 'true' },
       description: `bronze history of ${contract.name}`,
@@ -43,7 +43,7 @@ export class TableSet {
   silver(contract: AnyContract, columns: readonly ColumnSpec[]): Promise<LakeTable> {
     return this.openOrCreate(contract.tables.silver, {
       columns: silverColumns(columns),
-      partitionColumns: [BUCKET],
+      partitionColumns: [...contract.partitionColumns.silver],
       description: `${contract.kind === 'state' ? 'current state' : 'deduplicated events'} of ${contract.name}`,
     });
   }
