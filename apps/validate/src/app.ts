@@ -1,4 +1,5 @@
 import { DLQ_TOPIC, RAW_TOPIC } from '@sluice/contracts';
+import { isRetryable } from '@sluice/errors';
 import { TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
@@ -36,7 +37,7 @@ export interface ValidateService {
   run(): Promise<void>;
   /** True once connected and not closing. */
   ready(): boolean;
-  /** Finishes the current batch (its transaction commits or aborts), then closes the clients. */
+  /** Finishes the current batch (its transaction commits or aborts), then closes the clients. Idempotent. */
   close(): Promise<void>;
   /** Running totals since start. */
   totals(): BatchCounts;
@@ -56,6 +57,8 @@ export function build(deps: ValidateDeps): ValidateService {
   const totals: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
   let connected = false;
   let closing = false;
+  const retryBackoffMs = { first: 100, max: 5000 };
+  let loop: Promise<void> | undefined;
 
   const transform = (batch: Parameters<typeof processBatch>[0]): ProducerRecord[] => {
     const { records, counts } = processBatch(batch, contracts, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
@@ -101,17 +104,38 @@ export function build(deps: ValidateDeps): ValidateService {
     transform,
   });
 
+  // processor.run() would retry silently; this loop does the same but says so, once per failed
+  // batch (a missing valid topic or a broker outage must be visible, not a quiet stall).
+  const processUntilClosed = async (): Promise<void> => {
+    let backoff = retryBackoffMs.first;
+    while (!closing) {
+      try {
+        await processor.processOnce();
+        backoff = retryBackoffMs.first;
+      } catch (err) {
+        if (closing) return;
+        if (!isRetryable(err)) throw err;
+        logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message, retryInMs: backoff }, 'batch aborted; retrying');
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        backoff = Math.min(backoff * 2, retryBackoffMs.max);
+      }
+    }
+  };
+
   return {
     processor,
     async run() {
       await processor.connect();
       connected = true;
       logger.info({ rawTopic, dlqTopic, groupId: config.groupId, instanceId: config.instanceId }, 'validate running');
-      await processor.run();
+      loop = processUntilClosed();
+      await loop;
     },
     ready: () => connected && !closing,
     async close() {
       closing = true;
+      // Let the batch in hand commit (or abort) before the clients go away.
+      await loop?.catch(() => undefined);
       await processor.close();
     },
     totals: () => totals,

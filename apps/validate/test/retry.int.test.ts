@@ -1,0 +1,33 @@
+import { KafkaProducer } from '@sluice/kafka';
+import { click, createTopics, order, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
+
+const brokers = testBrokers();
+const t = topicsFor('retry');
+let validate: Child | undefined;
+
+afterAll(async () => {
+  await stopService(validate, 'SIGKILL');
+});
+
+it('a missing output topic stalls the batch visibly (aborted, retried), then it completes once the topic exists; SIGTERM exits 0', async () => {
+  // The clickstream valid topic is missing on purpose.
+  await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory]);
+  const events = [order(), click(), order()];
+  const producer = new KafkaProducer({ brokers, clientId: 'retry-feed' });
+  await producer.connect();
+  await producer.sendBatch(events.map((e) => ({ topic: t.raw, key: 'k', value: Buffer.from(JSON.stringify(e)) })));
+  await producer.close();
+
+  validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t));
+  const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
+  expect(warning.code).toBe('KAFKA_TOPIC_NOT_FOUND');
+  // Nothing of the aborted batch is visible, not even the orders that had a topic.
+  expect(await readTopics(brokers, [t.valid.orders], 0, 1000, 1500)).toEqual([]);
+
+  await createTopics(brokers, [t.valid.clickstream]);
+  const out = await readTopics(brokers, [t.valid.orders, t.valid.clickstream, t.dlq], 3, 60_000);
+  expect(out.map((m) => m.topic).sort()).toEqual([t.valid.clickstream, t.valid.orders, t.valid.orders].sort());
+
+  validate.proc.kill('SIGTERM');
+  expect(await validate.exited).toBe(0);
+});
