@@ -1,0 +1,57 @@
+import { loadConfig } from '@sluice/config';
+import { ingestConfigSchema } from '../config';
+import { ApiKeyStore, checkApiKeys } from './api-keys';
+
+const keys = [
+  { producer: 'shop', key: 'shop-key-0123456789abcdefghij', contracts: ['orders'] },
+  { producer: 'ops', key: 'ops-key-0123456789abcdefghijkl', contracts: ['*'] },
+];
+
+describe('ApiKeyStore', () => {
+  const store = new ApiKeyStore(keys);
+
+  it('resolves a bearer key to its producer and scopes', () => {
+    const r = store.authenticate('Bearer shop-key-0123456789abcdefghij');
+    expect(r.ok && r.principal.producer).toBe('shop');
+    expect(r.ok && [r.principal.mayUse('orders'), r.principal.mayUse('inventory')]).toEqual([true, false]);
+    const all = store.authenticate('bearer ops-key-0123456789abcdefghijkl');
+    expect(all.ok && all.principal.mayUse('anything')).toBe(true);
+  });
+
+  it.each([
+    [undefined, 'missing Authorization header'],
+    ['', 'missing Authorization header'],
+    ['Token shop-key-0123456789abcdefghij', 'Authorization must be "Bearer <api key>"'],
+    ['Bearer  shop-key-0123456789abcdefghij', 'Authorization must be "Bearer <api key>"'],
+    ['Bearer shop-key-0123456789abcdefghi', 'unknown API key'],
+    ['Bearer SHOP-KEY-0123456789ABCDEFGHIJ', 'unknown API key'],
+  ])('refuses %j: %s', (header, reason) => {
+    expect(store.authenticate(header)).toEqual({ ok: false, reason });
+  });
+});
+
+describe('INGEST_API_KEYS', () => {
+  it('names every problem at once and never echoes a key', () => {
+    const bad = [{ producer: 'a b', key: 'short-secret', contracts: [] }, { producer: 'ok', key: 'x'.repeat(30), contracts: ['orders'] }, { producer: 'ok', key: 'y'.repeat(30), contracts: ['orders'] }, 7];
+    const problem = checkApiKeys(bad) ?? '';
+    expect(problem).toContain('[0].producer must match');
+    expect(problem).toContain('[0].key must be a string of at least 24 characters');
+    expect(problem).toContain('[0].contracts must be a non-empty array');
+    expect(problem).toContain('[2].producer "ok" appears twice');
+    expect(problem).toContain('[3] must be an object');
+    expect(problem).not.toContain('short-secret');
+    expect(checkApiKeys([])).toBe('must be a non-empty JSON array');
+    expect(checkApiKeys(keys)).toBeUndefined();
+  });
+
+  it('is a secret in the config: a bad value is reported without its content', () => {
+    expect(() => loadConfig(ingestConfigSchema, { KAFKA_BROKERS: 'h:1', INGEST_API_KEYS: '[{"producer":"p","key":"leaky-secret-value"}]' })).toThrow(
+      /INGEST_API_KEYS is invalid/,
+    );
+    try {
+      loadConfig(ingestConfigSchema, { KAFKA_BROKERS: 'h:1', INGEST_API_KEYS: '[{"producer":"p","key":"leaky-secret-value"}]' });
+    } catch (e) {
+      expect((e as Error).message).not.toContain('leaky-secret-value');
+    }
+  });
+});
