@@ -6,6 +6,7 @@ usage: delta_probe.py <command> <table-path> [args...]; prints one JSON document
   history                   [{version, operation, isBlindAppend}], newest first
   adds                      add actions (path, size, num_records, partition values, min/max)
   write <json-rows> <mode>  writes rows with deltalake.write_deltalake (append|overwrite)
+  checkpoint                delta-rs writes a checkpoint of the latest version
   timestamp <iso>           version loaded as of a timestamp
 """
 import datetime
@@ -62,6 +63,9 @@ def main():
         t = dt.get_add_actions(flatten=True)
         t = t.to_pyarrow() if hasattr(t, "to_pyarrow") else t
         print(json.dumps([{k: jsonable(v) for k, v in r.items()} for r in pa.table(t).to_pylist()], default=str))
+    elif cmd == "checkpoint":
+        dt.create_checkpoint()
+        print(json.dumps({"version": dt.version()}))
     elif cmd == "timestamp":
         dt.load_as_version(args[0])
         print(json.dumps({"version": dt.version()}))

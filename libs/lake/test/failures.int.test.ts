@@ -189,6 +189,12 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     const maxBig = snap.files.map((f) => snap.stats(f)?.maxValues?.big).find((v) => typeof v === 'bigint');
     expect(maxBig).toBe(9007199254740993n);
     await table.append({ rows: [{ id: 4, name: 'd', big: 9007199254740995n }] }, { txns: [{ appId: 'sluice', version: 1 }] });
+    // A checkpoint written by delta-rs, then read by Sluice (with the txn row in it).
+    await deltaProbe('checkpoint', root);
+    const fromCheckpoint = await table.snapshot();
+    expect(fromCheckpoint.version).toBe(2);
+    expect(fromCheckpoint.txnVersion('sluice')).toBe(1n);
+    expect(fromCheckpoint.files.length).toBe(snap.files.length + 1);
     const probe = await deltaProbe('read', root);
     expect(probe.rows.map((r: { id: number }) => r.id).sort()).toEqual([1, 2, 3, 4]);
     expect((await deltaProbe('txn', root, 'sluice')).version).toBe(1);

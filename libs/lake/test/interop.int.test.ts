@@ -54,6 +54,14 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     expect(history.map((h: ProbeRow) => h.operation)).toEqual(['WRITE', 'WRITE', 'CREATE TABLE']);
     expect(history[0].isBlindAppend).toBe(true);
 
+    // Stats as delta-rs reads them: exact counts and ranges, partition column excluded.
+    const adds = await deltaProbe('adds', root);
+    const eu = adds.find((a: ProbeRow) => a['partition.region'] === 'eu');
+    expect(eu).toMatchObject({ num_records: 1, 'min.id': 100, 'max.id': 100, 'null_count.name': 0 });
+    expect(Object.keys(eu).some((k) => k === 'min.region' || k === 'max.region')).toBe(false);
+    const first = adds.find((a: ProbeRow) => a['partition.region'] === 'US/East');
+    expect(String(first['min.ts'])).toContain('2026-01-01');
+
     // Sluice's own query path sees the same rows.
     const engine = await LakeQueryEngine.create();
     const session = await engine.open({ t: { storage: table.storage, snapshot: snap } });
