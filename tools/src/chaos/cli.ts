@@ -62,7 +62,7 @@ async function main(): Promise<number> {
     for (const p of [...result.problems, ...a.problems]) process.stdout.write(`  - ${p}\n`);
   }
   if (values.json) {
-    const plain = results.map(({ oracle, target, ...r }) => ({ ...r, oracleCounts: { sent: oracle.sent, dlq: oracle.dlq.size, rejected: oracle.rejected.size } }));
+    const plain = results.map(({ oracle, target: _target, ...r }) => ({ ...r, oracleCounts: { sent: oracle.sent, dlq: oracle.dlq.size, rejected: oracle.rejected.size } }));
     writeFileSync(values.json, JSON.stringify({ command: `npx tsx tools/src/chaos/cli.ts ${process.argv.slice(2).join(' ')}`, results: plain }, null, 2));
   }
   return results.every((r) => r.passed) ? 0 : 1;
