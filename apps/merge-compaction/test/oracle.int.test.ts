@@ -1,7 +1,7 @@
 import { CONTRACTS } from '@sluice/contracts';
 import { build, type MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
-import { diffAgainstOracle, ORACLE_SPECS, produce, readRows, streamOptions, TestEnv, waitFor } from './support/harness';
+import { caughtUp, diffAgainstOracle, ORACLE_SPECS, produce, readRows, streamOptions, TestEnv, waitFor } from './support/harness';
 
 // The oracle test: a generated stream with duplicates, out-of-order versions, tombstones, a
 // schema change (orders v1 → v2) and three contracts, produced as validate writes it (Avro,
@@ -25,9 +25,12 @@ describe('merge-compaction oracle', () => {
     const config = env.config({ SLUICE_SILVER_FOLD_PERCENT: '20' });
     app = await build({ config, logger: env.telemetry.logger, metrics: env.telemetry.metrics, metricsText: () => env.telemetry.metricsText() });
     await app.start();
-    const half = Math.floor(sends.length / 2);
-    await produce(env, sends.slice(0, half), { chunk: 150, pauseMs: 50 });
-    await produce(env, sends.slice(half), { transactional: true, txnSize: 120, abortEvery: 3 });
+    // Everything before the first orders v2 event, plain; once silver has folded it, the rest
+    // (v2 included) in transactions, so the new column arrives in running tables.
+    const firstV2 = sends.findIndex((s) => s.contract === 'orders' && s.event.schema_version === 2);
+    await produce(env, sends.slice(0, firstV2), { chunk: 150, pauseMs: 50 });
+    await waitFor('v1 data folded', () => caughtUp(env, CONTRACTS.orders), 60_000, 300);
+    await produce(env, sends.slice(firstV2), { transactional: true, txnSize: 120, abortEvery: 3 });
 
     let problems: string[] = [];
     await waitFor('tables to equal the oracle', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 90_000, 1000).catch((err) => {
@@ -40,6 +43,10 @@ describe('merge-compaction oracle', () => {
     // Schema evolution without restart: v2's coupon_code became a column and carries values.
     const coupons = await readRows(env, CONTRACTS.orders.tables.bronze, 'SELECT count(coupon_code) AS n FROM t');
     expect(Number(coupons[0].n)).toBeGreaterThan(0);
+    for (const name of [CONTRACTS.orders.tables.bronze, CONTRACTS.orders.tables.silver]) {
+      const history = await (await env.table(name))!.history();
+      expect(history.some((h) => h.operation === 'ADD COLUMNS')).toBe(true);
+    }
 
     // Ops endpoints.
     const base = `http://127.0.0.1:${app.opsPort}`;

@@ -265,7 +265,17 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    child?.kill('SIGTERM');
+    if (child && child.exitCode === null) {
+      // Stop the service before deleting its tables, so it never writes into a removed directory.
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      const graceful = await Promise.race([exited.then(() => true), sleep(30_000).then(() => false)]);
+      if (!graceful) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      result.gracefulStop = graceful;
+    }
     await producer.close();
     await admin.deleteTopics([topic]).catch(() => undefined);
     await admin.close();
