@@ -1,0 +1,51 @@
+import fc from 'fast-check';
+import { parseCleanJson, parseJsonCollecting, parseStrictJson } from './strict-json';
+
+const codes = (text: string) => parseJsonCollecting(text).issues.map((i) => `${i.code} ${i.path}`);
+
+describe('strict JSON', () => {
+  it.each([
+    ['{"a:b":1,"a:b":2}', ['EVENT_DUPLICATE_KEY /a:b']],
+    ['{"t":"12:00","t":"13:00"}', ['EVENT_DUPLICATE_KEY /t']],
+    ['{"x":{"y":1,"y":{"z":":::"}}}', ['EVENT_DUPLICATE_KEY /x/y']],
+    ['[{"a":1},{"a":1,"a":1}]', ['EVENT_DUPLICATE_KEY /1/a']],
+    ['{"a/b~c":1,"a/b~c":1}', ['EVENT_DUPLICATE_KEY /a~1b~0c']],
+    ['{"n":[1,9007199254740993]}', ['EVENT_NUMBER_UNSAFE /n/1']],
+    ['{"n":-9007199254740993}', ['EVENT_NUMBER_UNSAFE /n']],
+    ['{"n":1e400}', ['EVENT_NUMBER_UNSAFE /n']],
+  ])('finds the issue in %s even though JSON.parse accepts it', (text, expected) => {
+    expect(() => JSON.parse(text)).not.toThrow();
+    expect(parseCleanJson(text, 32)).toBeUndefined();
+    expect(codes(text)).toEqual(expected);
+  });
+
+  it('takes the fast path for clean text and gives the same value as JSON.parse', () => {
+    const text = '{"a":"12:30:00","b:c":[1,2.5,-3e2,{"d":null}],"e":true}';
+    expect(parseCleanJson(text, 32)).toEqual(JSON.parse(text));
+    expect(parseStrictJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
+  });
+
+  it('agrees with JSON.parse on any JSON without repeated keys (property test)', () => {
+    fc.assert(
+      fc.property(fc.json({ maxDepth: 4 }), (text) => {
+        const result = parseJsonCollecting(text);
+        if (result.issues.length === 0) expect(result.value).toEqual(JSON.parse(text));
+        else for (const i of result.issues) expect(['EVENT_FORBIDDEN_KEY', 'EVENT_NOT_UTF8', 'EVENT_NUMBER_UNSAFE']).toContain(i.code);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('always reports a repeated key, wherever it is and whatever the values hold (property test)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 }), fc.nat(), (obj, pick) => {
+        const keys = Object.keys(obj);
+        const key = keys[pick % keys.length];
+        const text = JSON.stringify(obj);
+        const repeated = `{${JSON.stringify(key)}:${JSON.stringify(obj[key] ?? null)},${text.slice(1)}`;
+        expect(parseJsonCollecting(repeated).issues.map((i) => i.code)).toContain('EVENT_DUPLICATE_KEY');
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
