@@ -16,7 +16,7 @@ describe('chaos (short): broker stopped and restarted under load', () => {
     while (port > 65000 || (await freePort()) === port + 1) port = await freePort();
     result = await runChaos({
       scenarios: ['broker'],
-      seconds: 40,
+      seconds: 30,
       rate: 150,
       seed: 7,
       brokerPort: port,

@@ -21,7 +21,7 @@ describe('chaos (short): poison, scale, SIGKILL under load', () => {
   beforeAll(async () => {
     result = await runChaos({
       scenarios: ['poison', 'scale', 'kill'],
-      seconds: 45,
+      seconds: 35,
       rate: 150,
       seed: 42,
       brokers: brokers(),
