@@ -19,6 +19,11 @@ export interface WriteFilesInput {
   partitionColumns: readonly string[];
   /** A SELECT yielding every schema column (typed as the schema says). */
   sourceSql: string;
+  /**
+   * The source is a materialized table (cheap to scan twice): read it through a view instead of
+   * copying it into a work table first.
+   */
+  sourceIsTable?: boolean;
   /** Rows are split into files by these columns' order (clustering) when maxRowsPerFile is set. */
   sortBy?: readonly string[];
   /** Split each partition into files of at most this many rows. */
@@ -44,7 +49,8 @@ export interface WrittenFiles {
 export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFiles> {
   const { conn, schema, partitionColumns } = input;
   const id = randomUUID().replace(/-/g, '');
-  const work = `__lake_w_${id}`;
+  const base = `__lake_w_${id}`;
+  let work = base;
   const dataFields = schema.fields.filter((f) => !partitionColumns.includes(f.name));
   const partFields = partitionColumns.map((c) => {
     const f = schema.fields.find((x) => x.name === c);
@@ -56,7 +62,7 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
   const dataCols = dataFields.map((f) => ident(f.name));
   const groupCols = [...pAliases, '__chunk'];
 
-  await conn.run(`CREATE TEMP TABLE ${work} AS SELECT ${[...schema.fields.map((f) => ident(f.name)), ...pExprs, '0::BIGINT AS __chunk'].join(', ')} FROM (${input.sourceSql})`);
+  await conn.run(`CREATE TEMP ${input.sourceIsTable ? 'VIEW' : 'TABLE'} ${base} AS SELECT ${[...schema.fields.map((f) => ident(f.name)), ...pExprs, '0::BIGINT AS __chunk'].join(', ')} FROM (${input.sourceSql})`);
   const groupsTable = `__lake_g_${id}`;
   try {
     const max = input.maxRowsPerFile ? Math.max(1, Math.floor(input.maxRowsPerFile)) : undefined;
@@ -71,17 +77,19 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
           // ranges, which keeps files narrow for stats pruning without sorting the rows.
           const c = ident(sortField.name);
           const on = pAliases.length ? pAliases.map((p) => `w.${p} IS NOT DISTINCT FROM ps.${p}`).join(' AND ') : 'true';
+          work = `${base}_c`;
           await conn.run(
-            `CREATE OR REPLACE TEMP TABLE ${work} AS
-             WITH ps AS (SELECT ${[...pAliases, 'count(*) AS n', `min(${c})::HUGEINT AS lo`, `max(${c})::HUGEINT AS hi`].join(', ')} FROM ${work}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''})
+            `CREATE TEMP TABLE ${work} AS
+             WITH ps AS (SELECT ${[...pAliases, 'count(*) AS n', `min(${c})::HUGEINT AS lo`, `max(${c})::HUGEINT AS hi`].join(', ')} FROM ${base}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''})
              SELECT w.* REPLACE (CASE WHEN ps.n <= ${max} THEN 0
                ELSE COALESCE(CAST(((w.${c}::HUGEINT - ps.lo) * CAST(ceil(ps.n / ${max}) AS HUGEINT)) // (ps.hi - ps.lo + 1) AS BIGINT), 0) END AS __chunk)
-             FROM ${work} w JOIN ps ON ${on}`,
+             FROM ${base} w JOIN ps ON ${on}`,
           );
         } else {
           const sort = input.sortBy?.length ? `ORDER BY ${input.sortBy.map(ident).join(', ')}` : '';
+          work = `${base}_c`;
           await conn.run(
-            `CREATE OR REPLACE TEMP TABLE ${work} AS SELECT * REPLACE ((row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort}) - 1) // ${max} AS __chunk) FROM ${work}`,
+            `CREATE TEMP TABLE ${work} AS SELECT * REPLACE ((row_number() OVER (${pAliases.length ? `PARTITION BY ${pAliases.join(', ')} ` : ''}${sort}) - 1) // ${max} AS __chunk) FROM ${base}`,
           );
         }
       }
@@ -138,7 +146,8 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
       await fs.rm(outDir, { recursive: true, force: true });
     }
   } finally {
-    await conn.run(`DROP TABLE IF EXISTS ${work}`);
+    await conn.run(`DROP TABLE IF EXISTS ${base}_c`);
+    await conn.run(`DROP ${input.sourceIsTable ? 'VIEW' : 'TABLE'} IF EXISTS ${base}`);
     await conn.run(`DROP TABLE IF EXISTS ${groupsTable}`);
   }
 }

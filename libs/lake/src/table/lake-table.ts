@@ -274,7 +274,7 @@ export class LakeTable {
     const written = await withConnection(async (conn) => {
       const input = await ingestSource(conn, snap.schema.fields, source, this.scratchDir);
       try {
-        return await this.writeFiles(conn, snap, `SELECT * FROM ${input}`, { dataChange: true, sortBy: options.sortBy, maxRowsPerFile: options.maxRowsPerFile });
+        return await this.writeFiles(conn, snap, `SELECT * FROM ${input}`, { dataChange: true, sortBy: options.sortBy, maxRowsPerFile: options.maxRowsPerFile, sourceIsTable: true });
       } finally {
         await conn.run(`DROP TABLE IF EXISTS ${input}`);
       }
@@ -728,13 +728,14 @@ export class LakeTable {
     return tail;
   }
 
-  private async writeFiles(conn: DuckDBConnection, snap: Snapshot, sourceSql: string, o: { dataChange: boolean; sortBy?: readonly string[]; maxRowsPerFile?: number }) {
+  private async writeFiles(conn: DuckDBConnection, snap: Snapshot, sourceSql: string, o: { dataChange: boolean; sortBy?: readonly string[]; maxRowsPerFile?: number; sourceIsTable?: boolean }) {
     return writeDataFiles({
       conn,
       storage: this.storage,
       schema: snap.schema,
       partitionColumns: snap.partitionColumns,
       sourceSql,
+      sourceIsTable: o.sourceIsTable,
       dataChange: o.dataChange,
       sortBy: o.sortBy,
       maxRowsPerFile: o.maxRowsPerFile,
