@@ -115,7 +115,7 @@ export interface LakeVacuumEvent {
   filesDeleted: number;
   durationMs: number;
 }
-/** `sluice:lake:table-stats` (proposed): counts of the latest snapshot after a commit or load. */
+/** `sluice:lake:table-stats`: counts of the latest snapshot after a commit or load. */
 export interface TableStatsEvent {
   table: string;
   files: number;
