@@ -116,6 +116,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         intervalMs: config.mergeIntervalMs,
         maxRows: config.mergeMaxRows,
         foldPercent: config.silverFoldPercent,
+        goldIntervalMs: config.goldIntervalMs,
         watermarkMs: config.dedupWatermarkMs,
         retryMaxMs: config.retryMaxMs,
         maintenance: { ...maintenance, vacuum: false, intervalMs: config.compactionIntervalMs },

@@ -35,6 +35,8 @@ export interface FoldOptions {
   /** Amortised MERGE threshold, % of a bucket's rows (0 = plain copy-on-write every step). */
   readonly foldPercent: number;
   readonly watermarkMs: number;
+  /** Gold is recomputed at most this often (ms); silver folds every step. */
+  readonly goldIntervalMs: number;
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
   readonly now?: () => number;
@@ -63,6 +65,7 @@ interface Range {
  */
 export class ContractFolder {
   private tombstones: TombstoneMemory | undefined;
+  private lastGoldMs = -Infinity;
   private readonly now: () => number;
 
   constructor(private readonly o: FoldOptions) {
@@ -84,10 +87,13 @@ export class ContractFolder {
     const t1 = performance.now();
     let goldWindows = 0;
     let behind = s.behind;
-    for (const aggregate of this.o.contract.aggregates) {
-      const g = await this.foldGold(bronze, bsnap, aggregate, written);
-      goldWindows += g.windows;
-      behind ||= g.behind;
+    if (this.now() - this.lastGoldMs >= this.o.goldIntervalMs) {
+      this.lastGoldMs = this.now();
+      for (const aggregate of this.o.contract.aggregates) {
+        const g = await this.foldGold(bronze, bsnap, aggregate, written);
+        goldWindows += g.windows;
+        behind ||= g.behind;
+      }
     }
     this.o.logger.debug({ contract: this.o.contract.name, silverMs: Math.round(t1 - t0), goldMs: Math.round(performance.now() - t1), rows: s.rows, goldWindows }, 'fold step');
     return { silverRows: s.rows, goldWindows, behind };

@@ -15,6 +15,7 @@ export interface Tier2Options {
   readonly intervalMs: number;
   readonly maxRows: number;
   readonly foldPercent: number;
+  readonly goldIntervalMs: number;
   readonly watermarkMs: number;
   readonly retryMaxMs: number;
   /** Silver and gold are compacted here, between folds, so a compaction can never race a MERGE. */
@@ -38,7 +39,7 @@ export class Tier2Worker {
   constructor(private readonly o: Tier2Options) {
     this.folders = o.contracts.map(
       ({ contract, topic }) =>
-        new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
+        new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, goldIntervalMs: o.goldIntervalMs, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
     );
     this.job = new Periodic('tier2 fold', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
   }
