@@ -49,6 +49,21 @@ describe('translateKafkaError', () => {
     }
   });
 
+  it('maps unstable offsets (requireStableOffsets while a transaction is open) to a retryable code, not KAFKA_UNKNOWN', () => {
+    // The shape admin.listConsumerGroupOffsets reports per partition (or per group) while another
+    // producer's transaction holds uncommitted offsets for the group.
+    for (const reported of [
+      { code: E.ERR_UNSTABLE_OFFSET_COMMIT, message: 'Broker: There are unstable offsets that need to be cleared', isRetriable: false },
+      Object.assign(new Error('Broker: There are unstable offsets that need to be cleared'), { code: E.ERR_UNSTABLE_OFFSET_COMMIT }),
+      E.ERR_UNSTABLE_OFFSET_COMMIT,
+    ]) {
+      const err = translateKafkaError(reported, { operation: 'admin.fetchCommittedOffsets', groupId: 'g' });
+      expect(err.code).toBe('KAFKA_BROKER_UNAVAILABLE');
+      expect(err.retryable).toBe(true);
+      expect(err.details).toMatchObject({ librdkafkaCode: E.ERR_UNSTABLE_OFFSET_COMMIT, librdkafkaName: 'ERR_UNSTABLE_OFFSET_COMMIT' });
+    }
+  });
+
   it('keeps librdkafka retriable flag for codes it does not know', () => {
     expect(translateKafkaError({ code: 9999, isRetriable: true }, ctx)).toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: true });
     expect(translateKafkaError({ code: 9999, retriable: true }, ctx)).toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: true });

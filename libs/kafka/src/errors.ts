@@ -14,7 +14,10 @@ export const KAFKA_ERRORS = {
   KAFKA_TIMEOUT: { retryable: true },
   /** The local producer queue is full: slow down (HTTP 429) and retry. */
   KAFKA_QUEUE_FULL: { retryable: true },
-  /** Leader/coordinator moving, not enough in-sync replicas, throttling: transient broker state. */
+  /**
+   * Leader/coordinator moving, not enough in-sync replicas, throttling, offsets held by an open
+   * transaction: transient broker state.
+   */
   KAFKA_BROKER_UNAVAILABLE: { retryable: true },
   /** The topic or partition does not exist (yet): provisioning or metadata propagation lag. */
   KAFKA_TOPIC_NOT_FOUND: { retryable: true },
@@ -93,6 +96,9 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR_NOT_CONTROLLER, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR_THROTTLING_QUOTA_EXCEEDED, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR_CONCURRENT_TRANSACTIONS, 'KAFKA_BROKER_UNAVAILABLE'],
+  // requireStableOffsets: the group has offsets pending in an open transaction; they become
+  // stable when it commits or aborts, so asking again later succeeds.
+  [E.ERR_UNSTABLE_OFFSET_COMMIT, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR_FENCED_LEADER_EPOCH, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR_UNKNOWN_LEADER_EPOCH, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR__WAIT_COORD, 'KAFKA_BROKER_UNAVAILABLE'],
