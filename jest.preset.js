@@ -6,6 +6,7 @@ const { pathsToModuleNameMapper } = require('ts-jest');
 const { compilerOptions } = require('./tsconfig.base.json');
 
 const root = __dirname;
+const ESM_ONLY = ['content-disposition', 'cookie'];
 
 function project(displayName, projectRoot, testMatch, extra = {}) {
   return {
@@ -16,7 +17,12 @@ function project(displayName, projectRoot, testMatch, extra = {}) {
     testMatch,
     transform: {
       '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+      // fastify's inject() (light-my-request) loads `cookie` and @fastify/swagger-ui loads
+      // `content-disposition`; both ship only as ES modules, which Node 20 can require() but
+      // Jest's module runtime cannot, so Jest compiles those two packages to CommonJS.
+      [`node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
     },
+    transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
     moduleFileExtensions: ['ts', 'js', 'json'],
     moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: root + '/' }),
     ...extra,

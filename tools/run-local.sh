@@ -16,16 +16,15 @@ run_dir="$root/.sluice/run"
 lake_dir="${SLUICE_LAKE_DIR:-$root/.sluice/lake}"
 mkdir -p "$run_dir" "$lake_dir"
 
-# Embedded defaults shared by all services (each app's src/config.ts documents its variables).
-export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
-export LAKE_URI="file://$lake_dir"
-export INGEST_PORT="${INGEST_PORT:-8080}"
-export QUERY_API_PORT="${QUERY_API_PORT:-8090}"
-export VALIDATE_METRICS_PORT="${VALIDATE_METRICS_PORT:-9464}"
-export MERGE_METRICS_PORT="${MERGE_METRICS_PORT:-9465}"
-# Local-only demo credentials; real deployments take these from secrets (deploy/k8s).
-export INGEST_API_KEYS="${INGEST_API_KEYS:-[{\"producer\":\"demo\",\"key\":\"demo-ingest-key-0000000000000000\",\"contracts\":[\"*\"]}]}"
-export QUERY_API_TOKENS="${QUERY_API_TOKENS:-[{\"name\":\"dashboard\",\"token\":\"demo-query-token-000000000000000\",\"tables\":[\"*\"]}]}"
+# Embedded defaults. Each app's src/config.ts documents its variables; these are local-only demo
+# credentials, real deployments take them from secrets (deploy/k8s).
+ingest_port="${INGEST_PORT:-8080}"
+query_port="${QUERY_API_PORT:-8083}"
+validate_ops_port="${VALIDATE_OPS_PORT:-9464}"
+merge_ops_port="${MERGE_OPS_PORT:-9465}"
+brokers="127.0.0.1:$KAFKA_PORT"
+demo_ingest_key="demo-ingest-key-0000000000000000"
+demo_query_token="demo-query-token-000000000000000"
 
 stop_all() {
   for pid_file in "$run_dir"/*.pid; do
@@ -47,12 +46,12 @@ if [ "${1:-}" = "stop" ]; then stop_all; exit 0; fi
 
 bash tools/setup/setup.sh || exit 1
 bash tools/kafka/kafka.sh start || exit 1
-trap 'stop_all; exit 0' INT TERM
+trap 'trap - EXIT; stop_all; exit 0' INT TERM
 trap 'stop_all' EXIT
 
 if [ -f tools/src/topics/cli.ts ]; then
   say "provisioning topics"
-  npx tsx tools/src/topics/cli.ts --brokers "$KAFKA_BROKERS" || { say "topic provisioning failed"; exit 1; }
+  npx tsx tools/src/topics/cli.ts --brokers "$brokers" || { say "topic provisioning failed"; exit 1; }
 fi
 
 # start_bg NAME COMMAND...: runs a process in its own process group, logs to .sluice/run/NAME.log.
@@ -63,26 +62,33 @@ start_bg() {
   say "started $name (pid $!, log $run_dir/$name.log)"
 }
 
-for app in ingest validate merge-compaction query-api; do
-  main="apps/$app/src/main.ts"
-  if grep -q "buildApp\|build(" "$main" 2>/dev/null; then
-    start_bg "$app" npx tsx "$main"
-  else
-    say "skipping $app: not built yet"
-  fi
-done
+start_bg ingest env KAFKA_BROKERS="$brokers" INGEST_PORT="$ingest_port" \
+  INGEST_API_KEYS="[{\"producer\":\"demo\",\"key\":\"$demo_ingest_key\",\"contracts\":[\"*\"]}]" \
+  npx tsx apps/ingest/src/main.ts
+start_bg validate env KAFKA_BROKERS="$brokers" OPS_PORT="$validate_ops_port" VALIDATE_INSTANCE_ID=local-0 \
+  npx tsx apps/validate/src/main.ts
+start_bg merge-compaction env SLUICE_KAFKA_BROKERS="$brokers" SLUICE_LAKE_ROOT="$lake_dir" \
+  SLUICE_SCRATCH_DIR="$root/.sluice/scratch" OPS_PORT="$merge_ops_port" \
+  npx tsx apps/merge-compaction/src/main.ts
+start_bg query-api env QUERY_API_PORT="$query_port" QUERY_API_LAKE_ROOT="$lake_dir" \
+  QUERY_API_TOKENS="[{\"name\":\"dashboard\",\"token\":\"$demo_query_token\",\"tables\":[\"*\"]}]" \
+  QUERY_API_DLQ_METRICS_URLS="http://127.0.0.1:$validate_ops_port/metrics" \
+  npx tsx apps/query-api/src/main.ts
 
 if [ -f tools/src/sample/stream.ts ]; then
-  start_bg sample-stream npx tsx tools/src/sample/stream.ts --ingest "http://127.0.0.1:$INGEST_PORT"
+  start_bg sample-stream env INGEST_API_KEY="$demo_ingest_key" \
+    npx tsx tools/src/sample/stream.ts --ingest "http://127.0.0.1:$ingest_port"
 fi
 
 cat >&2 <<INFO
 
   Sluice is running on embedded defaults:
     Kafka            127.0.0.1:$KAFKA_PORT   (data $KAFKA_DATA_DIR)
-    ingest           http://127.0.0.1:$INGEST_PORT/v1/events   (key: demo-ingest-key-0000000000000000)
-    query-api        http://127.0.0.1:$QUERY_API_PORT/v1/tables  dashboard: http://127.0.0.1:$QUERY_API_PORT/dashboard
-    metrics          validate :$VALIDATE_METRICS_PORT/metrics, merge-compaction :$MERGE_METRICS_PORT/metrics
+    ingest           http://127.0.0.1:$ingest_port/v1/events   (Authorization: Bearer $demo_ingest_key)
+    query-api        http://127.0.0.1:$query_port/v1/tables    (Authorization: Bearer $demo_query_token)
+    dashboard        http://127.0.0.1:$query_port/dashboard    API docs: http://127.0.0.1:$query_port/docs
+    metrics          ingest :$ingest_port/metrics, query-api :$query_port/metrics,
+                     validate :$validate_ops_port/metrics, merge-compaction :$merge_ops_port/metrics
     lake tables      $lake_dir
     logs             $run_dir/*.log
   Ctrl-C stops everything.
