@@ -1,5 +1,10 @@
-import type { LiveFile } from '@sluice/lake';
-import { planCompaction } from './maintenance';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LakeTable, LocalStorage, type LiveFile } from '@sluice/lake';
+import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { maintainTable, planCompaction } from './maintenance';
 
 const file = (bucket: string, size: number, date = '2026-01-01'): LiveFile =>
   ({ path: `${bucket}/${size}`, key: `${bucket}/${size}`, partitionValues: { event_date: date, bucket }, size, modificationTime: 0 }) as unknown as LiveFile;
@@ -18,3 +23,55 @@ describe('planCompaction', () => {
     expect(planCompaction([file('0', 1)], ['event_date', 'bucket'], { minSmallFiles: 2, smallFileBytes: 1000 })).toEqual([]);
   });
 });
+
+describe('maintainTable metrics (bug: compaction and vacuum metrics counted twice)', () => {
+  let dir: string;
+  let telemetry: Telemetry;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-maintenance-'));
+    telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
+  });
+  afterAll(async () => {
+    await telemetry.shutdown();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('records compaction, vacuum and commit metrics once: libs/telemetry already records them from libs/lake events', async () => {
+    const name = `silver_${randomUUID().replaceAll('-', '')}`;
+    const table = await LakeTable.create(
+      new LocalStorage(join(dir, name)),
+      { name, columns: [{ name: 'id', type: 'long' }, { name: 'day', type: 'string' }], partitionColumns: ['day'] },
+      { name, scratchDir: dir },
+    );
+    for (let i = 0; i < 3; i++) await table.append({ rows: [{ id: i, day: '2026-01-01' }] });
+
+    const outcome = await maintainTable(table, {
+      minSmallFiles: 2,
+      smallFileBytes: 1024 * 1024,
+      targetFileBytes: 1024 * 1024,
+      retentionMs: 0,
+      vacuum: true,
+      logger: telemetry.logger,
+      metrics: telemetry.metrics,
+    });
+    expect(outcome).toMatchObject({ partitionsCompacted: 1, filesRemoved: 3, conflicts: 0 });
+    expect(outcome.filesVacuumed).toBeGreaterThan(0);
+
+    const text = await telemetry.metricsText();
+    expect(sample(text, 'sluice_merge_compaction_compacted_files_total', { table: name })).toBe(3);
+    expect(sample(text, 'sluice_merge_compaction_vacuumed_files_total', { table: name })).toBe(outcome.filesVacuumed);
+    expect(sample(text, 'sluice_merge_compaction_commit_duration_seconds_count', { table: name, operation: 'OPTIMIZE' })).toBe(1);
+    // create + 3 appends + 1 compaction, each published once by libs/lake.
+    expect(sample(text, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' })).toBe(5);
+  });
+});
+
+/** The value of the one series of `metric` whose labels include `labels`; undefined when absent. */
+function sample(text: string, metric: string, labels: Record<string, string>): number | undefined {
+  const matches = text
+    .split('\n')
+    .filter((line) => line.startsWith(`${metric}{`) && Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)));
+  if (matches.length > 1) throw new Error(`several series of ${metric} match ${JSON.stringify(labels)}`);
+  return matches.length === 0 ? undefined : Number(matches[0].slice(matches[0].lastIndexOf(' ') + 1));
+}

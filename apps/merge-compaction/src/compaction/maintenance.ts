@@ -47,31 +47,32 @@ export function planCompaction(
  * Per-partition compaction and vacuum of one table. A compaction that loses a race (its files
  * were removed or rewritten meanwhile) is abandoned and re-planned next pass: it is never
  * retried against, and never blocks, a data commit (invariant 7).
+ *
+ * Its metrics (compacted and vacuumed files, commit duration and outcome, file counts) come from
+ * libs/lake's events through libs/telemetry; only `commits{outcome="error"}` is recorded here,
+ * because the lake publishes no failure event (docs/design/telemetry.md, "Who records what").
  */
 export async function maintainTable(table: LakeTable, options: MaintenanceOptions, sortBy?: readonly string[]): Promise<MaintenanceOutcome> {
   const snap = await table.snapshot();
   const plan = planCompaction(snap.files, snap.partitionColumns, options);
-  const small = snap.files.filter((f) => f.size < options.smallFileBytes).length;
-  options.metrics.tableFiles.set(snap.files.length, { table: table.name });
-  options.metrics.tableSmallFiles.set(small, { table: table.name });
-  options.metrics.compactionBacklog.set(plan.reduce((s, p) => s + p.smallFiles, 0), { table: table.name });
   let filesRemoved = 0;
   let conflicts = 0;
   let partitionsCompacted = 0;
   for (const p of plan) {
     try {
-      const started = performance.now();
       const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, sortBy });
       if (r.version === undefined) continue;
       partitionsCompacted += 1;
       filesRemoved += r.filesRemoved;
-      options.metrics.compactedFiles.add(r.filesRemoved, { table: table.name });
-      options.metrics.commitDuration.record((performance.now() - started) / 1000, { table: table.name, operation: 'OPTIMIZE' });
       options.logger.info({ table: table.name, version: r.version, partition: p.partition, filesRemoved: r.filesRemoved, filesAdded: r.filesAdded, bytes: r.bytesAdded }, 'compacted');
     } catch (err) {
-      if (!isSluiceError(err, 'LAKE_COMMIT_CONFLICT')) throw err;
+      if (!isSluiceError(err, 'LAKE_COMMIT_CONFLICT')) {
+        // libs/lake publishes no event for a failed (non-conflict) commit: this one is ours.
+        options.metrics.commits.add(1, { table: table.name, outcome: 'error' });
+        throw err;
+      }
+      // libs/lake already published the conflict (commits{outcome="conflict"}).
       conflicts += 1;
-      options.metrics.commits.add(1, { table: table.name, outcome: 'conflict' });
       options.logger.info({ table: table.name, partition: p.partition, err }, 'compaction lost a race; re-planned next pass');
     }
   }
@@ -80,7 +81,6 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
     const v = await table.vacuum({ retentionMs: options.retentionMs });
     filesVacuumed = v.filesDeleted.length;
     if (filesVacuumed > 0) {
-      options.metrics.vacuumedFiles.add(filesVacuumed, { table: table.name });
       options.logger.info({ table: table.name, files: filesVacuumed, bytes: v.bytesDeleted }, 'vacuumed');
     }
   }
