@@ -57,5 +57,26 @@ describe('merge-compaction oracle', () => {
 
     await app.stop();
     expect((await fetch(`${base}/readyz`).catch(() => ({ status: 0 }))).status).not.toBe(200);
+
+    // Bug: fold and tier 1 recorded commit metrics themselves on top of libs/telemetry's
+    // lake-event subscriber, counting each MERGE and bronze WRITE twice. Every commit in a
+    // table's log is counted exactly once, under the table's name.
+    const after = await env.telemetry.metricsText();
+    for (const name of [CONTRACTS.orders.tables.bronze, CONTRACTS.orders.tables.silver]) {
+      const history = await (await env.table(name))!.history();
+      expect({ name, commits: sample(after, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' }) }).toEqual({ name, commits: history.length });
+    }
+    const merges = (await (await env.table(CONTRACTS.orders.tables.silver))!.history()).filter((h) => h.operation === 'MERGE').length;
+    expect(sample(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
+    expect(sample(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
   });
 });
+
+/** The value of the one series of `metric` whose labels include `labels`; undefined when absent. */
+function sample(text: string, metric: string, labels: Record<string, string>): number | undefined {
+  const matches = text
+    .split('\n')
+    .filter((line) => line.startsWith(`${metric}{`) && Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)));
+  if (matches.length > 1) throw new Error(`several series of ${metric} match ${JSON.stringify(labels)}`);
+  return matches.length === 0 ? undefined : Number(matches[0].slice(matches[0].lastIndexOf(' ') + 1));
+}

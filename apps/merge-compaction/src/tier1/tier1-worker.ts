@@ -229,8 +229,7 @@ export class Tier1Worker {
     const appendStarted = performance.now();
     const { version } = await this.options.store.append(contract, keep, partitions);
     const appendMs = Math.round(performance.now() - appendStarted);
-    this.options.metrics.commitDuration.record(appendMs / 1000, { table: contract.tables.bronze, operation: 'WRITE' });
-    this.options.metrics.commits.add(1, { table: contract.tables.bronze, outcome: 'ok' });
+    // Commit duration and count come from libs/lake's commit event (docs/design/telemetry.md).
     this.book.markWritten(lastOffsets(records));
     const kept = new Set(keep);
     for (const [key, list] of byTp) {

@@ -132,7 +132,6 @@ export class ContractFolder {
                   QUALIFY row_number() OVER (PARTITION BY ${keys.join(', ')} ${order}) = 1`,
     );
     const queriedMs = Math.round(performance.now() - queryStarted);
-    const started = performance.now();
     const source: Record<string, unknown>[] = [];
     let oldestProduced = Infinity;
     for (const r of rows) {
@@ -158,15 +157,9 @@ export class ContractFolder {
     }
     tombstones.expire();
     const table = this.o.tables.name(contract.tables.silver);
-    const seconds = (performance.now() - started) / 1000;
-    this.o.metrics.mergeDuration.record(seconds, { table });
-    this.o.metrics.commitDuration.record(seconds, { table, operation: 'MERGE' });
-    this.o.metrics.commits.add(1, { table, outcome: 'ok' });
-    this.o.metrics.mergeRewrittenBytes.add(result.bytesRewritten, { table });
-    if (result.version !== undefined) {
-      this.o.metrics.tableVersion.set(result.version, { table });
-      this.o.metrics.lastCommit.set(this.now() / 1000, { table });
-    }
+    // Merge and commit duration, commits, rewritten bytes, table version and last-commit time come
+    // from libs/lake's merge and commit events (docs/design/telemetry.md, "Who records what");
+    // recording them here as well would count every fold twice. Freshness is the app's.
     if (Number.isFinite(oldestProduced)) this.o.metrics.freshness.record(Math.max(0, this.now() - oldestProduced) / 1000, { table });
     this.o.logger.debug(
       { table, version: result.version, queriedMs, mergeMs: Math.round(result.durationMs), folded: result.foldedPartitions, rows: source.length, inserted: result.rowsInserted, updated: result.rowsUpdated, deleted: result.rowsDeleted, ranges },
