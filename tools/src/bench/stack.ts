@@ -282,9 +282,21 @@ export class OwnBroker {
     this.brokers = `127.0.0.1:${port}`;
   }
 
-  /** Starts it (formats storage on first start) and waits until it answers metadata. */
-  start(): void {
-    this.run('start');
+  /**
+   * Starts it (formats storage on first start) and waits until it answers metadata. A start
+   * that fails (seen on the loaded machine: the JVM exits during start-up right after a stop) is
+   * retried up to `attempts` times, as a supervisor would; returns the attempts it took.
+   */
+  start(attempts = 3): number {
+    for (let i = 1; ; i++) {
+      try {
+        this.run('start');
+        return i;
+      } catch (err) {
+        if (i >= attempts) throw err;
+        spawnSync('sleep', ['5']);
+      }
+    }
   }
 
   /** Stops it (by its pid file). */

@@ -131,8 +131,8 @@ export const SCENARIOS: Record<string, Scenario> = {
         ctx.fault(`broker stopped for ${down} ms`);
         broker.stop();
         await sleep(down);
-        broker.start();
-        ctx.fault('broker started');
+        const tries = broker.start();
+        ctx.fault(`broker started${tries > 1 ? ` (start-up failed ${tries - 1}× first; retried)` : ''}`);
       }
     },
   },
@@ -150,6 +150,10 @@ export const SCENARIOS: Record<string, Scenario> = {
         ctx.mount!.readOnly(false);
         ctx.fault('lake writable again');
       }
+      // The fault must have been felt: merge-compaction saw the failing writes (and survived them).
+      const felt = (ctx.stack.logText('merge-compaction').match(/EROFS|read-only file system/gi) ?? []).length;
+      ctx.fault(`merge-compaction logged ${felt} read-only-filesystem errors`);
+      if (felt === 0) ctx.problems.push('merge-compaction logged no EROFS error while the lake was read-only: the fault had no effect');
     },
   },
 
