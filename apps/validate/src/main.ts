@@ -1,7 +1,8 @@
 import { describeConfig, loadConfig } from '@sluice/config';
-import { createTelemetry, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { validateConfigSchema } from './config';
+import { startValidateOps } from './ops';
 
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
@@ -11,7 +12,7 @@ async function main(): Promise<void> {
   log.info({ config: describeConfig(validateConfigSchema, config) }, 'validate starting');
 
   const service = build({ config, logger: log, metrics: telemetry.metrics });
-  const ops = await startOpsServer({ port: config.opsPort, metricsText: () => telemetry.metricsText(), ready: service.ready });
+  const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready);
 
   let stopping = false;
   const stop = (signal: string): void => {
