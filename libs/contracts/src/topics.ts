@@ -49,13 +49,20 @@ export function validTopic(contract: string): TopicSpec {
 /**
  * Kafka header names the services agree on. ingest sets `contract` (so validate need not guess),
  * `producer` (the authenticated identity) and `received_at` (epoch ms as decimal text).
- * DLQ records carry the `dlq_*` headers beside the original bytes.
+ * DLQ records carry the `sluice-dlq-*` headers beside the original bytes: `dlqReason` (issue
+ * code), `dlqDetail` (JSON issues, capped), `dlqContract`, `dlqProducer` (ingest's producer or
+ * `unknown`), `dlqTime` (ISO-8601) and the source coordinates. The strings are part of records
+ * already on the DLQ topic: never change them.
  */
 export const HEADERS = Object.freeze({
   contract: 'sluice-contract',
   producer: 'sluice-producer',
   receivedAt: 'sluice-received-at',
   dlqReason: 'sluice-dlq-reason',
+  dlqDetail: 'sluice-dlq-detail',
+  dlqContract: 'sluice-dlq-contract',
+  dlqProducer: 'sluice-dlq-producer',
+  dlqTime: 'sluice-dlq-time',
   dlqSourceTopic: 'sluice-dlq-source-topic',
   dlqSourcePartition: 'sluice-dlq-source-partition',
   dlqSourceOffset: 'sluice-dlq-source-offset',

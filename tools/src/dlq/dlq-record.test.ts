@@ -1,3 +1,4 @@
+import { HEADERS } from '@sluice/contracts';
 import { DLQ_HEADERS, countBy, describe as describeDlq, matches, toReplayRecord, type DlqMessage } from './dlq-record';
 
 function message(partition: number, offset: number, reason: string, contract: string, value = `{"event_id":"e-${offset}"}`): DlqMessage {
@@ -25,6 +26,11 @@ describe('DLQ records', () => {
       'sluice-dlq-contract', 'sluice-dlq-detail', 'sluice-dlq-producer', 'sluice-dlq-reason',
       'sluice-dlq-source-offset', 'sluice-dlq-source-partition', 'sluice-dlq-source-topic', 'sluice-dlq-time',
     ]);
+  });
+
+  it('reads the header names from the contracts HEADERS (was a local copy of validate\'s names)', () => {
+    const contractDlqNames = Object.entries(HEADERS).filter(([key]) => key.startsWith('dlq')).map(([, name]) => name);
+    expect(Object.values(DLQ_HEADERS).sort()).toEqual(contractDlqNames.sort());
   });
 
   it('decodes metadata, event_id and detail; tolerates missing headers and non-JSON values', () => {

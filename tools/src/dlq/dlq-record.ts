@@ -1,17 +1,19 @@
+import { HEADERS } from '@sluice/contracts';
+
 /**
  * The DLQ record as validate writes it: the original raw record (key, value bytes, headers) plus
- * `sluice-dlq-*` headers. The header names must match apps/validate/src/routing/headers.ts
- * (tools may not import apps); dlq-record.test.ts pins them.
+ * `sluice-dlq-*` headers, named by the contracts' HEADERS (validate writes the same constants);
+ * dlq-record.test.ts pins the strings so records already on the topic stay readable.
  */
 export const DLQ_HEADERS = {
-  reason: 'sluice-dlq-reason',
-  detail: 'sluice-dlq-detail',
-  contract: 'sluice-dlq-contract',
-  sourceTopic: 'sluice-dlq-source-topic',
-  sourcePartition: 'sluice-dlq-source-partition',
-  sourceOffset: 'sluice-dlq-source-offset',
-  producer: 'sluice-dlq-producer',
-  time: 'sluice-dlq-time',
+  reason: HEADERS.dlqReason,
+  detail: HEADERS.dlqDetail,
+  contract: HEADERS.dlqContract,
+  sourceTopic: HEADERS.dlqSourceTopic,
+  sourcePartition: HEADERS.dlqSourcePartition,
+  sourceOffset: HEADERS.dlqSourceOffset,
+  producer: HEADERS.dlqProducer,
+  time: HEADERS.dlqTime,
 } as const;
 
 /** Header a replayed record carries: where in the DLQ it came from. */

@@ -3,18 +3,18 @@ import { HEADERS } from '@sluice/contracts';
 /**
  * Kafka header names validate reads and writes. A DLQ record is the original record — same key,
  * same value bytes, same headers — plus the `sluice-dlq-*` headers below, so a replay is a copy
- * and nothing about the event has to be re-encoded. tools/src/dlq reads the same names.
+ * and nothing about the event has to be re-encoded. The names are the contracts' HEADERS, which
+ * tools/src/dlq reads too.
  */
 export const DLQ_HEADERS = {
   reason: HEADERS.dlqReason,
   sourceTopic: HEADERS.dlqSourceTopic,
   sourcePartition: HEADERS.dlqSourcePartition,
   sourceOffset: HEADERS.dlqSourceOffset,
-  // Not (yet) in the contracts' HEADERS; same prefix so tools can strip them all.
-  detail: 'sluice-dlq-detail',
-  contract: 'sluice-dlq-contract',
-  producer: 'sluice-dlq-producer',
-  time: 'sluice-dlq-time',
+  detail: HEADERS.dlqDetail,
+  contract: HEADERS.dlqContract,
+  producer: HEADERS.dlqProducer,
+  time: HEADERS.dlqTime,
 } as const;
 
 /** Headers ingest adds to raw records (the producer identity comes from its API key). */
