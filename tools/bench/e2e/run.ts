@@ -78,7 +78,6 @@ async function main(): Promise<void> {
       concurrency: Number(values.concurrency),
       seed,
       ceilingEvents: Number(values['ceiling-events']),
-      backlog: Number(values.backlog),
       drainTimeoutMs,
       progress,
     });

@@ -22,8 +22,6 @@ export interface E2eOptions {
   readonly seed: number;
   /** Events of the bare pass-through measurement. */
   readonly ceilingEvents: number;
-  /** Events produced to raw before validate/merge start, to measure a backlog drain (0 = skip). */
-  readonly backlog: number;
   readonly drainTimeoutMs: number;
   readonly progress: (line: string) => void;
 }
