@@ -79,4 +79,6 @@ it('carries the caller trace into every record and counts events by outcome', as
   expect(text).toMatch(/sluice_ingest_events_in_total\{[^}]*outcome="accepted"[^}]*\} [1-9]/);
   expect(text).toMatch(/sluice_ingest_events_in_total\{[^}]*outcome="rejected"[^}]*\} [1-9]/);
   expect(text).toMatch(/sluice_ingest_events_in_total\{[^}]*outcome="throttled"[^}]*\} (1[0-9]|[2-9][0-9])/);
+  // HTTP latency through telemetry's onResponse hook, by route pattern and status.
+  expect(text).toMatch(/^sluice_ingest_http_request_duration_seconds_count\{(?=[^}]*method="POST")(?=[^}]*route="\/v1\/events")(?=[^}]*status="207")[^}]*\} [1-9]/m);
 });
