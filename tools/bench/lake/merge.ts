@@ -9,7 +9,7 @@
 import { LakeTable, LocalStorage, type MergeResult } from '@sluice/lake';
 import { MB, args, benchDir, timed } from './common';
 
-const o = args({ entities: 1_000_000, batch: 100_000, buckets: 16, batches: 1, mode: 'cow', fraction: 0.1, fileRows: 250_000, keep: false });
+const o = args({ entities: 1_000_000, batch: 100_000, buckets: 16, batches: 1, mode: 'cow', fraction: 0.1, fileRows: 1_000_000, keep: false });
 
 const columns = [
   { name: 'entity_id', type: 'long' },

@@ -80,9 +80,9 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
           work = `${base}_c`;
           await conn.run(
             `CREATE TEMP TABLE ${work} AS
-             WITH ps AS (SELECT ${[...pAliases, 'count(*) AS n', `min(${c})::HUGEINT AS lo`, `max(${c})::HUGEINT AS hi`].join(', ')} FROM ${base}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''})
+             WITH ps AS (SELECT ${[...pAliases, 'count(*) AS n', `min(${c})::DOUBLE AS lo`, `max(${c})::DOUBLE AS hi`].join(', ')} FROM ${base}${pAliases.length ? ` GROUP BY ${pAliases.join(', ')}` : ''})
              SELECT w.* REPLACE (CASE WHEN ps.n <= ${max} THEN 0
-               ELSE COALESCE(CAST(((w.${c}::HUGEINT - ps.lo) * CAST(ceil(ps.n / ${max}) AS HUGEINT)) // (ps.hi - ps.lo + 1) AS BIGINT), 0) END AS __chunk)
+               ELSE COALESCE(least(CAST(floor((w.${c}::DOUBLE - ps.lo) / (ps.hi - ps.lo + 1) * ceil(ps.n / ${max})) AS BIGINT), CAST(ceil(ps.n / ${max}) AS BIGINT) - 1), 0) END AS __chunk)
              FROM ${base} w JOIN ps ON ${on}`,
           );
         } else {
