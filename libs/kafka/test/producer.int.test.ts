@@ -84,6 +84,44 @@ describe('KafkaProducer against the broker', () => {
     expect(err.cause).toBeDefined();
   });
 
+  describe('sendBatchSettled (ingest needs per-record outcomes, sendBatch only gives the first error)', () => {
+    it('reports each record: delivered ones with their offsets, a failed one with its error, in input order', async () => {
+      const topic = await createTestTopic(admin, 1);
+      const missing = `missing-${Date.now()}`;
+      const outcomes = await producer.sendBatchSettled([
+        { topic, value: 'a' },
+        { topic: missing, value: 'lost' },
+        { topic, value: 'b' },
+      ]);
+      expect(outcomes).toHaveLength(3);
+      expect(outcomes[0]).toEqual({ ok: true, report: expect.objectContaining({ topic, partition: 0, offset: 0 }) });
+      expect(outcomes[1]).toMatchObject({ ok: false, error: { code: 'KAFKA_TOPIC_NOT_FOUND', retryable: true } });
+      expect(outcomes[2]).toEqual({ ok: true, report: expect.objectContaining({ topic, partition: 0, offset: 1 }) });
+      expect(producer.queueDepth).toBe(0);
+    });
+
+    it('fails the records past a full queue with KAFKA_QUEUE_FULL, unsent, after the enqueued ones settled', async () => {
+      const topic = await createTestTopic(admin, 1);
+      const small = new KafkaProducer({ brokers, maxQueueMessages: 10, lingerMs: 200 });
+      closers.push(() => small.close());
+      await small.connect();
+      const outcomes = await small.sendBatchSettled(Array.from({ length: 15 }, (_, i) => ({ topic, value: `${i}` })));
+      expect(outcomes.slice(0, 10).map((o) => (o.ok ? o.report.offset : o.error.code))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      for (const o of outcomes.slice(10)) expect(o).toMatchObject({ ok: false, error: { code: 'KAFKA_QUEUE_FULL', retryable: true } });
+      expect(small.queueDepth).toBe(0);
+      expect(await small.sendBatchSettled([])).toEqual([]);
+    });
+
+    it('resolves (never rejects) with KAFKA_NOT_CONNECTED for every record after close', async () => {
+      const p = new KafkaProducer({ brokers });
+      await p.connect();
+      await p.close();
+      const outcomes = await p.sendBatchSettled([{ topic: 'x', value: 'y' }, { topic: 'x', value: 'z' }]);
+      expect(outcomes).toHaveLength(2);
+      for (const o of outcomes) expect(o).toMatchObject({ ok: false, error: { code: 'KAFKA_NOT_CONNECTED', retryable: false } });
+    });
+  });
+
   it('rejects send after close with KAFKA_NOT_CONNECTED', async () => {
     const p = new KafkaProducer({ brokers });
     await p.connect();

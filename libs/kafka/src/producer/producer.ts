@@ -3,7 +3,7 @@ import { KAFKA_CHANNELS, publish } from '../channels';
 import { baseProperties, callback, type RdkafkaProperties } from '../connection';
 import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
 import { PRODUCER_DEFAULTS, type ProducerOptions } from './options';
-import type { DeliveryReport, ProducerRecord } from './types';
+import type { DeliveryReport, ProducerRecord, SendOutcome, SendSuccess } from './types';
 
 interface Pending {
   resolve: (report: DeliveryReport) => void;
@@ -98,6 +98,34 @@ export class KafkaProducer {
    */
   async sendBatch(records: readonly ProducerRecord[]): Promise<DeliveryReport[]> {
     if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'producer.send: producer is not connected');
+    const { outcomes, firstError, delivered, failed, notSent } = await this.produceAll(records);
+    if (firstError !== undefined) {
+      throw kafkaError(firstError.code, firstError.message, {
+        cause: firstError,
+        retryable: firstError.retryable,
+        details: { ...firstError.details, delivered, failed, notSent },
+      });
+    }
+    return outcomes.map((o) => (o as SendSuccess).report);
+  }
+
+  /**
+   * Like {@link sendBatch}, but never rejects: resolves, once every enqueued message settled,
+   * with one outcome per record in input order — its delivery report, or the KafkaError that
+   * record failed with. A full local queue stops enqueueing (per-partition order): that record
+   * and every later one fail with KAFKA_QUEUE_FULL, unsent. Retrying only the failed records can
+   * put them after later records of the same partition that succeeded.
+   */
+  async sendBatchSettled(records: readonly ProducerRecord[]): Promise<SendOutcome[]> {
+    if (!this.connected) {
+      const error = kafkaError('KAFKA_NOT_CONNECTED', 'producer.send: producer is not connected');
+      return records.map(() => ({ ok: false, error }));
+    }
+    return (await this.produceAll(records)).outcomes;
+  }
+
+  /** Enqueues until the first enqueue error, waits for every delivery report, publishes the produce event. */
+  private async produceAll(records: readonly ProducerRecord[]) {
     const started = performance.now();
     const deliveries: Array<Promise<DeliveryReport>> = [];
     let bytes = 0;
@@ -114,31 +142,18 @@ export class KafkaProducer {
     const settled = await Promise.allSettled(deliveries);
     const failures = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
     const firstError = enqueueError ?? (failures[0]?.reason as KafkaError | undefined);
+    const delivered = settled.length - failures.length;
     if (firstError !== undefined) {
-      publish(KAFKA_CHANNELS.produceFailed, {
-        clientId: this.clientId,
-        count: records.length,
-        failed: records.length - (settled.length - failures.length),
-        code: firstError.code,
-      });
-      throw kafkaError(firstError.code, firstError.message, {
-        cause: firstError,
-        retryable: firstError.retryable,
-        details: {
-          ...firstError.details,
-          delivered: settled.length - failures.length,
-          failed: failures.length,
-          notSent: records.length - deliveries.length,
-        },
-      });
+      publish(KAFKA_CHANNELS.produceFailed, { clientId: this.clientId, count: records.length, failed: records.length - delivered, code: firstError.code });
+    } else {
+      publish(KAFKA_CHANNELS.produceAcked, { clientId: this.clientId, count: records.length, bytes, latencyMs: performance.now() - started });
     }
-    publish(KAFKA_CHANNELS.produceAcked, {
-      clientId: this.clientId,
-      count: records.length,
-      bytes,
-      latencyMs: performance.now() - started,
+    const outcomes: SendOutcome[] = records.map((_, i) => {
+      const s = settled[i];
+      if (s === undefined) return { ok: false, error: enqueueError as KafkaError };
+      return s.status === 'fulfilled' ? { ok: true, report: s.value } : { ok: false, error: s.reason as KafkaError };
     });
-    return settled.map((s) => (s as PromiseFulfilledResult<DeliveryReport>).value);
+    return { outcomes, firstError, delivered, failed: failures.length, notSent: records.length - deliveries.length };
   }
 
   /** Waits until every queued message got its delivery report (or the timeout passed). */

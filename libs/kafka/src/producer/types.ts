@@ -1,3 +1,5 @@
+import type { KafkaError } from '../errors';
+
 /** One message to produce. */
 export interface ProducerRecord {
   topic: string;
@@ -21,3 +23,18 @@ export interface DeliveryReport {
   /** Record timestamp, ms since epoch, if the broker reported one. */
   timestamp?: number;
 }
+
+/** A record the broker acknowledged (one outcome of `sendBatchSettled`). */
+export interface SendSuccess {
+  readonly ok: true;
+  readonly report: DeliveryReport;
+}
+
+/** A record that was not acknowledged (one outcome of `sendBatchSettled`); `error.retryable` says whether to retry it. */
+export interface SendFailure {
+  readonly ok: false;
+  readonly error: KafkaError;
+}
+
+/** Per-record outcome of `KafkaProducer.sendBatchSettled`. */
+export type SendOutcome = SendSuccess | SendFailure;
