@@ -20,6 +20,13 @@ export const LAKE_ERRORS = {
   LAKE_VERSION_NOT_FOUND: { retryable: false },
   /** A write would change data in a table with `delta.appendOnly=true`. */
   LAKE_APPEND_ONLY: { retryable: false },
+  /**
+   * A write's `expectedTxns` did not hold: at the snapshot the commit was built on, or in a
+   * commit that won a race, an appId's txn version differs from the expected one (another writer
+   * — e.g. a zombie after a rebalance — moved it). Retrying the same call cannot succeed: re-read
+   * the offsets and re-plan (kafka-delta-ingest's ConflictingOffsets).
+   */
+  LAKE_TXN_MISMATCH: { retryable: false },
   /** Rows or options given to a write are invalid. */
   LAKE_INVALID_INPUT: { retryable: false },
   /** A query failed (bad SQL, forbidden statement, DuckDB error). */

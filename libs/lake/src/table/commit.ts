@@ -21,6 +21,11 @@ export interface CommitPlan {
   readPartitions?: Set<string> | 'all';
   /** Paths (add.path) of files read; a winner removing one conflicts. */
   readFiles?: ReadonlySet<string>;
+  /**
+   * Txn versions (null = absent) this commit requires of the table, per appId. The caller checks
+   * them against the snapshot it read; {@link commit} checks every winning commit it retries past.
+   */
+  expectedTxns?: ReadonlyMap<string, bigint | null>;
   /** Engine-specific commitInfo fields (e.g. operationMetrics). */
   extraCommitInfo?: Record<string, unknown>;
 }
@@ -90,6 +95,14 @@ export async function commit(
     }
     const winnerBody = await storage.get(commitKey(version));
     const winner = parseCommit(version, commitKey(version), winnerBody);
+    // Checked before the ordinary conflicts: a moved txn is not retryable, a plain conflict is.
+    const moved = plan.expectedTxns ? txnMismatch(winner.txns, plan.expectedTxns) : undefined;
+    if (moved) {
+      publish('conflict', { table, version, operation: plan.operation, outcome: 'txn mismatch' });
+      throw lakeError('LAKE_TXN_MISMATCH', `${table}: ${plan.operation} expected txn ${JSON.stringify(moved.appId)} at ${String(moved.expected)} but version ${version} moved it to ${String(moved.actual)}`, {
+        details: { readVersion, winnerVersion: version, appId: moved.appId, expected: String(moved.expected), actual: String(moved.actual) },
+      });
+    }
     const conflict = findConflict(winner, plan, removes, appIds, partitionColumns);
     publish('conflict', { table, version, operation: plan.operation, outcome: conflict ?? 'retry' });
     if (conflict) {
@@ -104,6 +117,27 @@ export async function commit(
     }
     version++;
   }
+}
+
+/** A txn (as a snapshot or a winning commit holds it) that contradicts `expected`. */
+export interface TxnMismatch {
+  appId: string;
+  expected: bigint | null;
+  actual: bigint | null;
+}
+
+/**
+ * The first appId of `expected` whose version in `txns` differs (an appId missing from `txns` is
+ * not a mismatch: for a winning commit it means the winner did not touch it).
+ */
+export function txnMismatch(txns: ReadonlyArray<{ appId: string; version: number | bigint }>, expected: ReadonlyMap<string, bigint | null>): TxnMismatch | undefined {
+  for (const t of txns) {
+    if (!expected.has(t.appId)) continue;
+    const want = expected.get(t.appId)!;
+    const actual = BigInt(t.version);
+    if (want === null || actual !== want) return { appId: t.appId, expected: want, actual };
+  }
+  return undefined;
 }
 
 /** The first conflict between a winning commit and our plan (DELTA.md §6), or undefined. */

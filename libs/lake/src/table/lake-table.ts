@@ -53,6 +53,12 @@ export interface TxnSpec {
 export interface AppendOptions {
   /** `txn` actions committed atomically with the data. */
   txns?: readonly TxnSpec[];
+  /**
+   * Fences zombie writers: per appId, the txn version the table must hold (null = no txn yet) at
+   * the snapshot this write builds on and in every commit it retries past; otherwise the write
+   * fails with LAKE_TXN_MISMATCH (not retryable) and commits nothing.
+   */
+  expectedTxns?: Readonly<Record<string, bigint | number | null>>;
   /** Split each partition's rows into files of at most this many rows (ordered by `sortBy`). */
   maxRowsPerFile?: number;
   /** Columns that order rows into files (clustering: narrow min/max per file). */
@@ -85,6 +91,13 @@ export interface MergeSpec {
   /** Rewritten data is split into files of at most this many rows, sorted by the cluster column. */
   maxRowsPerFile?: number;
   txns?: readonly TxnSpec[];
+  /**
+   * Fences zombie writers: per appId, the txn version the table must hold (null = no txn yet) at
+   * the snapshot this write builds on and in every commit it retries past; otherwise the write
+   * fails with LAKE_TXN_MISMATCH (not retryable) and commits nothing (checked before
+   * the amortised tail is written).
+   */
+  expectedTxns?: Readonly<Record<string, bigint | number | null>>;
   /**
    * Amortised copy-on-write (docs/adr/0001-merge-design.md): the batch is appended to a pending
    * tail (`_sluice_tail/`, a Delta table of its own that readers of this table never see);
@@ -271,6 +284,7 @@ export class LakeTable {
     const started = performance.now();
     const snap = await this.snapshot();
     checkWritable(snap, this.name);
+    const expectedTxns = checkExpectedTxns(snap, options.expectedTxns, this.name);
     const written = await withConnection(async (conn) => {
       const input = await ingestSource(conn, snap.schema.fields, source, this.scratchDir);
       try {
@@ -286,6 +300,7 @@ export class LakeTable {
       operationParameters: { mode: 'Append', partitionBy: JSON.stringify(snap.partitionColumns) },
       actions,
       isBlindAppend: true,
+      expectedTxns,
       extraCommitInfo: { operationMetrics: { numFiles: String(written.adds.length), numOutputRows: String(written.rows), numOutputBytes: String(written.bytes) } },
     });
     return { ...result, durationMs: performance.now() - started, rows: written.rows, filesAdded: written.adds.length, bytesWritten: written.bytes };
@@ -305,6 +320,7 @@ export class LakeTable {
     if (snap.configuration[TABLE_PROPERTIES.appendOnly] === 'true') {
       throw lakeError('LAKE_APPEND_ONLY', `${this.name} is append-only (delta.appendOnly=true); MERGE would change data`);
     }
+    const expectedTxns = checkExpectedTxns(snap, spec.expectedTxns, this.name);
     const fieldOf = (name: string) => {
       const f = snap.schema.fields.find((x) => x.name === name);
       if (!f) throw lakeError('LAKE_INVALID_INPUT', `merge column ${JSON.stringify(name)} is not a table column`);
@@ -412,6 +428,7 @@ export class LakeTable {
       operationParameters: { predicate: JSON.stringify({ keys: spec.keys, version: spec.versionColumn }) },
       actions,
       isBlindAppend: false,
+      expectedTxns,
       readPartitions: outcome.readPartitions,
       readFiles: new Set(outcome.candidates.map((f) => f.path)),
       extraCommitInfo: {
@@ -644,6 +661,7 @@ export class LakeTable {
     if (snap.configuration[TABLE_PROPERTIES.appendOnly] === 'true') {
       throw lakeError('LAKE_APPEND_ONLY', `${this.name} is append-only (delta.appendOnly=true); MERGE would change data`);
     }
+    checkExpectedTxns(snap, spec.expectedTxns, this.name); // before the tail grows; the inner merge re-checks
     const tail = await this.tailTable(snap, spec);
     await tail.append(spec.source);
     const tsnap = await tail.snapshot();
@@ -806,6 +824,28 @@ function txnActions(txns: readonly TxnSpec[] | undefined): Action[] {
     const txn: TxnAction = { appId: t.appId, version, lastUpdated: now };
     return { txn };
   });
+}
+
+/**
+ * Normalises `expected` and throws LAKE_TXN_MISMATCH when `snap` contradicts it; returns what the
+ * commit re-checks against winners (undefined when nothing is expected).
+ */
+function checkExpectedTxns(snap: Snapshot, expected: Readonly<Record<string, bigint | number | null>> | undefined, table: string): Map<string, bigint | null> | undefined {
+  if (expected === undefined) return undefined;
+  const wanted = new Map<string, bigint | null>();
+  for (const [appId, v] of Object.entries(expected)) {
+    if (v !== null && typeof v !== 'bigint' && !Number.isSafeInteger(v)) throw lakeError('LAKE_INVALID_INPUT', `expected txn version for ${appId} must be an integer, a bigint or null`);
+    wanted.set(appId, v === null ? null : BigInt(v));
+  }
+  for (const [appId, want] of wanted) {
+    const actual = snap.txnVersion(appId) ?? null;
+    if (actual !== want) {
+      throw lakeError('LAKE_TXN_MISMATCH', `${table}: expected txn ${JSON.stringify(appId)} at ${String(want)} but version ${snap.version} has ${String(actual)}`, {
+        details: { readVersion: snap.version, appId, expected: String(want), actual: String(actual) },
+      });
+    }
+  }
+  return wanted;
 }
 
 function removeOf(f: LiveFile, now: number, dataChange: boolean): RemoveAction {
