@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { ORDER_STATUSES, SILVER_BUCKETS, bucketOf } from '../../../libs/contracts/src';
-import { LakeQueryEngine, LakeTable, LocalStorage } from '../../../libs/lake/src';
+import { ORDER_STATUSES, SILVER_BUCKETS, bucketOf } from '@sluice/contracts';
+import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
 
 const o = args({ rows: 1_000_000, duration: 10, connections: 50, days: 7, port: 18390, baselineRuns: 200, rebuild: false });
 const ROOT = path.resolve(__dirname, '../../..');
