@@ -1,5 +1,6 @@
 import type { AnyContract } from '@sluice/contracts';
 import type { LakeQueryEngine } from '@sluice/lake';
+import { isSluiceError } from '@sluice/errors';
 import { mergeError } from '../errors';
 import { contractColumns, BUCKET, EVENT_DATE, INGESTED_AT, KAFKA_OFFSET, KAFKA_PARTITION, KEY_HASH, PRODUCED_AT } from '../tables/layout';
 import { both, maxOfStats, overlapping } from '../tables/pruning';
@@ -53,6 +54,7 @@ export class LakeBronzeStore implements BronzeStore {
     const columns = contractColumns(contract, records.map((r) => r.writerVersion));
     const table = await this.tables.bronze(contract, columns);
     const snap = await table.snapshot();
+    // Early exit before any schema evolution; the authoritative check is the lake's (below).
     for (const p of partitions) {
       const inTable = snap.txnVersion(p.appId);
       const current = inTable === undefined ? undefined : Number(inTable);
@@ -80,7 +82,19 @@ export class LakeBronzeStore implements BronzeStore {
       row[PRODUCED_AT] = r.producedAtMs === undefined ? null : new Date(r.producedAtMs).toISOString();
       return row;
     });
-    const result = await table.append({ rows }, { txns: partitions.map((p) => ({ appId: p.appId, version: p.last })) });
-    return { version: result.version };
+    // The check above saw an earlier snapshot than the one the lake commits on: the lake re-checks
+    // at its own snapshot and against every commit it races past (a zombie's stale batch).
+    const expectedTxns = Object.fromEntries(partitions.map((p) => [p.appId, p.expected ?? null]));
+    try {
+      const result = await table.append({ rows }, { txns: partitions.map((p) => ({ appId: p.appId, version: p.last })), expectedTxns });
+      return { version: result.version };
+    } catch (err) {
+      if (!isSluiceError(err, 'LAKE_TXN_MISMATCH')) throw err;
+      const details = err.details ?? {};
+      throw mergeError('MERGE_OFFSETS_MOVED', `${String(details.appId)} moved to ${String(details.actual)} in the table while committing, this worker resumed from ${String(details.expected)}`, {
+        cause: err,
+        details: { appId: details.appId, table: details.actual, expected: details.expected },
+      });
+    }
   }
 }

@@ -1,0 +1,87 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { AvroDecoder, CONTRACTS, encodeSingleObject } from '@sluice/contracts';
+import { LakeQueryEngine, LocalStorage } from '@sluice/lake';
+import { TableSet } from '../src/tables/table-set';
+import { decodeRecord, type BronzeRecord } from '../src/tier1/bronze-record';
+import { LakeBronzeStore } from '../src/tier1/lake-bronze-store';
+
+const orders = CONTRACTS.orders;
+const decoder = new AvroDecoder([orders]);
+
+function record(offset: number): BronzeRecord {
+  const event = {
+    event_id: `e-${offset}-${randomUUID()}`,
+    event_time: Date.UTC(2026, 10, 29, 12, 0, 0) + offset,
+    producer: 'p',
+    schema_version: 1,
+    version: offset + 1,
+    op: 'upsert',
+    order_id: `ord-${offset}`,
+    payload: { customer_id: 'c', status: 'paid', total_cents: 5, currency: 'EUR', item_count: 1 },
+  };
+  const value = encodeSingleObject(orders.versions[0].schema, event);
+  const r = decodeRecord({ topic: 't', partition: 0, offset, value, timestamp: 1, size: value.length }, orders, decoder);
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  return r.value;
+}
+
+/** Real local storage that lets a second worker commit just before this one's next commit put. */
+class RacingStorage extends LocalStorage {
+  intruder: (() => Promise<unknown>) | undefined;
+  override async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+    const run = key.startsWith('_delta_log/') ? this.intruder : undefined;
+    this.intruder = undefined;
+    if (run) await run();
+    return super.putIfAbsent(key, body);
+  }
+}
+
+describe('tier 1 bronze store: zombie writer fencing', () => {
+  let dir: string;
+  let engine: LakeQueryEngine;
+  beforeAll(async () => {
+    dir = path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), `merge-zombie-${randomUUID()}`);
+    await fs.mkdir(dir, { recursive: true });
+    engine = await LakeQueryEngine.create();
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('zombie offsets race: a commit landing after the offset check is MERGE_OFFSETS_MOVED, and only the owner\'s batch is in bronze', async () => {
+    const racing = new Map<string, RacingStorage>();
+    const zombieTables = new TableSet({
+      storageFor: (name) => racing.get(name) ?? racing.set(name, new RacingStorage(path.join(dir, name))).get(name)!,
+      tablePrefix: 'z_',
+    });
+    const ownerTables = new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: 'z_' });
+    const zombie = new LakeBronzeStore(zombieTables, engine);
+    const owner = new LakeBronzeStore(ownerTables, engine);
+    const appId = 'tier1:t:0';
+    const tp = { topic: 't', partition: 0 };
+
+    await owner.append(orders, [record(0), record(1)], [{ tp, appId, expected: undefined, last: 1 }]);
+    expect(await zombie.writtenOffsets(orders, [appId])).toEqual(new Map([[appId, 1]]));
+
+    // The zombie resumed from 1 and checks it; the new owner commits 2..3 before the zombie's put.
+    racing.get(zombieTables.name(orders.tables.bronze))!.intruder = () => owner.append(orders, [record(2), record(3)], [{ tp, appId, expected: 1, last: 3 }]);
+    await expect(zombie.append(orders, [record(2), record(3)], [{ tp, appId, expected: 1, last: 3 }])).rejects.toMatchObject({
+      code: 'MERGE_OFFSETS_MOVED',
+      retryable: false,
+      details: { appId, table: '3', expected: '1' },
+    });
+
+    expect(await owner.writtenOffsets(orders, [appId])).toEqual(new Map([[appId, 3]]));
+    const table = (await ownerTables.existing(orders.tables.bronze))!;
+    const session = await engine.open({ bronze: await table.currentView() });
+    try {
+      const rows = await session.query('SELECT count(*) AS n, count(DISTINCT _kafka_offset) AS offsets FROM bronze');
+      expect(rows[0]).toMatchObject({ n: 4n, offsets: 4n });
+    } finally {
+      session.close();
+    }
+  });
+});
