@@ -1,5 +1,5 @@
 import { describeConfig, loadConfig } from '@sluice/config';
-import { createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { PROMETHEUS_CONTENT_TYPE, createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { ingestConfigSchema } from './config';
 import { createIngest } from './runtime';
 
@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   log.info({ config: describeConfig(ingestConfigSchema, config) }, 'ingest starting');
 
   const ingest = await createIngest(config, log, telemetry);
-  ingest.app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4').send(await telemetry.metricsText()));
+  ingest.app.get('/metrics', async (_req, reply) => reply.type(PROMETHEUS_CONTENT_TYPE).send(await telemetry.metricsText()));
   const address = await ingest.app.listen({ host: config.host, port: config.port });
   log.info({ address }, 'ingest listening');
 
