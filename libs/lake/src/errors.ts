@@ -31,6 +31,11 @@ export const LAKE_ERRORS = {
   LAKE_INVALID_INPUT: { retryable: false },
   /** A query failed (bad SQL, forbidden statement, DuckDB error). */
   LAKE_QUERY_FAILED: { retryable: false },
+  /**
+   * A query ran past its `timeoutMs` and was interrupted (DuckDB stopped it; its resources are
+   * free). Retryable: the same query may finish under less load or with a longer timeout.
+   */
+  LAKE_QUERY_TIMEOUT: { retryable: true },
   /** Storage I/O failed for a reason other than absence; may be transient. */
   LAKE_STORAGE_UNAVAILABLE: { retryable: true },
 } as const;

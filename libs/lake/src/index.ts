@@ -28,5 +28,5 @@ export type { ColumnSpec, DeltaType, DeltaPrimitiveType, DeltaField, TableSchema
 export { Snapshot, TABLE_PROPERTIES, type LiveFile, type FileStats } from './log/snapshot';
 export type { SnapshotTarget } from './log/log-reader';
 export type { AddAction, RemoveAction, TxnAction, MetadataAction, ProtocolAction, CommitInfo } from './log/actions';
-export { LakeQueryEngine, LakeSession, type QueryEngineOptions, type ViewSpec, type PendingSpec, type QueryParams } from './query/query-engine';
+export { LakeQueryEngine, LakeSession, type QueryEngineOptions, type ViewSpec, type PendingSpec, type QueryParams, type QueryOptions } from './query/query-engine';
 export { parseJsonLossless, stringifyJson } from './log/json';

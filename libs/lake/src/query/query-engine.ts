@@ -114,6 +114,15 @@ async function resolvedSql(tableRel: string, spec: ViewSpec, p: PendingSpec): Pr
     SELECT ${select('t')} FROM t WHERE NOT (${isDelete}) AND NOT EXISTS (SELECT 1 FROM s WHERE ${keyEq('s', 't')} AND s.${v} >= t.${v})`;
 }
 
+/** Per-query options of {@link LakeSession.query} and {@link LakeSession.queryJson}. */
+export interface QueryOptions {
+  /**
+   * Interrupt the query after this many ms (DuckDB `interrupt()`, so it stops using CPU and
+   * memory) and fail with LAKE_QUERY_TIMEOUT. The call settles only once DuckDB has stopped.
+   */
+  timeoutMs?: number;
+}
+
 /** A connection with table views; run queries, then close. */
 export class LakeSession {
   constructor(
@@ -122,14 +131,14 @@ export class LakeSession {
   ) {}
 
   /** Runs one statement with parameters; rows as JS values (BIGINT → bigint, TIMESTAMPTZ → DuckDB value objects). */
-  async query(sql: string, params?: QueryParams): Promise<Record<string, unknown>[]> {
-    const reader = await this.run(sql, params);
+  async query(sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
+    const reader = await this.run(sql, params, options);
     return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
 
   /** Runs one statement with parameters; rows as JSON-safe values (BIGINT → string, timestamps → ISO strings). */
-  async queryJson(sql: string, params?: QueryParams): Promise<Record<string, unknown>[]> {
-    const reader = await this.run(sql, params);
+  async queryJson(sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
+    const reader = await this.run(sql, params, options);
     return reader.getRowObjectsJson() as Record<string, unknown>[];
   }
 
@@ -138,7 +147,20 @@ export class LakeSession {
     this.conn.closeSync();
   }
 
-  private async run(sql: string, params?: QueryParams) {
+  private async run(sql: string, params: QueryParams | undefined, options: QueryOptions) {
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw lakeError('LAKE_INVALID_INPUT', `query timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
+    }
+    const started = performance.now();
+    let timedOut = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            this.conn.interrupt();
+          }, timeoutMs);
     try {
       const prepared = await this.conn.prepare(sql);
       // Only plain SELECTs in locked mode: COPY/ATTACH/EXPORT could write inside the lake.
@@ -149,7 +171,15 @@ export class LakeSession {
       return await prepared.runAndReadAll();
     } catch (err) {
       if ((err as { code?: string }).code) throw err;
+      if (timedOut) {
+        throw lakeError('LAKE_QUERY_TIMEOUT', `query interrupted after ${timeoutMs} ms (stopped after ${Math.round(performance.now() - started)} ms)`, {
+          cause: err,
+          details: { timeoutMs },
+        });
+      }
       throw translateReadError('query', err);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

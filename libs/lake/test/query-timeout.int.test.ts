@@ -1,0 +1,58 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { LakeQueryEngine, LakeTable, LocalStorage, type LakeSession } from '../src';
+import { tempDir } from './helpers';
+
+// ~10^12 joined rows: far beyond any timeout used here, so only the interrupt can end it.
+const SLOW = 'SELECT count(*) AS n FROM range(1000000) a, range(1000000) b WHERE a.range + b.range = $x';
+
+describe('LakeSession query timeout', () => {
+  let dir: string;
+  let table: LakeTable;
+  beforeAll(async () => {
+    dir = await tempDir('lake-timeout');
+    table = await LakeTable.create(new LocalStorage(path.join(dir, 't')), { columns: [{ name: 'k', type: 'long' }] });
+    await table.append({ rows: [{ k: 1 }, { k: 2 }] });
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  async function withSession<T>(engine: LakeQueryEngine, fn: (s: LakeSession) => Promise<T>): Promise<T> {
+    const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
+    try {
+      return await fn(session);
+    } finally {
+      session.close();
+    }
+  }
+
+  it.each([
+    ['shared', () => LakeQueryEngine.create()],
+    ['locked', () => LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 })],
+  ])('a slow cross join is interrupted within a bound (%s engine) and the session stays usable', async (_label, make) => {
+    const engine = await make();
+    await withSession(engine, async (s) => {
+      const started = performance.now();
+      await expect(s.query(SLOW, { x: -1 }, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'LAKE_QUERY_TIMEOUT', retryable: true, details: { timeoutMs: 200 } });
+      const elapsed = performance.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(190);
+      expect(elapsed).toBeLessThan(5000); // 2 shared cores under load: generous, but far below the query's own runtime
+      await expect(s.queryJson(SLOW, { x: -1 }, { timeoutMs: 150 })).rejects.toMatchObject({ code: 'LAKE_QUERY_TIMEOUT' });
+      // The interrupt does not leak into the next query on the same connection.
+      expect(await s.queryJson('SELECT sum(k) AS s FROM t', undefined, { timeoutMs: 10_000 })).toEqual([{ s: '3' }]);
+      expect(await s.query('SELECT count(*) AS n FROM t')).toEqual([{ n: 2n }]);
+    });
+  });
+
+  it('a query that finishes in time returns rows; bad SQL under a timeout is still LAKE_QUERY_FAILED; bad timeouts are refused', async () => {
+    const engine = await LakeQueryEngine.create();
+    await withSession(engine, async (s) => {
+      expect(await s.query('SELECT count(*) AS n FROM range(1000)', undefined, { timeoutMs: 30_000 })).toEqual([{ n: 1000n }]);
+      await expect(s.query('SELECT nope FROM t', undefined, { timeoutMs: 30_000 })).rejects.toMatchObject({ code: 'LAKE_QUERY_FAILED' });
+      for (const timeoutMs of [0, -5, Number.NaN, Infinity]) {
+        await expect(s.query('SELECT 1', undefined, { timeoutMs })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });
+      }
+    });
+  });
+});
