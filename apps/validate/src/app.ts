@@ -4,6 +4,7 @@ import { TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';
+import { traceRouted, type RouteTracer } from './pipeline/trace-route';
 import { contractsForValidate } from './routing/contracts-adapter';
 import type { ValidateContracts } from './routing/route';
 
@@ -25,6 +26,8 @@ export interface ValidateDeps {
   >;
   logger: Logger;
   metrics?: SluiceMetrics;
+  /** Spans for sampled records (`validate.route`); without it headers pass through untouched. */
+  tracer?: RouteTracer;
   /** Default: the @sluice/contracts catalog. */
   contracts?: ValidateContracts;
   clock?: () => number;
@@ -62,7 +65,10 @@ export function build(deps: ValidateDeps): ValidateService {
 
   const transform = (batch: Parameters<typeof processBatch>[0]): ProducerRecord[] => {
     const { records, counts } = processBatch(batch, contracts, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
-    logger.debug({ input: batch.length, valid: counts.valid, dlq: counts.dlq }, 'batch routed');
+    // After routing, so a span's outcome is the record's; an aborted transaction routes (and
+    // traces) the batch again, which shows as a second attempt in the trace, not a lost one.
+    const traced = deps.tracer ? traceRouted(deps.tracer, batch, records) : 0;
+    logger.debug({ input: batch.length, valid: counts.valid, dlq: counts.dlq, traced }, 'batch routed');
     // Counted when routed; an aborted transaction routes the batch again, so metrics may
     // over-count under failures, while the topics never do.
     totals.valid += counts.valid;

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const log = telemetry.logger;
   log.info({ config: describeConfig(validateConfigSchema, config) }, 'validate starting');
 
-  const service = build({ config, logger: log, metrics: telemetry.metrics });
+  const service = build({ config, logger: log, metrics: telemetry.metrics, tracer: telemetry });
   const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready);
 
   let stopping = false;
