@@ -9,6 +9,7 @@ import type { MergeConfig } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
 import { LakeBronzeStore } from './tier1/lake-bronze-store';
+import type { Tier1Tracer } from './tier1/trace';
 import { Tier1Worker, type Tier1ConsumerFactory } from './tier1/tier1-worker';
 import { Tier2Worker } from './tier2/tier2-worker';
 
@@ -19,6 +20,8 @@ export interface MergeDeps {
   readonly metrics: SluiceMetrics;
   /** Renders /metrics. */
   readonly metricsText: () => Promise<string>;
+  /** Spans for sampled records (tier 1 `merge.bronze-append`); none without it. */
+  readonly tracer?: Tier1Tracer;
   /** Storage of a table by name; default a local directory under SLUICE_LAKE_ROOT. Tests wrap it. */
   readonly storageFor?: StorageFactory;
   /** Tier-1 consumer; default a libs/kafka BatchConsumer on the valid topics (read_committed). */
@@ -106,6 +109,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       retryMaxMs: config.retryMaxMs,
       logger: logger.child({ role: 'tier1' }),
       metrics,
+      tracer: deps.tracer,
     });
   }
   const tier2 = config.roles.has('tier2')

@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const log = telemetry.logger;
   log.info({ config: { ...describeConfig(mergeConfigSchema, config), roles: [...config.roles] } }, 'merge-compaction starting');
 
-  const app = await build({ config, logger: log, metrics: telemetry.metrics, metricsText: () => telemetry.metricsText() });
+  const app = await build({ config, logger: log, metrics: telemetry.metrics, metricsText: () => telemetry.metricsText(), tracer: telemetry });
   await app.start();
 
   let stopping = false;

@@ -1,5 +1,6 @@
 import { keyBytes, murmur2, toPositive, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
+import { sampledTraceparent } from './trace';
 
 /** One consumed valid-topic record, decoded and placed, on its way into bronze. */
 export interface BronzeRecord {
@@ -23,6 +24,8 @@ export interface BronzeRecord {
   readonly producedAtMs: number | undefined;
   /** Message size, bytes (memory accounting). */
   readonly bytes: number;
+  /** The record's `traceparent` when sampled (see `sampledTraceparent`); the merge span's parent. */
+  readonly traceparent?: Buffer;
 }
 
 /** The subset of a consumed message decoding needs. */
@@ -33,6 +36,8 @@ export interface RawRecord {
   readonly value: Buffer | null;
   readonly timestamp?: number;
   readonly size: number;
+  /** Kafka headers; only a sampled `traceparent` is kept. */
+  readonly headers?: Readonly<Record<string, Buffer>>;
 }
 
 /**
@@ -73,6 +78,7 @@ export function decodeRecord(
       writerVersion: decoded.value.writerVersion,
       producedAtMs: raw.timestamp,
       bytes: raw.size + 64,
+      traceparent: sampledTraceparent(raw.headers),
     },
   };
 }

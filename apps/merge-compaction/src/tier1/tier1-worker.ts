@@ -9,6 +9,7 @@ import type { BronzeStore, PartitionCommit } from './bronze-store';
 import { DedupWindow } from './dedup-window';
 import { MicroBatcher, type BatchBounds } from './micro-batcher';
 import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-book';
+import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
 /** The consumer operations tier 1 uses (a libs/kafka BatchConsumer). */
 export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | 'resume' | 'paused' | 'assignment' | 'seek' | 'close'>;
@@ -31,6 +32,8 @@ export interface Tier1Options {
   readonly retryMaxMs: number;
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
+  /** Records `merge.bronze-append` spans for sampled records; none without it. */
+  readonly tracer?: Tier1Tracer;
   readonly now?: () => number;
 }
 
@@ -241,6 +244,8 @@ export class Tier1Worker {
     this.stats.commits += 1;
     this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok' });
     if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate' });
+    // Only after the commit succeeded: a span says "this event is durable in bronze at version v".
+    if (this.options.tracer) traceBronzeAppend(this.options.tracer, records, kept, { table: contract.tables.bronze, version, durationMs: appendMs });
     this.options.logger.debug(
       { table: contract.tables.bronze, version, rows: keep.length, duplicates, appendMs, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
       'bronze commit',
