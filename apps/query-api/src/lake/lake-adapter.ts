@@ -79,7 +79,7 @@ export class LakeAdapter implements LakePort {
     try {
       const session = await this.options.engine.open({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } });
       try {
-        return await session.queryJson(read.sql, read.params);
+        return await session.queryJson(read.sql, read.params, { timeoutMs: read.timeoutMs });
       } finally {
         session.close();
       }
@@ -176,6 +176,8 @@ function translate(err: unknown, table: string): Error {
       return queryError('QUERY_VERSION_UNKNOWN', `a data file of this version has been vacuumed (${err.message})`, { table }, err);
     case 'LAKE_STORAGE_UNAVAILABLE':
       return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { table, retryAfterSeconds: 1 }, err);
+    case 'LAKE_QUERY_TIMEOUT':
+      return queryError('QUERY_TIMEOUT', err.message, { timeoutMs: err.details.timeoutMs }, err);
     case 'LAKE_QUERY_FAILED':
       // Values are validated before SQL; what DuckDB still rejects on conversion (2026-02-31) is the client's.
       if (/Conversion Error|Out of Range Error/i.test(err.message)) return queryError('QUERY_VALUE_INVALID', err.message.split('\n')[0], { table }, err);

@@ -34,6 +34,8 @@ export interface TableSnapshot {
 export interface LakeRead {
   sql: string;
   params: Scalar[];
+  /** Interrupt the DuckDB query after this many ms (QUERY_TIMEOUT once it has stopped). */
+  timeoutMs?: number;
 }
 
 /**

@@ -201,9 +201,13 @@ export class QueryService {
     const prunable = snapshot.pending ? new Set([...snapshot.pending.keys, ...snapshot.shape.partitionColumns]) : undefined;
     const files = pruneFiles(snapshot.files, request.where, snapshot.shape, prunable);
     const pendingFiles = snapshot.pending ? pruneFiles(snapshot.pending.files, request.where, snapshot.shape, prunable) : [];
-    // The slot is held until DuckDB really finishes, even after a timeout answered the client:
-    // a runaway query keeps counting against the concurrency limit.
-    const running = this.limiter.run(() => this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params }));
+    // The slot is held until DuckDB really finishes, so DuckDB is told to stop at the same deadline
+    // that answers the client 504 (time queued counts): the interrupt frees the slot, rather than
+    // a runaway query counting against the concurrency limit long after its client gave up.
+    const deadline = performance.now() + this.options.queryTimeoutMs;
+    const running = this.limiter.run(() =>
+      this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params, timeoutMs: Math.max(1, Math.ceil(deadline - performance.now())) }),
+    );
     const rows = toJsonRows(await withTimeout(running, this.options.queryTimeoutMs), compiled.kinds);
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
