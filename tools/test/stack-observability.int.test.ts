@@ -127,7 +127,7 @@ describe('the running stack: metrics and one trace across services', () => {
     const clicks = Array.from({ length: CLICKS }, (_, i) => ({ contract: 'clickstream', ...sampleClickJson(i + 1) }));
     const all = [...orders, ...clicks];
     for (let i = 0; i < all.length; i += BATCH) {
-      const headers = i === 0 ? { traceparent: `00-${callerTrace}-${callerSpan}-01` } : {};
+      const headers: Record<string, string> = i === 0 ? { traceparent: `00-${callerTrace}-${callerSpan}-01` } : {};
       accepted += await post(all.slice(i, i + BATCH), headers);
     }
     expect(accepted).toBe(ORDERS + CLICKS);
