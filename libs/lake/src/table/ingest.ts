@@ -18,7 +18,17 @@ export type WriteSource = { rows: readonly Record<string, unknown>[] } | { sql: 
  * Loads a source into a new temp table with exactly `fields` (typed), returning its name. The
  * caller drops it. Conversion failures are LAKE_INVALID_INPUT.
  */
-export async function ingestSource(conn: DuckDBConnection, fields: readonly DeltaField[], source: WriteSource, scratchDir: string): Promise<string> {
+export async function ingestSource(
+  conn: DuckDBConnection,
+  fields: readonly DeltaField[],
+  source: WriteSource,
+  scratchDir: string,
+  /**
+   * `compact: false` stages as before dictionary codes and DOUBLE decimals (every text value its
+   * own native call): the same-run baseline of tools/bench/lake/ingest-profile.ts.
+   */
+  tuning: { compact?: boolean } = {},
+): Promise<string> {
   const table = `__lake_in_${randomUUID().replace(/-/g, '')}`;
   const casts = fields.map((f) => {
     const c = ident(f.name);
@@ -29,7 +39,7 @@ export async function ingestSource(conn: DuckDBConnection, fields: readonly Delt
     if ('sql' in source) {
       await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM (${source.sql})`);
     } else if (fields.every((f) => typeof f.type === 'string' && f.type !== 'binary')) {
-      await appendFlatRows(conn, table, fields, source.rows);
+      await appendFlatRows(conn, table, fields, source.rows, tuning.compact ?? true);
     } else {
       await fs.mkdir(scratchDir, { recursive: true });
       const file = path.join(scratchDir, `${table}.ndjson`);
@@ -67,8 +77,8 @@ const CHUNK_ROWS = 2048;
  * (DOUBLE, VARCHAR, BOOLEAN), then one SQL cast to the schema types — several times faster than
  * serialising JSON, and DuckDB's casts decide what is valid.
  */
-async function appendFlatRows(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], rows: readonly Record<string, unknown>[]): Promise<void> {
-  const staging = fields.map((f) => stagingFor(f, rows));
+async function appendFlatRows(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], rows: readonly Record<string, unknown>[], compact: boolean): Promise<void> {
+  const staging = fields.map((f) => (compact ? dictionaryFor(f, rows, stagingFor(f, rows, true)) : stagingFor(f, rows, false)));
   const stage = `${table}_stage`;
   await conn.run(`CREATE TEMP TABLE ${stage} (${fields.map((f, i) => `${ident(f.name)} ${staging[i].sql}`).join(', ')})`);
   try {
@@ -101,7 +111,7 @@ async function appendFlatRows(conn: DuckDBConnection, table: string, fields: rea
 
 const asString = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-function stagingFor(f: DeltaField, rows: readonly Record<string, unknown>[]): Staging {
+function stagingFor(f: DeltaField, rows: readonly Record<string, unknown>[], compact: boolean): Staging {
   const target = duckType(f.type);
   const all = (test: (v: unknown) => boolean) => rows.every((r) => r[f.name] === null || r[f.name] === undefined || test(r[f.name]));
   const varchar: Staging = { type: VARCHAR, sql: 'VARCHAR', cast: asString, select: (c) => `CAST(${c} AS ${target})` };
@@ -129,9 +139,55 @@ function stagingFor(f: DeltaField, rows: readonly Record<string, unknown>[]): St
         : varchar;
     case 'date':
       return { ...varchar, cast: (v) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v)) };
-    default:
-      return varchar; // decimals as exact digit strings
+    default: {
+      // Decimals whose digits a double holds exactly travel as DOUBLE (DuckDB rounds to the
+      // scale, which restores the exact value); anything else as exact digit strings.
+      const scale = /^decimal\(\d+,\s*(\d+)\)$/.exec(typeof f.type === 'string' ? f.type : '')?.[1];
+      if (compact && scale !== undefined && all((v) => (typeof v === 'string' || typeof v === 'number') && exactInDouble(String(v), Number(scale)))) {
+        return { type: DOUBLE, sql: 'DOUBLE', cast: (v) => Number(v), select: (c) => `CAST(${c} AS ${target})` };
+      }
+      return varchar;
+    }
   }
+}
+
+const PLAIN_DECIMAL = /^[+-]?(\d+)(?:\.(\d+))?$/;
+
+/** A plain decimal literal of at most 15 significant digits and at most `scale` fraction digits. */
+function exactInDouble(text: string, scale: number): boolean {
+  const m = PLAIN_DECIMAL.exec(text);
+  if (!m) return false;
+  const fraction = m[2] ?? '';
+  return fraction.length <= scale && m[1].replace(/^0+/, '').length + fraction.length <= 15;
+}
+
+/** Most distinct values a column may have to travel as dictionary codes. */
+const MAX_DICTIONARY = 256;
+
+/**
+ * Low-cardinality text columns (status, op, currency…) travel as DOUBLE codes into a list literal
+ * of their distinct values: the appender copies a DOUBLE vector in one native call, whereas every
+ * VARCHAR value costs a native call of its own (the dominant cost of JS-row ingestion).
+ */
+function dictionaryFor(f: DeltaField, rows: readonly Record<string, unknown>[], staging: Staging): Staging {
+  if (staging.type !== VARCHAR || rows.length < 4 * MAX_DICTIONARY) return staging;
+  const codes = new Map<string, number>();
+  for (const r of rows) {
+    const v = r[f.name];
+    if (v === null || v === undefined) continue;
+    const text = staging.cast(v) as string;
+    if (!codes.has(text)) {
+      if (codes.size === MAX_DICTIONARY) return staging;
+      codes.set(text, codes.size);
+    }
+  }
+  const list = `[${[...codes.keys()].map(sqlString).join(', ')}]::VARCHAR[]`;
+  return {
+    type: DOUBLE,
+    sql: 'DOUBLE',
+    cast: (v) => codes.get(staging.cast(v) as string),
+    select: (c) => staging.select(`(${list})[CAST(${c} AS INTEGER) + 1]`),
+  };
 }
 
 function rowsToNdjson(rows: readonly Record<string, unknown>[]): string {
