@@ -14,10 +14,16 @@ import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../bench/stack';
-import { runChaos, type ChaosResult } from './run';
+import { abortAllRuns, runChaos, type ChaosResult } from './run';
 import { SCENARIOS } from './scenarios';
 
 async function main(): Promise<number> {
+  const interrupt = () => {
+    process.stderr.write('interrupted: stopping the stack, broker and mounts\n');
+    void abortAllRuns().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   const { values } = parseArgs({
     options: {
       scenario: { type: 'string' },

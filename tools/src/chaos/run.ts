@@ -6,6 +6,16 @@ import { EventStream, Oracle, Rng, type GeneratedEvent } from '../generator';
 import { auditWhenDrained, type AuditReport, type AuditTarget } from './audit';
 import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext } from './scenarios';
 
+const cleanups = new Set<() => Promise<void>>();
+
+/**
+ * Stops the stacks, private brokers and mounts of every run in progress (for a CLI's SIGINT /
+ * SIGTERM handler, so an interrupted run leaves no service, broker or mount behind).
+ */
+export async function abortAllRuns(): Promise<void> {
+  await Promise.allSettled([...cleanups].map((c) => c()));
+}
+
 /** Settings of one chaos run. */
 export interface ChaosOptions {
   /** Scenario names; several are injected one after the other during the same load, audited once. */
@@ -76,6 +86,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   let broker: OwnBroker | undefined;
   let stack: Stack | undefined;
   const senders: Sender[] = [];
+  const cleanup = async () => {
+    await stack?.close();
+    broker?.stop();
+    mount?.unmount();
+  };
+  cleanups.add(cleanup);
   try {
     if (scenario.mount) {
       mount = new LakeMount(lakeDir, scenario.mount.sizeMb);
@@ -162,6 +178,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       oracle,
     };
   } finally {
+    cleanups.delete(cleanup);
     await Promise.all(senders.map((s) => s.close().catch(() => undefined)));
     await stack?.close();
     if (broker) await waitUntil('broker stop', () => (broker!.stop(), true), 60_000).catch(() => undefined);

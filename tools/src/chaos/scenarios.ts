@@ -119,6 +119,20 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
 
+  'kill-each': {
+    name: 'kill-each',
+    what: 'SIGKILL each service once, in random order, 2–4 s apart (bounded: the CI version of kill)',
+    async inject(ctx) {
+      const order = [...KILLABLE].sort(() => ctx.rng.next() - 0.5);
+      for (const id of order) {
+        if (!(await pause(ctx, 2000 + ctx.rng.int(2000)))) return;
+        ctx.fault(`SIGKILL ${id}`);
+        ctx.stack.kill(id, 'SIGKILL');
+        await ctx.stack.waitReady(ctx.stack.get(id), 120_000);
+      }
+    },
+  },
+
   broker: {
     name: 'broker',
     what: 'stop the (private) broker for 10–20 s during load, start it again; twice',
