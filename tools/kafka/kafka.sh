@@ -107,6 +107,13 @@ logger.kafka.name=kafka
 logger.kafka.level=WARN
 logger.apache.name=org.apache.kafka
 logger.apache.level=WARN
+# Start-up, shutdown and their reasons at INFO, so a broker that exits can be diagnosed.
+logger.lifecycle.name=kafka.server
+logger.lifecycle.level=INFO
+logger.raftserver.name=kafka.server.KafkaRaftServer
+logger.raftserver.level=INFO
+logger.kafkamain.name=kafka.Kafka\$
+logger.kafkamain.level=INFO
 CONF
 }
 
@@ -148,7 +155,9 @@ start() {
   write_config
   format_once
   say "starting Kafka $version on 127.0.0.1:$port (controller $controller_port), log $log_file"
-  nohup java -Xms128m -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
+  # setsid: the broker gets its own session, so signals aimed at the caller's process group
+  # (a test runner's timeout, Ctrl-C in a terminal) never reach it; only `stop` stops it.
+  setsid nohup java -Xms128m -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$data_dir/log4j2.properties" -cp "$(classpath)" \
     kafka.Kafka "$config_file" >>"$data_dir/kafka.out" 2>&1 </dev/null &
   echo $! >"$pid_file"
@@ -185,6 +194,8 @@ stop() {
   if kill -0 "$pid" 2>/dev/null; then
     say "did not stop in 30s; killing"
     kill -KILL "$pid" 2>/dev/null || true
+    # Wait until it is gone: a new broker cannot lock the log directory while it exists.
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
   fi
   rm -f "$pid_file"
   say "stopped"

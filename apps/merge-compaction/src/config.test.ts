@@ -15,4 +15,11 @@ describe('merge-compaction config', () => {
       /SLUICE_ROLES unknown role\(s\) tier3[\s\S]*SLUICE_KAFKA_BROKERS is required[\s\S]*SLUICE_BATCH_MAX_MS must be an integer/,
     );
   });
+
+  it('refuses a vacuum retention so short that vacuum deletes files a MERGE has not committed yet', () => {
+    expect(() => loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '0' })).toThrow(
+      /SLUICE_VACUUM_RETENTION_MS must be ≥ 60000/,
+    );
+    expect(loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '60000' }).vacuumRetentionMs).toBe(60_000);
+  });
 });

@@ -20,6 +20,9 @@ function roles(env: string): FieldSpec<ReadonlySet<Role>> {
  * Environment schema of merge-compaction; loaded once in main.ts. Durations are ms, sizes bytes.
  * Defaults are the embedded single-process setup on local disk.
  */
+/** Floor of SLUICE_VACUUM_RETENTION_MS (1 minute): a data file is committed well within it. */
+export const MIN_VACUUM_RETENTION_MS = 60_000;
+
 export const mergeConfigSchema = {
   roles: roles('SLUICE_ROLES'),
   brokers: list('SLUICE_KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
@@ -46,7 +49,14 @@ export const mergeConfigSchema = {
   compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),
   compactionSmallFileBytes: int('SLUICE_COMPACTION_SMALL_FILE_BYTES', { default: 32 * 1024 * 1024, min: 1, doc: 'a file below this is small' }),
   compactionTargetFileBytes: int('SLUICE_COMPACTION_TARGET_FILE_BYTES', { default: 128 * 1024 * 1024, min: 1024, doc: 'target size of compacted files' }),
-  vacuumRetentionMs: int('SLUICE_VACUUM_RETENTION_MS', { default: 7 * 24 * 3600_000, min: 0, doc: 'keep removed files this long' }),
+  // The retention must outlast the longest gap between writing a data file and committing it:
+  // vacuum deletes unreferenced files older than the retention, and a file a writer has written
+  // but not yet committed is unreferenced. With 0, vacuum deleted files a MERGE then committed.
+  vacuumRetentionMs: int('SLUICE_VACUUM_RETENTION_MS', {
+    default: 7 * 24 * 3600_000,
+    min: MIN_VACUUM_RETENTION_MS,
+    doc: 'keep removed and unreferenced files this long (≥ 60 s, see config.ts)',
+  }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
   retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
