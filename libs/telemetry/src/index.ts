@@ -30,6 +30,7 @@ export {
   injectTraceHeaders,
   extractTraceContext,
   activeTraceIds,
+  isSampledTraceparent,
 } from './propagation';
 export { type TraceExportConfig, type SpanRecord, JsonLinesSpanExporter } from './span-exporters';
 export { type SpanKindName, type SpanOptions, type SpanHandle } from './tracing';

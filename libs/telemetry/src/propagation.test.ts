@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { activeTraceIds, extractTraceContext, injectTraceHeaders } from './propagation';
+import { activeTraceIds, extractTraceContext, injectTraceHeaders, isSampledTraceparent } from './propagation';
 import type { SpanRecord } from './span-exporters';
 import { createTelemetry } from './telemetry';
 
@@ -112,3 +112,26 @@ describe('one event, three services, one trace', () => {
 function toKafka(headers: Record<string, unknown>): Record<string, Buffer> {
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(String(v))]));
 }
+
+// The sampled-flag check validate and merge-compaction run per consumed record.
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const SPAN = '00f067aa0ba902b7';
+const tp = (flags: string, trace = TRACE, span = SPAN) => Buffer.from(`00-${trace}-${span}-${flags}`);
+
+describe('isSampledTraceparent', () => {
+  it('accepts sampled headers and refuses unsampled, absent and malformed ones', () => {
+    expect(isSampledTraceparent(tp('01'))).toBe(true);
+    expect(isSampledTraceparent(tp('03'))).toBe(true);
+    expect(isSampledTraceparent(tp('00'))).toBe(false);
+    expect(isSampledTraceparent(tp('02'))).toBe(false);
+    expect(isSampledTraceparent(undefined)).toBe(false);
+    expect(isSampledTraceparent(Buffer.from(''))).toBe(false);
+    expect(isSampledTraceparent(tp('0g'))).toBe(false);
+    expect(isSampledTraceparent(tp('01', TRACE.toUpperCase()))).toBe(false);
+    expect(isSampledTraceparent(tp('01', '0'.repeat(32)))).toBe(false);
+    expect(isSampledTraceparent(tp('01', TRACE, '0'.repeat(16)))).toBe(false);
+    expect(isSampledTraceparent(Buffer.from(`ff-${TRACE}-${SPAN}-01`))).toBe(false);
+    expect(isSampledTraceparent(Buffer.from(`00_${TRACE}-${SPAN}-01`))).toBe(false);
+    expect(isSampledTraceparent(Buffer.concat([tp('01'), Buffer.from('-x')]))).toBe(false);
+  });
+});

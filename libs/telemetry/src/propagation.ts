@@ -67,3 +67,29 @@ function findCaseInsensitive(carrier: HeadersLike, key: string): HeaderValue {
   for (const k of Object.keys(carrier)) if (k.toLowerCase() === lower) return carrier[k];
   return undefined;
 }
+
+// version-traceid-spanid-flags, lower-case hex (W3C trace context, version 00 layout).
+const TRACEPARENT_FORMAT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/**
+ * True when `value` (a Kafka header's bytes) is a well-formed `traceparent` whose sampled flag
+ * (bit 0 of the flags) is set. The flags are read first, so the common unsampled case costs two
+ * byte reads on a per-record path; only a sampled header is checked in full, because a malformed
+ * one would otherwise start a new root trace per event instead of being passed through.
+ */
+export function isSampledTraceparent(value: Uint8Array | undefined): boolean {
+  if (value === undefined || value.length !== 55) return false;
+  const flags = (hexDigit(value[53]) << 4) | hexDigit(value[54]);
+  if (flags < 0 || (flags & 1) === 0) return false;
+  const text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
+  return TRACEPARENT_FORMAT.test(text) && text.slice(3, 35) !== ZERO_TRACE && text.slice(36, 52) !== ZERO_SPAN && !text.startsWith('ff');
+}
+
+/** Value of one lower-case hex digit, or -256 (keeps the combined flags negative) otherwise. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -256;
+}

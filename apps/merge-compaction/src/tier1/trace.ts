@@ -1,13 +1,8 @@
-import { TRACEPARENT_HEADER, extractTraceContext, type Telemetry } from '@sluice/telemetry';
+import { TRACEPARENT_HEADER, extractTraceContext, isSampledTraceparent, type Telemetry } from '@sluice/telemetry';
 import type { BronzeRecord } from './bronze-record';
 
 /** The tracing part of telemetry tier 1 uses. */
 export type Tier1Tracer = Pick<Telemetry, 'recordSpan'>;
-
-// version-traceid-spanid-flags, lower-case hex (W3C trace context, version 00 layout).
-const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
-const ZERO_TRACE = '0'.repeat(32);
-const ZERO_SPAN = '0'.repeat(16);
 
 /**
  * The record's `traceparent` when it is well-formed and sampled, else undefined. The flags are
@@ -16,12 +11,7 @@ const ZERO_SPAN = '0'.repeat(16);
  */
 export function sampledTraceparent(headers: Readonly<Record<string, Buffer>> | undefined): Buffer | undefined {
   const value = headers?.[TRACEPARENT_HEADER];
-  if (value === undefined || value.length !== 55) return undefined;
-  const flags = (hexDigit(value[53]) << 4) | hexDigit(value[54]);
-  if (flags < 0 || (flags & 1) === 0) return undefined;
-  const text = value.toString('latin1');
-  const ok = TRACEPARENT.test(text) && text.slice(3, 35) !== ZERO_TRACE && text.slice(36, 52) !== ZERO_SPAN && !text.startsWith('ff');
-  return ok ? value : undefined;
+  return isSampledTraceparent(value) ? value : undefined;
 }
 
 /**
@@ -55,11 +45,4 @@ export function traceBronzeAppend(
     traced++;
   }
   return traced;
-}
-
-/** Value of one lower-case hex digit, or -256 (keeps the combined flags negative) otherwise. */
-function hexDigit(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -256;
 }
