@@ -33,29 +33,33 @@ it(`two instances in one group; SIGKILL of one ${KILLS} times mid-stream neither
   await createTopics(brokers, [t.raw, t.dlq, ...Object.values(t.valid)]);
   const validIds = new Set<string>();
   const invalidIds = new Set<string>();
+  const records = [];
+  for (let i = 0; i < TOTAL; i++) {
+    const bad = i % 10 === 3;
+    const e = bad ? order({}, { total_cents: -i }) : [order, inventory, click][i % 3]();
+    (bad ? invalidIds : validIds).add(e.event_id as string);
+    records.push({ topic: t.raw, key: String(e.order_id ?? e.user_id ?? e.sku), value: Buffer.from(JSON.stringify(e)) });
+  }
+  // The input arrives over ~16 s while the kills happen, so on a fast, idle machine the stream
+  // is still running when an instance dies (a test named after the run where all of it was
+  // processed before the first kill, proving nothing).
   const producer = new KafkaProducer({ brokers, clientId: 'crash-feed' });
   await producer.connect();
-  try {
-    const records = [];
-    for (let i = 0; i < TOTAL; i++) {
-      const bad = i % 10 === 3;
-      const e = bad ? order({}, { total_cents: -i }) : [order, inventory, click][i % 3]();
-      (bad ? invalidIds : validIds).add(e.event_id as string);
-      records.push({ topic: t.raw, key: String(e.order_id ?? e.user_id ?? e.sku), value: Buffer.from(JSON.stringify(e)) });
+  const feeding = (async () => {
+    for (let i = 0; i < records.length; i += 200) {
+      await producer.sendBatch(records.slice(i, i + 200));
+      await new Promise((r) => setTimeout(r, 400));
     }
-    for (let i = 0; i < records.length; i += 2000) await producer.sendBatch(records.slice(i, i + 2000));
-  } finally {
-    await producer.close();
-  }
+  })();
 
   // Small transactions so the stream lasts long enough to be killed in the middle of it.
   const env = validateEnv(brokers, t, { VALIDATE_MAX_BATCH_MESSAGES: '50', LOG_LEVEL: 'info' });
   const admin = new KafkaAdmin({ brokers, clientId: 'crash-admin' });
   let midStreamKills = 0;
-  // A second instance runs throughout: the group shares the partitions between the two.
-  steady = startService('apps/validate/src/main.ts', { ...env, VALIDATE_INSTANCE_ID: 'v1' });
-  await steady.waitFor(/validate running/);
   try {
+    // A second instance runs throughout: the group shares the partitions between the two.
+    steady = startService('apps/validate/src/main.ts', { ...env, VALIDATE_INSTANCE_ID: 'v1' });
+    await steady.waitFor(/validate running/);
     for (let k = 0; k < KILLS; k++) {
       validate = startService('apps/validate/src/main.ts', env);
       await validate.waitFor(/partitions assigned/);
@@ -66,6 +70,7 @@ it(`two instances in one group; SIGKILL of one ${KILLS} times mid-stream neither
     }
   } finally {
     await admin.close();
+    await feeding.finally(() => producer.close());
   }
   // At least one kill must have hit the stream in the middle, or the test proves nothing.
   expect(midStreamKills).toBeGreaterThanOrEqual(1);

@@ -69,7 +69,18 @@ write_deltalake(uri, t, mode="append", storage_options=opts)
 print(json.dumps({"version": DeltaTable(uri, storage_options=opts).version()}))
 `;
 
+// The delta-rs process has twice died with "terminate called without an active exception", the
+// C++ runtime's abort for a thread still running when the interpreter tears down. Leaving with
+// os._exit once the answer is flushed skips that teardown. A crash before the answer still fails
+// the test, and the test then checks the answer against the table.
+const EXIT_AFTER_ANSWER = `
+sys.stdout.flush()
+import os
+os._exit(0)
+`;
+
 function runPython(args: string[], script = DELTA_RS_READ): Promise<string> {
+  script += EXIT_AFTER_ANSWER;
   return new Promise((resolve, reject) => {
     execFile(VENV_PYTHON, ['-c', script, ...args], { maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`deltalake failed: ${stderr || err.message}`));
