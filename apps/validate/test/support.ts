@@ -4,7 +4,6 @@ import path from 'node:path';
 import { BatchConsumer, KafkaAdmin, type ConsumedMessage } from '@sluice/kafka';
 
 export const ROOT = path.resolve(__dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 
 /** The test broker; a missing variable is a failure with a clear message, never a skip. */
 export function testBrokers(): string {
@@ -55,7 +54,10 @@ export interface Child {
 }
 
 export function startService(main: string, env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, [TSX, '--tsconfig', path.join(ROOT, 'tsconfig.base.json'), path.join(ROOT, main)], {
+  // The service runs in this very process (tsx as a loader, not its CLI, which would run the
+  // service in a child of its own): a SIGKILL of `proc` is a SIGKILL of the service. Named after
+  // the crash test whose kills left the real instances running as orphans.
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
