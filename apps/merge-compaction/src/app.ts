@@ -1,7 +1,6 @@
-import * as path from 'node:path';
 import { AvroDecoder, CONTRACTS, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
 import { BatchConsumer } from '@sluice/kafka';
-import { LakeQueryEngine, LocalStorage, type Storage } from '@sluice/lake';
+import { LakeQueryEngine, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
@@ -64,7 +63,16 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   const { config, logger, metrics } = deps;
   const contracts = selectContracts(config.contracts);
   const topicOf = (c: AnyContract) => `${config.topicPrefix}${validTopicName(c.name)}`;
-  const storageFor: StorageFactory = deps.storageFor ?? ((name): Storage => new LocalStorage(path.resolve(config.lakeRoot, name)));
+  const storageFor: StorageFactory =
+    deps.storageFor ??
+    tableStorageFactory(config.lakeRoot, {
+      endpoint: config.s3Endpoint,
+      region: config.s3Region,
+      credentials: config.s3AccessKeyId ? { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } : undefined,
+      commitMode: config.s3CommitMode,
+      cacheDir: config.s3CacheDir,
+      cacheBytesPerTable: config.s3CacheBytesPerTable,
+    });
   const tables = new TableSet({ storageFor, tablePrefix: config.tablePrefix, scratchDir: config.scratchDir || undefined });
   const engine = deps.engine ?? (await LakeQueryEngine.create());
   const maintenance: MaintenanceOptions = {

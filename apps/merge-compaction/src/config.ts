@@ -1,4 +1,4 @@
-import { bool, int, list, str, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { bool, int, list, oneOf, str, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
 
@@ -29,7 +29,17 @@ export const mergeConfigSchema = {
   groupId: str('SLUICE_MERGE_GROUP_ID', { default: 'sluice-merge-compaction', doc: 'tier-1 consumer group' }),
   contracts: list('SLUICE_CONTRACTS', { default: [], doc: 'contract names to serve; empty = every contract' }),
   topicPrefix: str('SLUICE_TOPIC_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts topic names (tests, tenants)' }),
-  lakeRoot: str('SLUICE_LAKE_ROOT', { default: '.sluice/lake', doc: 'directory holding the tables' }),
+  lakeRoot: str('SLUICE_LAKE_ROOT', { default: '.sluice/lake', doc: 'directory holding the tables, or s3://bucket/prefix' }),
+  s3Endpoint: str('SLUICE_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint for an s3:// lake root (empty: AWS)' }),
+  s3Region: str('SLUICE_S3_REGION', { default: 'us-east-1' }),
+  s3AccessKeyId: str('SLUICE_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, secret: true, doc: 'empty: the AWS SDK default credential chain' }),
+  s3SecretAccessKey: str('SLUICE_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, secret: true }),
+  s3CommitMode: oneOf('SLUICE_S3_COMMIT_MODE', ['conditional-put', 'single-writer'], {
+    default: 'conditional-put',
+    doc: 'conditional-put: commits are PUT If-None-Match (needed with several tier-1 replicas); single-writer: one process writes each table',
+  }),
+  s3CacheDir: str('SLUICE_S3_CACHE_DIR', { default: '/tmp/sluice-merge-cache', doc: 'local copies of S3 data files DuckDB reads' }),
+  s3CacheBytesPerTable: int('SLUICE_S3_CACHE_BYTES_PER_TABLE', { default: 1024 ** 3, min: 1024 * 1024, doc: 'bound of the local S3 file cache per table' }),
   tablePrefix: str('SLUICE_TABLE_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts table names' }),
   batchMaxMs: int('SLUICE_BATCH_MAX_MS', { default: 1000, min: 10, max: 600_000, doc: 'tier-1 micro-batch time bound' }),
   batchMaxBytes: int('SLUICE_BATCH_MAX_BYTES', { default: 16 * 1024 * 1024, min: 1024, doc: 'tier-1 micro-batch size bound' }),

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { describeConfig } from '@sluice/config';
 import { CONTRACTS, KEY_SEPARATOR, bucketOf } from '@sluice/contracts';
-import { LakeQueryEngine, LocalStorage, S3Storage, type Storage } from '@sluice/lake';
+import { LakeQueryEngine, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { createTelemetry, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const log = telemetry.logger;
   log.info({ config: describeConfig(configSchema, config) }, 'query-api starting');
 
-  const s3 = parseS3Root(config.lakeRoot);
+  const s3 = isS3Root(config.lakeRoot);
   const engine = await LakeQueryEngine.create({
     locked: true,
     // DuckDB may read the lake directory (or, for S3, the local file cache) and nothing else.
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     threads: config.duckdbThreads,
     memoryLimit: `${config.duckdbMemoryMb}MB`,
   });
-  const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config, s3), engine });
+  const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config), engine });
   const service = new QueryService(
     lake,
     new SnapshotTracker(lake, config.snapshotRefreshMs),
@@ -95,23 +95,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-function parseS3Root(root: string): { bucket: string; prefix: string } | undefined {
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(root);
-  return m ? { bucket: m[1], prefix: m[2].replace(/\/+$/, '') } : undefined;
-}
-
-function storageFactory(config: QueryApiConfig, s3: { bucket: string; prefix: string } | undefined): (table: string) => Storage {
-  if (!s3) return (table) => new LocalStorage(path.join(path.resolve(config.lakeRoot), table));
-  const credentials = config.s3AccessKeyId ? { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } : undefined;
-  return (table) =>
-    new S3Storage({
-      bucket: s3.bucket,
-      prefix: s3.prefix ? `${s3.prefix}/${table}` : table,
-      endpoint: config.s3Endpoint || undefined,
-      region: config.s3Region,
-      credentials,
-      cache: { dir: path.join(config.cacheDir, table), maxBytes: config.s3CacheBytesPerTable },
-    });
+function storageFactory(config: QueryApiConfig) {
+  return tableStorageFactory(config.lakeRoot, {
+    endpoint: config.s3Endpoint,
+    region: config.s3Region,
+    credentials: config.s3AccessKeyId ? { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } : undefined,
+    cacheDir: config.cacheDir,
+    cacheBytesPerTable: config.s3CacheBytesPerTable,
+  });
 }
 
 /** Entity lookups for every state contract's silver table, bucketed as merge-compaction writes it. */

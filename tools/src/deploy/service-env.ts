@@ -22,8 +22,8 @@ export const PENDING_ENV: Record<ServiceId, readonly string[]> = {
   ingest: [],
   // The Confluent-framed Avro path needs the registry; validate does not read its URL yet.
   validate: ['SCHEMA_REGISTRY_URL'],
-  // merge-compaction reads tables from SLUICE_LAKE_ROOT (a directory); S3 settings will follow query-api's.
-  'merge-compaction': ['SLUICE_S3_ENDPOINT', 'SLUICE_S3_REGION', 'SLUICE_S3_ACCESS_KEY_ID', 'SLUICE_S3_SECRET_ACCESS_KEY', 'SCHEMA_REGISTRY_URL'],
+  // validate writes the valid topics in single-object framing, so merge-compaction needs no registry yet.
+  'merge-compaction': ['SCHEMA_REGISTRY_URL'],
   'query-api': [],
 };
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { loadConfig } from '@sluice/config';
 import { CONTRACTS, encodeSingleObject, validTopicName, type AnyContract } from '@sluice/contracts';
 import { KafkaAdmin, KafkaProducer, TransactionalProducer } from '@sluice/kafka';
-import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
+import { LakeQueryEngine, LakeTable, tableStorageFactory, type Storage, type TableStorageFactory } from '@sluice/lake';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { mergeConfigSchema, type MergeConfig } from '../../src/config';
 import { expectedBronze, expectedGold, expectedSilver, flatten, type OracleContractSpec, type OracleEvent, type Send, type StreamOptions } from '../../src/oracle/oracle';
@@ -93,19 +93,53 @@ export function streamOptions(seed: number, eventsPerContract: number): StreamOp
   };
 }
 
-/** One test environment: topics, a table root, config and telemetry. */
+/** The S3-compatible test server from the environment (tools/services.d/10-s3.sh); missing fails, never skips. */
+export function testS3(): { endpoint: string; accessKey: string; secretKey: string; bucket: string } {
+  const names = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'];
+  const missing = names.filter((n) => !process.env[n]);
+  if (missing.length > 0) {
+    throw new Error(`missing ${missing.join(', ')}: run 'bash tools/services.d/10-s3.sh start' and export what 'bash tools/services.d/10-s3.sh env' prints (tools/test-all.sh does both)`);
+  }
+  const [endpoint, accessKey, secretKey, bucket] = names.map((n) => process.env[n] as string);
+  return { endpoint, accessKey, secretKey, bucket };
+}
+
+/** One test environment: topics, a table root (a temp directory, or a fresh S3 prefix), config and telemetry. */
 export class TestEnv {
   readonly prefix = `mc${rand()}.`;
   readonly group = `mc-group-${rand()}`;
   readonly lakeRoot: string;
   readonly telemetry: Telemetry;
+  /** Local directories to remove at close: the lake (local root) or the service's and the reader's S3 caches. */
+  private readonly dirs: string[] = [];
+  private readonly s3Env: Record<string, string> = {};
+  private readonly storageFor: TableStorageFactory;
   private admin: KafkaAdmin | undefined;
 
   constructor(
     readonly label: string,
     readonly contracts: readonly AnyContract[],
+    options: { s3?: boolean } = {},
   ) {
-    this.lakeRoot = tempDir(label);
+    if (options.s3) {
+      const s3 = testS3();
+      this.lakeRoot = `s3://${s3.bucket}/merge-compaction-test/${label}-${rand()}`;
+      const serviceCache = tempDir(`${label}-cache`);
+      const readerCache = tempDir(`${label}-reader`);
+      this.dirs.push(serviceCache, readerCache);
+      this.s3Env = {
+        SLUICE_S3_ENDPOINT: s3.endpoint,
+        SLUICE_S3_ACCESS_KEY_ID: s3.accessKey,
+        SLUICE_S3_SECRET_ACCESS_KEY: s3.secretKey,
+        SLUICE_S3_CACHE_DIR: serviceCache,
+      };
+      const credentials = { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey };
+      this.storageFor = tableStorageFactory(this.lakeRoot, { endpoint: s3.endpoint, credentials, cacheDir: readerCache, cacheBytesPerTable: 256 * 1024 * 1024 });
+    } else {
+      this.lakeRoot = tempDir(label);
+      this.dirs.push(this.lakeRoot);
+      this.storageFor = tableStorageFactory(this.lakeRoot);
+    }
     this.telemetry = createTelemetry({ service: 'merge-compaction', logLevel: (process.env.SLUICE_TEST_LOG_LEVEL as 'info') ?? 'silent' });
   }
 
@@ -131,6 +165,7 @@ export class TestEnv {
       SLUICE_RETRY_MAX_MS: '1000',
       OPS_PORT: '0',
       LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
+      ...this.s3Env,
       ...extra,
     };
   }
@@ -150,13 +185,18 @@ export class TestEnv {
       await this.admin.close();
     }
     await this.telemetry.shutdown();
-    removeDir(this.lakeRoot);
+    for (const dir of this.dirs) removeDir(dir);
+  }
+
+  /** The storage a table lives in (what `table()` opens). */
+  storage(name: string): Storage {
+    return this.storageFor(name);
   }
 
   /** Table handle (undefined until created). */
   async table(name: string): Promise<LakeTable | undefined> {
     try {
-      return await LakeTable.open(new LocalStorage(path.join(this.lakeRoot, name)));
+      return await LakeTable.open(this.storageFor(name));
     } catch {
       return undefined;
     }
