@@ -96,6 +96,7 @@ export function decodeEvent(input: Uint8Array | string | unknown, options: Decod
   const limits = options.limits === undefined ? DEFAULT_LIMITS : { ...DEFAULT_LIMITS, ...options.limits };
   let value: unknown = input;
   let parseIssues: Issue[] = [];
+  let wellFormed = false;
   if (input instanceof Uint8Array) {
     if (input.length > limits.maxBytes) return fail([issue('EVENT_TOO_LARGE', '', `${input.length} bytes, limit ${limits.maxBytes}`)], options.contract);
     if (input.length > 0 && (input[0] === 0x00 || input[0] === 0xc3)) return decodeAvroInput(input, options, limits);
@@ -106,10 +107,11 @@ export function decodeEvent(input: Uint8Array | string | unknown, options: Decod
       return fail([issue('EVENT_NOT_UTF8', '', 'bytes are not valid UTF-8')], options.contract);
     }
     value = text;
+    wellFormed = true; // a fatal UTF-8 decode yields no lone surrogates
   }
   if (typeof value === 'string') {
     if (value.length > limits.maxBytes) return fail([issue('EVENT_TOO_LARGE', '', `${value.length} characters, limit ${limits.maxBytes}`)], options.contract);
-    const parsed = parseJsonCollecting(value, { maxDepth: limits.maxDepth });
+    const parsed = parseJsonCollecting(value, { maxDepth: limits.maxDepth, wellFormed });
     if (parsed.value === undefined) return fail(parsed.issues, options.contract);
     value = parsed.value;
     parseIssues = parsed.issues;

@@ -7,6 +7,11 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export interface StrictJsonOptions {
   /** Deepest allowed nesting of arrays and objects (the top-level value is depth 1). */
   readonly maxDepth?: number;
+  /**
+   * The caller vouches that the text holds no lone surrogate (e.g. it came from a fatal UTF-8
+   * decoder, which cannot produce one), so the clean path need not look; escapes are still checked.
+   */
+  readonly wellFormed?: boolean;
 }
 
 /** Default nesting limit: contracts nest 3 deep; 32 leaves room and stops stack exhaustion. */
@@ -48,8 +53,8 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
  *   the value, or ends one key; so (colons in the text) − (colons in the value's strings) equals
  *   the value's key count exactly when no key was repeated (a repeat drops a key and its colon).
  */
-export function parseCleanJson(text: string, maxDepth: number): JsonValue | undefined {
-  if (text.indexOf('\\') >= 0 || LONE_SURROGATE.test(text)) return undefined;
+export function parseCleanJson(text: string, maxDepth: number, wellFormed = false): JsonValue | undefined {
+  if (text.indexOf('\\') >= 0 || (!wellFormed && !isWellFormed(text))) return undefined;
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
@@ -61,6 +66,11 @@ export function parseCleanJson(text: string, maxDepth: number): JsonValue | unde
   const tally: Tally = { keys: 0, colons: 0, unclean: false };
   walk(value, 1, maxDepth, tally);
   return !tally.unclean && colons - tally.colons === tally.keys ? value : undefined;
+}
+
+/** `String.prototype.isWellFormed` (ES2024, in Node ≥ 20; the workspace's type lib is ES2023). */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 interface Tally {
@@ -102,7 +112,7 @@ function walk(value: JsonValue, depth: number, maxDepth: number, tally: Tally): 
  * forbidden keys and has NaN where a number was unsafe. `value` is undefined on syntax errors.
  */
 export function parseJsonCollecting(text: string, options: StrictJsonOptions = {}): { value: JsonValue | undefined; issues: Issue[] } {
-  const clean = parseCleanJson(text, options.maxDepth ?? DEFAULT_MAX_DEPTH);
+  const clean = parseCleanJson(text, options.maxDepth ?? DEFAULT_MAX_DEPTH, options.wellFormed);
   if (clean !== undefined) return { value: clean, issues: [] };
   const parser = new Parser(text, options.maxDepth ?? DEFAULT_MAX_DEPTH);
   try {
