@@ -1,5 +1,5 @@
-import { AvroDecoder, CONTRACTS, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
-import { BatchConsumer } from '@sluice/kafka';
+import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
+import { BatchConsumer, KafkaProducer } from '@sluice/kafka';
 import { LakeQueryEngine, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
@@ -7,6 +7,7 @@ import type { MaintenanceOptions } from './compaction/maintenance';
 import type { MergeConfig } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
+import { DeadLetters, type DeadLetterSink } from './tier1/dead-letters';
 import { LakeBronzeStore } from './tier1/lake-bronze-store';
 import type { Tier1Tracer } from './tier1/trace';
 import { Tier1Worker, type Tier1ConsumerFactory } from './tier1/tier1-worker';
@@ -25,6 +26,8 @@ export interface MergeDeps {
   readonly storageFor?: StorageFactory;
   /** Tier-1 consumer; default a libs/kafka BatchConsumer on the valid topics (read_committed). */
   readonly createConsumer?: Tier1ConsumerFactory;
+  /** Where tier 1's DLQ records go; default a libs/kafka idempotent producer on the brokers. */
+  readonly deadLetterSink?: DeadLetterSink;
   /** Query engine for reading bronze; default the lake's shared DuckDB instance. */
   readonly engine?: LakeQueryEngine;
 }
@@ -86,7 +89,10 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   };
 
   let tier1: Tier1Worker | undefined;
+  let dlqProducer: KafkaProducer | undefined;
   if (config.roles.has('tier1')) {
+    if (deps.deadLetterSink === undefined) dlqProducer = new KafkaProducer({ brokers: config.brokers, clientId: 'sluice-merge-compaction-dlq' });
+    const sink: DeadLetterSink = deps.deadLetterSink ?? ((records) => (dlqProducer as KafkaProducer).sendBatch(records));
     const topics = contracts.map(topicOf);
     const createConsumer: Tier1ConsumerFactory =
       deps.createConsumer ??
@@ -110,6 +116,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       contractOfTopic: new Map(contracts.map((c) => [topicOf(c), c])),
       decoder: new AvroDecoder(contracts),
       store: new LakeBronzeStore(tables, engine),
+      deadLetters: new DeadLetters(sink, config.dlqTopic || `${config.topicPrefix}${DLQ_TOPIC.name}`),
       createConsumer,
       bounds: { maxMs: config.batchMaxMs, maxBytes: config.batchMaxBytes, maxRecords: config.batchMaxEvents },
       maxBufferedBytes: config.maxBufferedBytes,
@@ -164,6 +171,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     ready: () => started && stopping === undefined && (tier1?.ready ?? true) && (tier2?.healthy ?? true),
     async start() {
       ops = await startOpsServer({ port: config.opsPort, host: config.opsHost, metricsText: deps.metricsText, live: () => app.live(), ready: () => app.ready() });
+      await dlqProducer?.connect();
       await tier1?.start();
       tier2?.start();
       compaction?.start();
@@ -173,6 +181,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     stop() {
       stopping ??= (async () => {
         await Promise.all([tier1?.stop(), tier2?.stop(), compaction?.stop()]);
+        await dlqProducer?.close().catch((err: unknown) => logger.warn({ err }, 'DLQ producer close failed'));
         await ops?.close();
         logger.info('merge-compaction stopped');
       })();

@@ -28,6 +28,11 @@ export const mergeConfigSchema = {
   brokers: list('SLUICE_KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
   groupId: str('SLUICE_MERGE_GROUP_ID', { default: 'sluice-merge-compaction', doc: 'tier-1 consumer group' }),
   contracts: list('SLUICE_CONTRACTS', { default: [], doc: 'contract names to serve; empty = every contract' }),
+  dlqTopic: str('SLUICE_DLQ_TOPIC', {
+    default: '',
+    allowEmpty: true,
+    doc: 'where tier 1 sends valid-topic records it cannot decode; empty = SLUICE_TOPIC_PREFIX + the contracts DLQ topic',
+  }),
   topicPrefix: str('SLUICE_TOPIC_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts topic names (tests, tenants)' }),
   lakeRoot: str('SLUICE_LAKE_ROOT', { default: '.sluice/lake', doc: 'directory holding the tables, or s3://bucket/prefix' }),
   s3Endpoint: str('SLUICE_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint for an s3:// lake root (empty: AWS)' }),

@@ -1,10 +1,11 @@
 import type { AnyContract, AvroDecoder } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
-import type { BatchConsumer, OnAssign, OnRevoke, PartitionRef, TopicPartitionOffset } from '@sluice/kafka';
+import type { BatchConsumer, ConsumedMessage, OnAssign, OnRevoke, PartitionRef, TopicPartitionOffset } from '@sluice/kafka';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { Backoff, sleep } from '../flow/backoff';
 import { BackpressureController } from '../flow/backpressure';
 import { decodeRecord, type BronzeRecord } from './bronze-record';
+import type { DeadLetters } from './dead-letters';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import { DedupWindow } from './dedup-window';
 import { MicroBatcher, type BatchBounds } from './micro-batcher';
@@ -24,6 +25,8 @@ export interface Tier1Options {
   readonly contractOfTopic: ReadonlyMap<string, AnyContract>;
   readonly decoder: AvroDecoder;
   readonly store: BronzeStore;
+  /** Where records that cannot go into bronze go; flushed before every bronze commit. */
+  readonly deadLetters: DeadLetters;
   readonly createConsumer: Tier1ConsumerFactory;
   readonly bounds: BatchBounds;
   readonly maxBufferedBytes: number;
@@ -132,7 +135,8 @@ export class Tier1Worker {
       if (this.stopping) break;
       if (this.pending === undefined && this.batcher.due() !== undefined) this.closeBatch();
       // One write at a time, overlapped with polling; errors are handled inside writePending.
-      if (this.pending !== undefined && this.inflight === undefined && this.now() >= this.retryAt) {
+      const work = this.pending !== undefined || this.options.deadLetters.size > 0;
+      if (work && this.inflight === undefined && this.now() >= this.retryAt) {
         this.inflight = this.writePending()
           .catch((err) => {
             // Only an unexpected error (e.g. re-reading offsets failed) gets here: retry later.
@@ -146,16 +150,18 @@ export class Tier1Worker {
     }
   }
 
-  private take(m: Parameters<typeof decodeRecord>[0]): void {
+  private take(m: ConsumedMessage): void {
     const tp = { topic: m.topic, partition: m.partition };
     const owned = this.owned.get(tpKey(tp));
     if (!owned || !this.book.accept(tp, m.offset)) return;
     this.options.metrics.eventsIn.add(1, { outcome: 'consumed' });
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
+      // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
       this.stats.undecodable += 1;
-      this.options.metrics.eventsOut.add(1, { outcome: 'error' });
-      this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, skipped');
+      this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
+      this.options.metrics.eventsOut.add(1, { outcome: 'dlq' });
+      this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
       return;
     }
     this.batcher.add(decoded.value, decoded.value.bytes);
@@ -175,8 +181,22 @@ export class Tier1Worker {
   }
 
   private async writePending(): Promise<void> {
-    const pending = this.pending as Map<string, BronzeRecord[]>;
     const started = performance.now();
+    // Before any commit that may cover their offsets, the DLQ must have the records it skips.
+    try {
+      await this.options.deadLetters.flush();
+    } catch (err) {
+      this.retryAt = this.now() + this.backoff.next();
+      this.flow.storageFailed();
+      this.options.logger.warn({ err, queued: this.options.deadLetters.size }, 'DLQ write failed, will retry before the next bronze commit');
+      return;
+    }
+    const pending = this.pending;
+    if (pending === undefined) {
+      this.backoff.reset();
+      this.flow.storageRecovered();
+      return;
+    }
     for (const [name, records] of pending) {
       const owned = records.filter((r) => this.book.owns(r));
       if (owned.length === 0) {

@@ -1,0 +1,65 @@
+import { HEADERS } from '@sluice/contracts';
+import type { Issue } from '@sluice/errors';
+import type { ConsumedMessage, ProducerRecord } from '@sluice/kafka';
+
+/** Writes DLQ records and resolves once Kafka has them all (a libs/kafka producer's sendBatch). */
+export type DeadLetterSink = (records: readonly ProducerRecord[]) => Promise<unknown>;
+
+/** The DLQ detail is capped so a record with many issues still fits a Kafka message. */
+const MAX_DETAIL_CHARS = 8 * 1024;
+
+/**
+ * Valid-topic records tier 1 cannot put into bronze (no value, not decodable, another contract's
+ * schema), on their way to the DLQ topic. A DLQ record is the original record — key, value bytes,
+ * headers — plus the `sluice-dlq-*` headers validate writes too, so the DLQ tool lists, shows and
+ * replays them like validate's. Tier 1 flushes before every bronze commit, so a commit never
+ * covers the offset of a record the DLQ does not have yet: nothing is lost. A crash between the
+ * flush and the commit re-reads the record and writes it again, so these are at least once;
+ * copies share their `sluice-dlq-source-*` coordinates.
+ */
+export class DeadLetters {
+  private queued: ProducerRecord[] = [];
+
+  constructor(
+    private readonly sink: DeadLetterSink,
+    private readonly topic: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Records waiting for {@link flush}. */
+  get size(): number {
+    return this.queued.length;
+  }
+
+  /** Queues `message` with the first issue's code as its reason. */
+  add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): void {
+    const headers: Record<string, string | Buffer> = { ...message.headers };
+    headers[HEADERS.dlqReason] = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
+    headers[HEADERS.dlqDetail] = detailOf(issues);
+    headers[HEADERS.dlqSourceTopic] = message.topic;
+    headers[HEADERS.dlqSourcePartition] = String(message.partition);
+    headers[HEADERS.dlqSourceOffset] = String(message.offset);
+    headers[HEADERS.dlqContract] = contract;
+    headers[HEADERS.dlqProducer] = message.headers[HEADERS.producer]?.toString('utf8') ?? 'unknown';
+    headers[HEADERS.dlqTime] = new Date(this.now()).toISOString();
+    this.queued.push({ topic: this.topic, key: message.key, value: message.value, headers });
+  }
+
+  /** Writes every queued record; on failure they stay queued (and the error is thrown) for a retry. */
+  async flush(): Promise<void> {
+    if (this.queued.length === 0) return;
+    const batch = this.queued;
+    this.queued = [];
+    try {
+      await this.sink(batch);
+    } catch (err) {
+      this.queued = [...batch, ...this.queued];
+      throw err;
+    }
+  }
+}
+
+function detailOf(issues: readonly Issue[]): string {
+  const text = JSON.stringify(issues);
+  return text.length <= MAX_DETAIL_CHARS ? text : `${text.slice(0, MAX_DETAIL_CHARS - 1)}…`;
+}
