@@ -227,6 +227,7 @@ export class Stack {
           SLUICE_KAFKA_BROKERS: o.brokers,
           SLUICE_MERGE_GROUP_ID: `${o.prefix}merge`,
           SLUICE_TOPIC_PREFIX: o.prefix,
+          SLUICE_DLQ_TOPIC: this.topics.dlq,
           SLUICE_LAKE_ROOT: this.lakeRoot,
           ...extra,
         };
