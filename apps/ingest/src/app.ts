@@ -4,7 +4,7 @@ import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/spli
 import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
 import { checkEvent, type AcceptedEvent, type RejectedEvent } from './events/check-event';
-import { HEADERS } from '@sluice/contracts';
+import { HEADERS, type SchemaIdLearner } from '@sluice/contracts';
 import { extractTraceContext, httpMetricsHook, injectTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
 import { replyError } from './http/reply-error';
 
@@ -21,6 +21,8 @@ export interface IngestDeps {
     maxInFlightBytes: number;
   };
   retryAfterSeconds: number;
+  /** Learns the schema ids of Confluent-framed Avro events from a registry; without it they are rejected as unknown. */
+  schemaIds?: SchemaIdLearner;
   /** Readiness beyond the publisher (e.g. an admin metadata probe); defaults to publisher.isAvailable. */
   isReady?: () => boolean;
   clock?: () => number;
@@ -153,13 +155,22 @@ export function buildApp(deps: IngestDeps): IngestApp {
         return replyError(reply, 'INGEST_BODY_INVALID', retryAfterSeconds, { reason: split.reason });
       }
 
+      if (isAvro && deps.schemaIds !== undefined) {
+        try {
+          await deps.schemaIds.prepare(split.events.map((e) => e.bytes));
+        } catch (err) {
+          // The registry is down or refuses us: the events are not judged, the producer retries.
+          req.log.warn({ err }, 'schema registry lookup failed');
+          return replyError(reply, 'INGEST_REGISTRY_UNAVAILABLE', retryAfterSeconds, { reason: (err as Error).message });
+        }
+      }
       const accepted: AcceptedEvent[] = [];
       const rejected: RejectedEvent[] = [];
       const headerContract = req.headers[CONTRACT_HTTP_HEADER];
       const requestContract = typeof headerContract === 'string' && headerContract.length > 0 ? headerContract : undefined;
       const now = clock();
       for (const slice of split.events) {
-        const result = checkEvent(slice, principal, requestContract, limits, now, isAvro);
+        const result = checkEvent(slice, principal, requestContract, limits, now, isAvro, deps.schemaIds?.decoder);
         if (result.ok) accepted.push(result.accepted);
         else rejected.push(result.rejected);
       }

@@ -12,6 +12,11 @@ export const ingestConfigSchema = {
     secret: true,
     doc: 'JSON [{"producer":"shop","key":"<≥24 chars>","contracts":["orders"] or ["*"]}]',
   }),
+  schemaRegistryUrl: str('SCHEMA_REGISTRY_URL', {
+    default: '',
+    allowEmpty: true,
+    doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro bodies; empty = such events are rejected as AVRO_WRITER_UNKNOWN',
+  }),
   maxBodyBytes: int('INGEST_MAX_BODY_BYTES', { default: 16 * 1024 * 1024, min: 1024, doc: 'request body limit' }),
   maxBatchEvents: int('INGEST_MAX_BATCH_EVENTS', { default: 10_000, min: 1, doc: 'events per request limit' }),
   maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { default: 512 * 1024, min: 64, max: 900_000, doc: 'per-event limit (raw topic message size)' }),

@@ -16,6 +16,7 @@ export const INGEST_ERRORS = {
   INGEST_ALL_REJECTED: { status: 422, retryable: false, message: 'every event of the request was rejected' },
   INGEST_OVERLOADED: { status: 429, retryable: true, message: 'ingest is at its in-flight limit; retry later' },
   INGEST_UNAVAILABLE: { status: 503, retryable: true, message: 'Kafka did not acknowledge the events; retry later' },
+  INGEST_REGISTRY_UNAVAILABLE: { status: 503, retryable: true, message: 'the schema registry did not resolve a Confluent schema id; retry later' },
   INGEST_SHUTTING_DOWN: { status: 503, retryable: true, message: 'ingest is shutting down; retry on another instance' },
   INGEST_INTERNAL: { status: 500, retryable: true, message: 'unexpected error' },
 } as const;

@@ -3,7 +3,7 @@ import type { Logger, Telemetry } from '@sluice/telemetry';
 import { buildApp, type IngestApp } from './app';
 import type { IngestConfig } from './config';
 import { KafkaPublisher } from './delivery/kafka-publisher';
-import { RAW_TOPIC } from '@sluice/contracts';
+import { AvroDecoder, CONTRACTS, RAW_TOPIC, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 
 /** A started ingest: the HTTP app with its Kafka clients, and how to stop it all. */
 export interface IngestRuntime extends IngestApp {
@@ -47,6 +47,9 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
       maxInFlightBytes: config.maxInFlightBytes,
     },
     retryAfterSeconds: config.retryAfterSeconds,
+    schemaIds: config.schemaRegistryUrl
+      ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch, retries: 1 }))
+      : undefined,
     logger,
     telemetry,
   });

@@ -1,8 +1,9 @@
-import { DLQ_TOPIC, RAW_TOPIC } from '@sluice/contracts';
+import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
 import { TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
+import { validateError } from './errors';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';
 import { traceRouted, type RouteTracer } from './pipeline/trace-route';
 import { contractsForValidate } from './routing/contracts-adapter';
@@ -23,6 +24,7 @@ export interface ValidateDeps {
     | 'maxBatchWaitMs'
     | 'transactionTimeoutMs'
     | 'sessionTimeoutMs'
+    | 'schemaRegistryUrl'
   >;
   logger: Logger;
   metrics?: SluiceMetrics;
@@ -56,14 +58,25 @@ export function build(deps: ValidateDeps): ValidateService {
   const clock = deps.clock ?? Date.now;
   const rawTopic = config.rawTopic || RAW_TOPIC.name;
   const dlqTopic = config.dlqTopic || DLQ_TOPIC.name;
-  const contracts = deps.contracts ?? contractsForValidate({ validTopicPrefix: config.validTopicPrefix, now: clock });
+  // With a registry, Confluent-framed events are readable once their schema ids are learned.
+  const learner = config.schemaRegistryUrl
+    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }))
+    : undefined;
+  const contracts = deps.contracts ?? contractsForValidate({ validTopicPrefix: config.validTopicPrefix, now: clock, avro: learner?.decoder });
   const totals: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
   let connected = false;
   let closing = false;
   const retryBackoffMs = { first: 100, max: 5000 };
   let loop: Promise<void> | undefined;
 
-  const transform = (batch: Parameters<typeof processBatch>[0]): ProducerRecord[] => {
+  const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
+    try {
+      await learner?.prepare(batch.map((m) => m.value));
+    } catch (err) {
+      // Unreachable or refusing registry: retry the batch rather than dead-letter its events.
+      if (err instanceof RegistryError) throw validateError('VALIDATE_REGISTRY_UNAVAILABLE', { registry: err.toJSON() }, err);
+      throw err;
+    }
     const { records, counts } = processBatch(batch, contracts, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
     // After routing, so a span's outcome is the record's; an aborted transaction routes (and
     // traces) the batch again, which shows as a second attempt in the trace, not a lost one.

@@ -12,6 +12,11 @@ export const validateConfigSchema = {
   rawTopic: str('VALIDATE_RAW_TOPIC', { default: '', allowEmpty: true, doc: 'raw topic; empty = the contracts constant' }),
   dlqTopic: str('VALIDATE_DLQ_TOPIC', { default: '', allowEmpty: true, doc: 'DLQ topic; empty = the contracts constant' }),
   validTopicPrefix: str('VALIDATE_VALID_TOPIC_PREFIX', { default: '', allowEmpty: true, doc: 'prefix for valid topics (tests); empty = contracts constants' }),
+  schemaRegistryUrl: str('SCHEMA_REGISTRY_URL', {
+    default: '',
+    allowEmpty: true,
+    doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro events; empty = such events go to the DLQ as AVRO_WRITER_UNKNOWN',
+  }),
   maxEventBytes: int('VALIDATE_MAX_EVENT_BYTES', { default: 1_000_000, min: 64, doc: 'larger events go to the DLQ' }),
   maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
   maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),

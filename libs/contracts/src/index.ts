@@ -54,3 +54,4 @@ export {
   type CompatibilityResult,
 } from './registry/client';
 export { registerContract, contractForSchema, learnSchemaId } from './registry/contracts';
+export { SchemaIdLearner, type SchemaIdLearnerOptions } from './registry/schema-ids';

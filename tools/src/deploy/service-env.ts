@@ -20,8 +20,7 @@ const RUNTIME_ENV = new Set(['NODE_OPTIONS', 'HOME', 'NODE_ENV']);
  */
 export const PENDING_ENV: Record<ServiceId, readonly string[]> = {
   ingest: [],
-  // The Confluent-framed Avro path needs the registry; validate does not read its URL yet.
-  validate: ['SCHEMA_REGISTRY_URL'],
+  validate: [],
   // validate writes the valid topics in single-object framing, so merge-compaction needs no registry yet.
   'merge-compaction': ['SCHEMA_REGISTRY_URL'],
   'query-api': [],

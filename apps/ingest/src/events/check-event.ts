@@ -1,4 +1,4 @@
-import { decodeEvent, readFraming, REASONS, type Issue, type ReasonCode } from '@sluice/contracts';
+import { decodeEvent, readFraming, REASONS, type AvroDecoder, type Issue, type ReasonCode } from '@sluice/contracts';
 import type { Principal } from '../auth/api-keys';
 import type { EventSlice } from '../body/split';
 
@@ -58,6 +58,7 @@ export function checkEvent(
   limits: EventLimits,
   now: number,
   avro = false,
+  avroDecoder?: AvroDecoder,
 ): { ok: true; accepted: AcceptedEvent } | { ok: false; rejected: RejectedEvent } {
   if (slice.bytes.length > limits.maxEventBytes) {
     return reject(slice, 'EVENT_TOO_LARGE', `the event has ${slice.bytes.length} bytes; the limit is ${limits.maxEventBytes}`);
@@ -73,6 +74,7 @@ export function checkEvent(
     contract: requestContract,
     now,
     limits: { maxBytes: limits.maxEventBytes, maxDepth: limits.maxDepth },
+    avro: avroDecoder,
   });
   const contract = decoded.ok ? decoded.name : decoded.contract;
   // Scope before schema details: a key learns nothing about contracts it may not send.

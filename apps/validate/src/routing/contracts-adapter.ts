@@ -1,4 +1,4 @@
-import { decodeEvent, encodeSingleObject, HEADERS, validTopicName, type ValidationLimits } from '@sluice/contracts';
+import { decodeEvent, encodeSingleObject, HEADERS, validTopicName, type AvroDecoder, type ValidationLimits } from '@sluice/contracts';
 import type { ValidateContracts } from './route';
 
 /** Settings of {@link contractsForValidate}. */
@@ -8,6 +8,8 @@ export interface ContractsAdapterOptions {
   limits?: Partial<ValidationLimits>;
   /** Clock for timestamp sanity rules, ms since epoch. */
   now?: () => number;
+  /** Avro decoder holding Confluent schema ids learned from the registry; default the contracts' own. */
+  avro?: AvroDecoder;
 }
 
 /**
@@ -20,7 +22,7 @@ export function contractsForValidate(options: ContractsAdapterOptions): Validate
   return {
     check(value, headers) {
       const header = headers[HEADERS.contract]?.toString('utf8');
-      const decoded = decodeEvent(value, { contract: header, now: now(), limits: options.limits });
+      const decoded = decodeEvent(value, { contract: header, now: now(), limits: options.limits, avro: options.avro });
       if (!decoded.ok) return { ok: false, contract: decoded.contract, issues: decoded.issues };
       const contract = decoded.contract;
       return {

@@ -1,0 +1,72 @@
+import { loadConfig } from '@sluice/config';
+import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeAvroBody, registerContract } from '@sluice/contracts';
+import { ingestConfigSchema } from '../src/config';
+import { createIngest, type IngestRuntime } from '../src/runtime';
+import { KEYS, createTopics, ingestEnv, order, randomName, readTopic, testBrokers } from './support';
+
+// Confluent-framed Avro bodies (a producer using a Confluent serializer over HTTP), resolved
+// through a real Confluent-compatible registry (Apicurio from tools/services.d/20-registry.sh).
+// Bug: ingest had no registry, so every such event was rejected as AVRO_WRITER_UNKNOWN.
+const brokers = testBrokers();
+const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
+if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
+
+const avro = { authorization: `Bearer ${KEYS.all.key}`, 'content-type': 'application/vnd.apache.avro' };
+
+function confluentFramed(id: number, body: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt32BE(id, 1);
+  return Buffer.concat([header, body]);
+}
+
+async function start(extra: Record<string, string>, rawTopic: string): Promise<{ ingest: IngestRuntime; url: string }> {
+  const ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, extra)));
+  return { ingest, url: await ingest.app.listen({ host: '127.0.0.1', port: 0 }) };
+}
+
+async function post(url: string, body: Buffer) {
+  const res = await fetch(`${url}/v1/events`, { method: 'POST', headers: avro, body });
+  return { status: res.status, body: JSON.parse(await res.text()), retryAfter: res.headers.get('retry-after') };
+}
+
+describe('ingest with a schema registry', () => {
+  let running: IngestRuntime | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  it('accepts a Confluent-framed event whose id the registry knows, and rejects an id it does not', async () => {
+    const rawTopic = randomName('raw');
+    await createTopics(brokers, [rawTopic]);
+    const ids = await registerContract(createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry')}-value`);
+    const event = decodeEvent(JSON.stringify(order()), { now: Date.now() });
+    if (!event.ok) throw new Error('sample order invalid');
+    const body = encodeAvroBody(CONTRACTS.orders.latest.schema, event.event);
+    const good = confluentFramed(ids.get(CONTRACTS.orders.latest.version) as number, body);
+
+    const { ingest, url } = await start({ SCHEMA_REGISTRY_URL: registryUrl as string }, rawTopic);
+    running = ingest;
+    const accepted = await post(url, good);
+    expect({ status: accepted.status, accepted: accepted.body.accepted }).toEqual({ status: 200, accepted: 1 });
+    const unknown = await post(url, confluentFramed(2_000_000_001, body));
+    expect({ status: unknown.status, code: unknown.body.errors?.[0]?.code }).toEqual({ status: 422, code: 'AVRO_WRITER_UNKNOWN' });
+
+    // The bytes go to Kafka as sent, keyed by the entity, named by the contract header.
+    const [record] = await readTopic(brokers, rawTopic, 1);
+    expect(record.value).toEqual(good);
+    expect(record.key?.toString()).toBe(String((event.event as { order_id: string }).order_id));
+    expect(record.headers[HEADERS.contract]?.toString()).toBe('orders');
+  });
+
+  it('answers 503 with Retry-After while the registry cannot be reached', async () => {
+    const rawTopic = randomName('raw');
+    await createTopics(brokers, [rawTopic]);
+    // Nothing listens on port 9 of loopback.
+    const { ingest, url } = await start({ SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, rawTopic);
+    running = ingest;
+    const res = await post(url, confluentFramed(77, Buffer.from([0x02])));
+    expect({ status: res.status, code: res.body.error?.code, retryable: res.body.error?.retryable }).toEqual({ status: 503, code: 'INGEST_REGISTRY_UNAVAILABLE', retryable: true });
+    expect(Number(res.retryAfter)).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,76 @@
+import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeAvroBody, registerContract } from '@sluice/contracts';
+import { KafkaProducer } from '@sluice/kafka';
+import { createTopics, order, randomName, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
+
+// Confluent-framed Avro on the raw topic (what a producer using a Confluent serializer writes
+// directly to Kafka), resolved through a real Confluent-compatible registry (Apicurio from
+// tools/services.d/20-registry.sh). Bug: validate did not read SCHEMA_REGISTRY_URL, so every
+// such event went to the DLQ as AVRO_WRITER_UNKNOWN.
+const brokers = testBrokers();
+const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
+if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
+
+function confluentFramed(id: number, body: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt32BE(id, 1);
+  return Buffer.concat([header, body]);
+}
+
+async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes: Buffer; id: number }> {
+  const client = createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch });
+  const ids = await registerContract(client, CONTRACTS.orders, `${randomName('validate-registry')}-value`);
+  const version = CONTRACTS.orders.latest;
+  const json = order();
+  const decoded = decodeEvent(JSON.stringify(json), { now: Date.now() });
+  if (!decoded.ok) throw new Error(`sample order invalid: ${JSON.stringify(decoded.issues)}`);
+  const id = ids.get(version.version) as number;
+  return { event: json, bytes: confluentFramed(id, encodeAvroBody(version.schema, decoded.event)), id };
+}
+
+async function feed(topic: string, records: { key: string; value: Buffer }[]): Promise<void> {
+  const producer = new KafkaProducer({ brokers, clientId: 'registry-feed' });
+  await producer.connect();
+  await producer.sendBatch(records.map((r) => ({ topic, ...r })));
+  await producer.close();
+}
+
+describe('validate with a schema registry', () => {
+  let validate: Child | undefined;
+  afterEach(async () => {
+    await stopService(validate, 'SIGKILL');
+    validate = undefined;
+  });
+
+  it('reads Confluent-framed events through the registry, and dead-letters an id the registry does not have', async () => {
+    const t = topicsFor('registry');
+    await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
+    const good = await confluentOrder();
+    const unknownId = confluentFramed(2_000_000_000, good.bytes.subarray(5));
+    await feed(t.raw, [
+      { key: 'good', value: good.bytes },
+      { key: 'unknown', value: unknownId },
+    ]);
+    validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registryUrl as string }));
+
+    const out = await readTopics(brokers, [t.valid.orders, t.dlq], 2, 60_000);
+    expect(out.map((m) => `${m.topic}:${m.key?.toString()}`).sort()).toEqual([`${t.dlq}:unknown`, `${t.valid.orders}:${String(good.event.order_id)}`].sort());
+    const valid = out.find((m) => m.topic === t.valid.orders)!;
+    const readBack = decodeEvent(valid.value as Buffer, { now: Date.now() });
+    expect(readBack).toMatchObject({ ok: true, name: 'orders', event: { event_id: good.event.event_id, order_id: good.event.order_id } });
+    const dead = out.find((m) => m.topic === t.dlq)!;
+    expect(dead.headers[HEADERS.dlqReason]?.toString()).toBe('AVRO_WRITER_UNKNOWN');
+    expect(dead.value).toEqual(unknownId);
+  });
+
+  it('retries the batch while the registry cannot be reached instead of dead-lettering its events', async () => {
+    const t = topicsFor('registry-down');
+    await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
+    const good = await confluentOrder();
+    await feed(t.raw, [{ key: 'good', value: good.bytes }]);
+    // Nothing listens on port 9 of loopback: every registry request fails to connect.
+    validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }));
+    const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
+    expect(warning.code).toBe('VALIDATE_REGISTRY_UNAVAILABLE');
+    expect(await readTopics(brokers, [t.valid.orders, t.dlq], 0, 1000, 2000)).toEqual([]);
+  });
+});

@@ -1,0 +1,79 @@
+import { AvroDecoder, encodeAvroBody } from '../avro/codec';
+import { CONTRACTS, ORDERS_V2 } from '../contracts';
+import { sampleOrderJson } from '../samples';
+import { decodeEvent } from '../decode';
+import { createRegistryClient, type FetchLike } from './client';
+import { SchemaIdLearner } from './schema-ids';
+
+// The learner's own logic with a scripted registry; test/registry.int.test.ts and the validate
+// and ingest integration tests use a real one.
+function confluent(id: number, body: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt32BE(id, 1);
+  return Buffer.concat([header, body]);
+}
+
+function registry(answers: Record<number, { status: number; body: unknown }>) {
+  const asked: number[] = [];
+  const fetch: FetchLike = async (url) => {
+    const id = Number(/schemas\/ids\/(\d+)/.exec(url)?.[1]);
+    asked.push(id);
+    const a = answers[id] ?? { status: 404, body: { error_code: 40403, message: 'Schema not found' } };
+    return { status: a.status, text: async () => JSON.stringify(a.body) };
+  };
+  return { client: createRegistryClient({ url: 'http://r', fetch, retries: 0, sleep: async () => undefined }), asked };
+}
+
+const now = Date.UTC(2026, 10, 29, 12);
+const event = decodeEvent(JSON.stringify(sampleOrderJson(1, now)), { contract: 'orders', now });
+if (!event.ok) throw new Error('sample invalid');
+const body = encodeAvroBody(ORDERS_V2, event.event);
+
+describe('SchemaIdLearner', () => {
+  it('teaches the decoder a Confluent id from the registry, once', async () => {
+    const { client, asked } = registry({ 42: { status: 200, body: { schema: JSON.stringify(ORDERS_V2) } } });
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    const learner = new SchemaIdLearner(decoder, client);
+    const bytes = confluent(42, body);
+    expect(decodeEvent(bytes, { avro: decoder, now })).toMatchObject({ ok: false, issues: [{ code: 'AVRO_WRITER_UNKNOWN' }] });
+    await learner.prepare([bytes, null, Buffer.from('{"json":1}'), bytes]);
+    await learner.prepare([bytes]);
+    expect(asked).toEqual([42]);
+    expect(decodeEvent(bytes, { avro: decoder, now })).toMatchObject({ ok: true, name: 'orders', event: { order_id: 'order-1' } });
+  });
+
+  it('leaves an id the registry does not have unknown, and does not ask again within the TTL', async () => {
+    const { client, asked } = registry({});
+    let clock = now;
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    const learner = new SchemaIdLearner(decoder, client, { missTtlMs: 1000, now: () => clock });
+    await learner.prepare([confluent(9, body)]);
+    await learner.prepare([confluent(9, body)]);
+    expect(asked).toEqual([9]);
+    expect(decodeEvent(confluent(9, body), { avro: decoder, now })).toMatchObject({ ok: false, issues: [{ code: 'AVRO_WRITER_UNKNOWN' }] });
+    clock += 1001;
+    await learner.prepare([confluent(9, body)]);
+    expect(asked).toEqual([9, 9]);
+  });
+
+  it('leaves unknown a schema that belongs to no contract', async () => {
+    const { client } = registry({ 5: { status: 200, body: { schema: JSON.stringify({ type: 'record', name: 'x.Other', fields: [] }) } } });
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    await new SchemaIdLearner(decoder, client).prepare([confluent(5, body)]);
+    expect(decoder.knowsSchemaId(5)).toBe(false);
+  });
+
+  it('throws when the registry is unreachable or refuses, so the caller retries instead of judging the events', async () => {
+    const down = registry({ 7: { status: 503, body: { error_code: 50301, message: 'down' } } });
+    await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), down.client).prepare([confluent(7, body)])).rejects.toMatchObject({ code: 'REGISTRY_UNAVAILABLE', retryable: true });
+    const refused = registry({ 7: { status: 401, body: { message: 'no' } } });
+    await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), refused.client).prepare([confluent(7, body)])).rejects.toMatchObject({ code: 'REGISTRY_UNAUTHORIZED' });
+  });
+
+  it('looks up at most maxLookups new ids per call', async () => {
+    const { client, asked } = registry({});
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxLookups: 3 });
+    await learner.prepare(Array.from({ length: 50 }, (_, i) => confluent(1000 + i, body)));
+    expect(asked).toEqual([1000, 1001, 1002]);
+  });
+});
