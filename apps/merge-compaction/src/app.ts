@@ -1,6 +1,8 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
 import { BatchConsumer, KafkaProducer } from '@sluice/kafka';
-import { LakeQueryEngine, tableStorageFactory } from '@sluice/lake';
+import { LakeQueryEngine, configureSharedDuckDB, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
@@ -77,6 +79,12 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       cacheBytesPerTable: config.s3CacheBytesPerTable,
     });
   const tables = new TableSet({ storageFor, tablePrefix: config.tablePrefix, scratchDir: config.scratchDir || undefined });
+  // One DuckDB instance writes and reads every table of this process; bound it like the pod.
+  await configureSharedDuckDB({
+    memoryLimitMb: config.duckdbMemoryMb,
+    threads: config.duckdbThreads || undefined,
+    tempDirectory: path.join(config.scratchDir || os.tmpdir(), 'sluice-duckdb-spill'),
+  });
   const engine = deps.engine ?? (await LakeQueryEngine.create());
   const maintenance: MaintenanceOptions = {
     minSmallFiles: config.compactionMinFiles,

@@ -15,6 +15,32 @@ export function sharedDuckDB(): Promise<DuckDBInstance> {
   return shared;
 }
 
+/** Resource bounds of the shared DuckDB instance (see {@link configureSharedDuckDB}). */
+export interface DuckDBResourceOptions {
+  /** DuckDB `memory_limit` in MiB: beyond it operators spill to `tempDirectory` or fail. */
+  memoryLimitMb?: number;
+  /** DuckDB `threads`; DuckDB's default (one per core) when omitted. */
+  threads?: number;
+  /** Where DuckDB spills what does not fit `memoryLimitMb`. */
+  tempDirectory?: string;
+}
+
+/**
+ * Bounds the shared instance that writes tables and serves unlocked query engines. Without it
+ * DuckDB may take 80 % of the machine's memory, far above a container's limit. Applies at once
+ * to the running instance (every connection), so call it at start-up, before the first write.
+ */
+export async function configureSharedDuckDB(options: DuckDBResourceOptions): Promise<void> {
+  const conn = await (await sharedDuckDB()).connect();
+  try {
+    if (options.memoryLimitMb !== undefined) await conn.run(`SET GLOBAL memory_limit=${sqlString(`${Math.floor(options.memoryLimitMb)}MB`)}`);
+    if (options.threads !== undefined) await conn.run(`SET GLOBAL threads=${Math.max(1, Math.floor(options.threads))}`);
+    if (options.tempDirectory !== undefined) await conn.run(`SET GLOBAL temp_directory=${sqlString(options.tempDirectory)}`);
+  } finally {
+    conn.closeSync();
+  }
+}
+
 /** Runs `fn` with a fresh connection on the shared instance, closing it afterwards. */
 export async function withConnection<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const conn = await (await sharedDuckDB()).connect();
