@@ -101,12 +101,13 @@ export class ContractFolder {
 
   private ranges(target: Snapshot, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean } {
     const done = partitionTxns(target, prefix, this.o.topic);
+    const pending = [...written].map(([partition, w]) => ({ partition, from: done.get(partition) ?? -1, w })).filter((p) => p.w > p.from);
+    // maxRows bounds the whole step (its rows are held in memory), shared by the partitions behind.
+    const share = Math.max(1, Math.floor(this.o.maxRows / Math.max(1, pending.length)));
     const ranges: Range[] = [];
     let behind = false;
-    for (const [partition, w] of written) {
-      const from = done.get(partition) ?? -1;
-      if (w <= from) continue;
-      const to = Math.min(w, from + this.o.maxRows);
+    for (const { partition, from, w } of pending) {
+      const to = Math.min(w, from + share);
       behind ||= to < w;
       ranges.push({ partition, from, to });
     }
