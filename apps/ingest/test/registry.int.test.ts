@@ -1,5 +1,5 @@
 import { loadConfig } from '@sluice/config';
-import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeAvroBody, registerContract } from '@sluice/contracts';
+import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { ingestConfigSchema } from '../src/config';
 import { createIngest, type IngestRuntime } from '../src/runtime';
 import { KEYS, createTopics, ingestEnv, order, randomName, readTopic, testBrokers } from './support';
@@ -12,12 +12,6 @@ const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
 if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
 
 const avro = { authorization: `Bearer ${KEYS.all.key}`, 'content-type': 'application/vnd.apache.avro' };
-
-function confluentFramed(id: number, body: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.writeUInt32BE(id, 1);
-  return Buffer.concat([header, body]);
-}
 
 async function start(extra: Record<string, string>, rawTopic: string): Promise<{ ingest: IngestRuntime; url: string }> {
   const ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, extra)));
@@ -42,14 +36,14 @@ describe('ingest with a schema registry', () => {
     const ids = await registerContract(createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry')}-value`);
     const event = decodeEvent(JSON.stringify(order()), { now: Date.now() });
     if (!event.ok) throw new Error('sample order invalid');
-    const body = encodeAvroBody(CONTRACTS.orders.latest.schema, event.event);
-    const good = confluentFramed(ids.get(CONTRACTS.orders.latest.version) as number, body);
+    const schema = CONTRACTS.orders.latest.schema;
+    const good = encodeConfluent(ids.get(CONTRACTS.orders.latest.version) as number, schema, event.event);
 
     const { ingest, url } = await start({ SCHEMA_REGISTRY_URL: registryUrl as string }, rawTopic);
     running = ingest;
     const accepted = await post(url, good);
     expect({ status: accepted.status, accepted: accepted.body.accepted }).toEqual({ status: 200, accepted: 1 });
-    const unknown = await post(url, confluentFramed(2_000_000_001, body));
+    const unknown = await post(url, encodeConfluent(2_000_000_001, schema, event.event));
     expect({ status: unknown.status, code: unknown.body.errors?.[0]?.code }).toEqual({ status: 422, code: 'AVRO_WRITER_UNKNOWN' });
 
     // The bytes go to Kafka as sent, keyed by the entity, named by the contract header.
@@ -65,7 +59,9 @@ describe('ingest with a schema registry', () => {
     // Nothing listens on port 9 of loopback.
     const { ingest, url } = await start({ SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }, rawTopic);
     running = ingest;
-    const res = await post(url, confluentFramed(77, Buffer.from([0x02])));
+    const event = decodeEvent(JSON.stringify(order()), { now: Date.now() });
+    if (!event.ok) throw new Error('sample order invalid');
+    const res = await post(url, encodeConfluent(77, CONTRACTS.orders.latest.schema, event.event));
     expect({ status: res.status, code: res.body.error?.code, retryable: res.body.error?.retryable }).toEqual({ status: 503, code: 'INGEST_REGISTRY_UNAVAILABLE', retryable: true });
     expect(Number(res.retryAfter)).toBeGreaterThan(0);
   });

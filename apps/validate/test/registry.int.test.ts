@@ -1,4 +1,4 @@
-import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeAvroBody, registerContract } from '@sluice/contracts';
+import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
 import { createTopics, order, randomName, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
 
@@ -10,21 +10,18 @@ const brokers = testBrokers();
 const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
 if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
 
-function confluentFramed(id: number, body: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.writeUInt32BE(id, 1);
-  return Buffer.concat([header, body]);
-}
-
-async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes: Buffer; id: number }> {
+async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes: Buffer; unknownId: Buffer }> {
   const client = createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch });
   const ids = await registerContract(client, CONTRACTS.orders, `${randomName('validate-registry')}-value`);
   const version = CONTRACTS.orders.latest;
   const json = order();
   const decoded = decodeEvent(JSON.stringify(json), { now: Date.now() });
   if (!decoded.ok) throw new Error(`sample order invalid: ${JSON.stringify(decoded.issues)}`);
-  const id = ids.get(version.version) as number;
-  return { event: json, bytes: confluentFramed(id, encodeAvroBody(version.schema, decoded.event)), id };
+  return {
+    event: json,
+    bytes: encodeConfluent(ids.get(version.version) as number, version.schema, decoded.event),
+    unknownId: encodeConfluent(2_000_000_000, version.schema, decoded.event),
+  };
 }
 
 async function feed(topic: string, records: { key: string; value: Buffer }[]): Promise<void> {
@@ -45,7 +42,7 @@ describe('validate with a schema registry', () => {
     const t = topicsFor('registry');
     await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
     const good = await confluentOrder();
-    const unknownId = confluentFramed(2_000_000_000, good.bytes.subarray(5));
+    const unknownId = good.unknownId;
     await feed(t.raw, [
       { key: 'good', value: good.bytes },
       { key: 'unknown', value: unknownId },

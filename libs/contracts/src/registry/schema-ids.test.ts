@@ -1,4 +1,4 @@
-import { AvroDecoder, encodeAvroBody } from '../avro/codec';
+import { AvroDecoder, encodeConfluent } from '../avro/codec';
 import { CONTRACTS, ORDERS_V2 } from '../contracts';
 import { sampleOrderJson } from '../samples';
 import { decodeEvent } from '../decode';
@@ -7,12 +7,6 @@ import { SchemaIdLearner } from './schema-ids';
 
 // The learner's own logic with a scripted registry; test/registry.int.test.ts and the validate
 // and ingest integration tests use a real one.
-function confluent(id: number, body: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.writeUInt32BE(id, 1);
-  return Buffer.concat([header, body]);
-}
-
 function registry(answers: Record<number, { status: number; body: unknown }>) {
   const asked: number[] = [];
   const fetch: FetchLike = async (url) => {
@@ -27,14 +21,14 @@ function registry(answers: Record<number, { status: number; body: unknown }>) {
 const now = Date.UTC(2026, 10, 29, 12);
 const event = decodeEvent(JSON.stringify(sampleOrderJson(1, now)), { contract: 'orders', now });
 if (!event.ok) throw new Error('sample invalid');
-const body = encodeAvroBody(ORDERS_V2, event.event);
+const confluent = (id: number): Buffer => encodeConfluent(id, ORDERS_V2, event.event);
 
 describe('SchemaIdLearner', () => {
   it('teaches the decoder a Confluent id from the registry, once', async () => {
     const { client, asked } = registry({ 42: { status: 200, body: { schema: JSON.stringify(ORDERS_V2) } } });
     const decoder = new AvroDecoder(Object.values(CONTRACTS));
     const learner = new SchemaIdLearner(decoder, client);
-    const bytes = confluent(42, body);
+    const bytes = confluent(42);
     expect(decodeEvent(bytes, { avro: decoder, now })).toMatchObject({ ok: false, issues: [{ code: 'AVRO_WRITER_UNKNOWN' }] });
     await learner.prepare([bytes, null, Buffer.from('{"json":1}'), bytes]);
     await learner.prepare([bytes]);
@@ -47,33 +41,33 @@ describe('SchemaIdLearner', () => {
     let clock = now;
     const decoder = new AvroDecoder(Object.values(CONTRACTS));
     const learner = new SchemaIdLearner(decoder, client, { missTtlMs: 1000, now: () => clock });
-    await learner.prepare([confluent(9, body)]);
-    await learner.prepare([confluent(9, body)]);
+    await learner.prepare([confluent(9)]);
+    await learner.prepare([confluent(9)]);
     expect(asked).toEqual([9]);
-    expect(decodeEvent(confluent(9, body), { avro: decoder, now })).toMatchObject({ ok: false, issues: [{ code: 'AVRO_WRITER_UNKNOWN' }] });
+    expect(decodeEvent(confluent(9), { avro: decoder, now })).toMatchObject({ ok: false, issues: [{ code: 'AVRO_WRITER_UNKNOWN' }] });
     clock += 1001;
-    await learner.prepare([confluent(9, body)]);
+    await learner.prepare([confluent(9)]);
     expect(asked).toEqual([9, 9]);
   });
 
   it('leaves unknown a schema that belongs to no contract', async () => {
     const { client } = registry({ 5: { status: 200, body: { schema: JSON.stringify({ type: 'record', name: 'x.Other', fields: [] }) } } });
     const decoder = new AvroDecoder(Object.values(CONTRACTS));
-    await new SchemaIdLearner(decoder, client).prepare([confluent(5, body)]);
+    await new SchemaIdLearner(decoder, client).prepare([confluent(5)]);
     expect(decoder.knowsSchemaId(5)).toBe(false);
   });
 
   it('throws when the registry is unreachable or refuses, so the caller retries instead of judging the events', async () => {
     const down = registry({ 7: { status: 503, body: { error_code: 50301, message: 'down' } } });
-    await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), down.client).prepare([confluent(7, body)])).rejects.toMatchObject({ code: 'REGISTRY_UNAVAILABLE', retryable: true });
+    await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), down.client).prepare([confluent(7)])).rejects.toMatchObject({ code: 'REGISTRY_UNAVAILABLE', retryable: true });
     const refused = registry({ 7: { status: 401, body: { message: 'no' } } });
-    await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), refused.client).prepare([confluent(7, body)])).rejects.toMatchObject({ code: 'REGISTRY_UNAUTHORIZED' });
+    await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), refused.client).prepare([confluent(7)])).rejects.toMatchObject({ code: 'REGISTRY_UNAUTHORIZED' });
   });
 
   it('looks up at most maxLookups new ids per call', async () => {
     const { client, asked } = registry({});
     const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxLookups: 3 });
-    await learner.prepare(Array.from({ length: 50 }, (_, i) => confluent(1000 + i, body)));
+    await learner.prepare(Array.from({ length: 50 }, (_, i) => confluent(1000 + i)));
     expect(asked).toEqual([1000, 1001, 1002]);
   });
 });
