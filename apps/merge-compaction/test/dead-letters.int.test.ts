@@ -68,6 +68,11 @@ describe('merge-compaction dead letters', () => {
       expect(JSON.parse(header(HEADERS.dlqDetail) ?? '[]')[0].code).toBe(header(HEADERS.dlqReason));
       expect({ contract: header(HEADERS.dlqContract), producer: header(HEADERS.dlqProducer) }).toEqual({ contract: 'orders', producer: 'test-producer' });
     });
+    // Counted by reason and contract, as validate counts its dead letters.
+    const metrics = (await env.telemetry.metricsText()).split('\n').filter((l) => l.startsWith('sluice_merge_compaction_dlq_records_total{'));
+    for (const b of bad.filter((x) => x.reason !== undefined)) {
+      expect(metrics.filter((l) => l.includes(`reason="${b.reason}"`) && l.includes('contract="orders"') && / 1$/.test(l))).toHaveLength(1);
+    }
     // Bronze went past them: its offsets for those partitions cover the dead letters' offsets.
     const bronze = await env.table(CONTRACTS.orders.tables.bronze);
     const snapshot = await bronze!.snapshot();

@@ -247,6 +247,14 @@ export const METRICS = {
     services: ['ingest', 'validate', 'merge-compaction'],
     help: 'Asynchronous Kafka client errors (broker down, fatal), by KAFKA_* code and retryable true|false.',
   },
+  processMemory: {
+    thing: 'process_memory',
+    unit: 'bytes',
+    type: 'gauge',
+    labels: ['kind'],
+    services: ALL,
+    help: 'Memory of the process when scraped (process.memoryUsage()); kind: rss|heap_used|heap_total|external|array_buffers. rss minus heap_total minus external is native memory (DuckDB, librdkafka).',
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 /** Property name of a catalog entry. */

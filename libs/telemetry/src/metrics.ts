@@ -81,6 +81,14 @@ export function createMetricsRuntime(service: ServiceId, resource: Resource): Me
   return {
     metrics: Object.freeze(metrics) as unknown as SluiceMetrics,
     async metricsText() {
+      // Read at scrape time, so the value is as fresh as the scrape and costs nothing between.
+      const memory = process.memoryUsage();
+      const gauge = (metrics as unknown as SluiceMetrics).processMemory;
+      gauge.set(memory.rss, { kind: 'rss' });
+      gauge.set(memory.heapUsed, { kind: 'heap_used' });
+      gauge.set(memory.heapTotal, { kind: 'heap_total' });
+      gauge.set(memory.external, { kind: 'external' });
+      gauge.set(memory.arrayBuffers, { kind: 'array_buffers' });
       const { resourceMetrics } = await reader.collect();
       return serializer.serialize(resourceMetrics);
     },

@@ -31,10 +31,11 @@ export class DeadLetters {
     return this.queued.length;
   }
 
-  /** Queues `message` with the first issue's code as its reason. */
-  add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): void {
+  /** Queues `message` with the first issue's code as its reason; returns the reason. */
+  add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): string {
+    const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
     const headers: Record<string, string | Buffer> = { ...message.headers };
-    headers[HEADERS.dlqReason] = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
+    headers[HEADERS.dlqReason] = reason;
     headers[HEADERS.dlqDetail] = detailOf(issues);
     headers[HEADERS.dlqSourceTopic] = message.topic;
     headers[HEADERS.dlqSourcePartition] = String(message.partition);
@@ -43,6 +44,7 @@ export class DeadLetters {
     headers[HEADERS.dlqProducer] = message.headers[HEADERS.producer]?.toString('utf8') ?? 'unknown';
     headers[HEADERS.dlqTime] = new Date(this.now()).toISOString();
     this.queued.push({ topic: this.topic, key: message.key, value: message.value, headers });
+    return reason;
   }
 
   /** Writes every queued record; on failure they stay queued (and the error is thrown) for a retry. */

@@ -159,8 +159,9 @@ export class Tier1Worker {
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
       this.stats.undecodable += 1;
-      this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
+      const reason = this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
       this.options.metrics.eventsOut.add(1, { outcome: 'dlq' });
+      this.options.metrics.dlqRecords.add(1, { reason, contract: owned.contract.name });
       this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
       return;
     }
