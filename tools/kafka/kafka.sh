@@ -22,7 +22,8 @@ version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.
 port="${KAFKA_PORT:-9092}"
 controller_port="${KAFKA_CONTROLLER_PORT:-$((port + 1))}"
 data_dir="${KAFKA_DATA_DIR:-$root/.sluice/kafka-$port}"
-libs_dir="${KAFKA_LIBS_DIR:-$HOME/.cache/sluice/kafka-$version}"
+# Keyed by the pom's content too, so a changed dependency list fetches afresh.
+libs_dir="${KAFKA_LIBS_DIR:-$HOME/.cache/sluice/kafka-$version-$(sha256sum "$here/pom.xml" | cut -c1-8)}"
 heap="${KAFKA_HEAP:-512m}"
 start_timeout="${KAFKA_START_TIMEOUT:-90}"
 pid_file="$data_dir/kafka.pid"

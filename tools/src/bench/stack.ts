@@ -59,6 +59,41 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The kernel's ephemeral port range (the source ports of outgoing connections). */
+export function ephemeralPortRange(): { min: number; max: number } {
+  try {
+    const [min, max] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(min) && Number.isInteger(max)) return { min, max };
+  } catch {
+    // not Linux: assume the IANA range
+  }
+  return { min: 49152, max: 65535 };
+}
+
+/**
+ * A port for a broker that will be stopped and started again: free, with the next one free too
+ * (the controller), and below the ephemeral range. A broker port inside that range cannot
+ * reliably be bound again while it is down: clients reconnecting to 127.0.0.1:<port> from an
+ * ephemeral port can be given <port> itself, and TCP connects the socket to itself, holding the
+ * port ("Address already in use" at the broker's restart).
+ */
+export async function freeBrokerPort(): Promise<number> {
+  const top = Math.min(ephemeralPortRange().min, 65536) - 2;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * (top - 20000));
+    if ((await canListen(port)) && (await canListen(port + 1))) return port;
+  }
+  throw new Error(`no two free ports in a row between 20000 and ${top}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
 /** Waits until `check` returns true, polling every `everyMs`; throws `what` after `timeoutMs`. */
 export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -280,6 +315,11 @@ export class OwnBroker {
     readonly port: number,
     readonly dataDir: string,
   ) {
+    const ephemeral = ephemeralPortRange();
+    if (port + 1 >= ephemeral.min && port <= ephemeral.max) {
+      // See freeBrokerPort: a restart would fail with "Address already in use".
+      throw new Error(`broker port ${port} (and controller ${port + 1}) must lie outside the ephemeral port range ${ephemeral.min}-${ephemeral.max}, or the broker cannot be restarted while clients reconnect`);
+    }
     this.brokers = `127.0.0.1:${port}`;
   }
 

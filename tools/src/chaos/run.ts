@@ -79,6 +79,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   };
   const log = o.log ?? (() => undefined);
   const runId = `c${o.seed.toString(36)}${Date.now().toString(36)}`;
+  // Start from nothing: tables or broker data left by an interrupted run would show up in this
+  // run's audit as events nobody acknowledged. Only what this tool creates there is removed.
+  for (const sub of ['lake', 'kafka', 'logs']) rmSync(path.join(o.workDir, sub), { recursive: true, force: true });
   mkdirSync(o.workDir, { recursive: true });
   const lakeDir = path.join(o.workDir, 'lake');
   mkdirSync(lakeDir, { recursive: true });
