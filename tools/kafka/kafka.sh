@@ -10,7 +10,7 @@
 #   KAFKA_PORT            client listener port            (default 9092)
 #   KAFKA_CONTROLLER_PORT controller listener port        (default KAFKA_PORT+1)
 #   KAFKA_DATA_DIR        storage, config, pid and log     (default .sluice/kafka-$KAFKA_PORT)
-#   KAFKA_LIBS_DIR        where the jars are kept          (default ~/.cache/sluice/kafka-<version>)
+#   KAFKA_LIBS_DIR        where the jars are kept          (default ~/.cache/sluice/kafka-<version>-<pom hash>)
 #   KAFKA_HEAP            JVM heap                         (default 512m)
 #   KAFKA_START_TIMEOUT   seconds to wait for metadata     (default 90)
 set -euo pipefail
