@@ -81,7 +81,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   const tables = new TableSet({ storageFor, tablePrefix: config.tablePrefix, scratchDir: config.scratchDir || undefined });
   // One DuckDB instance writes and reads every table of this process; bound it like the pod.
   await configureSharedDuckDB({
-    memoryLimitMb: config.duckdbMemoryMb,
+    memoryLimitMb: config.duckdbMemoryMb || undefined,
     threads: config.duckdbThreads || undefined,
     tempDirectory: path.join(config.scratchDir || os.tmpdir(), 'sluice-duckdb-spill'),
   });

@@ -75,7 +75,7 @@ export const mergeConfigSchema = {
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
   retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
-  duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', { default: 1024, min: 64, doc: 'DuckDB memory_limit; larger sorts and joins spill to SLUICE_SCRATCH_DIR' }),
+  duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', { default: 0, min: 0, doc: 'DuckDB memory_limit in MiB (0 = DuckDB default, 80 % of the machine); set it under the container limit; beyond it DuckDB spills to SLUICE_SCRATCH_DIR or fails the step (retried)' }),
   duckdbThreads: int('SLUICE_DUCKDB_THREADS', { default: 0, min: 0, max: 256, doc: 'DuckDB threads; 0 = one per core' }),
   scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: 'local dir for DuckDB output before it moves into storage; empty = OS temp' }),
   ...telemetryConfigFields,
