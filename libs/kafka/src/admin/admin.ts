@@ -133,11 +133,29 @@ export class KafkaAdmin {
     return out;
   }
 
-  /** The group's committed offsets (next offset to read), keyed `topic:partition`; absent = none. */
+  /**
+   * The group's committed offsets (next offset to read), keyed `topic:partition`; absent = none.
+   * Only stable offsets are read: while a transaction that commits offsets for the group is
+   * being completed, the broker answers "unstable offsets" for a moment; that is retried here
+   * (every 100 ms, within the admin timeout) rather than handed to the caller.
+   */
   async fetchCommittedOffsets(
     groupId: string,
     partitions: ReadonlyArray<{ topic: string; partition: number }>,
   ): Promise<Map<string, number>> {
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      try {
+        return await this.fetchStableOffsets(groupId, partitions);
+      } catch (err) {
+        const unstable = isSluiceError(err) && err.details.librdkafkaName === 'ERR_UNSTABLE_OFFSET_COMMIT';
+        if (!unstable || Date.now() >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }
+
+  private async fetchStableOffsets(groupId: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<Map<string, number>> {
     const results = await this.call<Array<{ groupId: string; error?: unknown; partitions: Array<{ topic: string; partition: number; offset: number; error?: unknown }> }>>(
       'admin.fetchCommittedOffsets',
       undefined,
