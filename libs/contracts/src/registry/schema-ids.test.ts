@@ -3,7 +3,7 @@ import { CONTRACTS, ORDERS_V2 } from '../contracts';
 import { sampleOrderJson } from '../samples';
 import { decodeEvent } from '../decode';
 import { createRegistryClient, type FetchLike } from './client';
-import { SchemaIdLearner } from './schema-ids';
+import { MAX_REMEMBERED_MISSES, SchemaIdLearner } from './schema-ids';
 
 // The learner's own logic with a scripted registry; test/registry.int.test.ts and the validate
 // and ingest integration tests use a real one.
@@ -69,5 +69,17 @@ describe('SchemaIdLearner', () => {
     const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxLookups: 3 });
     await learner.prepare(Array.from({ length: 50 }, (_, i) => confluent(1000 + i)));
     expect(asked).toEqual([1000, 1001, 1002]);
+  });
+
+  it('remembers a bounded number of unknown ids, forgetting the oldest first', async () => {
+    const { client, asked } = registry({});
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxLookups: 1000 });
+    for (let from = 0; from <= MAX_REMEMBERED_MISSES; from += 1000) {
+      await learner.prepare(Array.from({ length: Math.min(1000, MAX_REMEMBERED_MISSES + 1 - from) }, (_, i) => confluent(from + i)));
+    }
+    expect(asked).toHaveLength(MAX_REMEMBERED_MISSES + 1);
+    await learner.prepare([confluent(MAX_REMEMBERED_MISSES), confluent(0)]);
+    // The newest is still remembered; the oldest was forgotten and is asked again.
+    expect(asked.slice(MAX_REMEMBERED_MISSES + 1)).toEqual([0]);
   });
 });

@@ -5,6 +5,9 @@ import { learnSchemaId } from './contracts';
 /** Answers that make an id unknown; any other failure (unreachable, unauthorized…) is thrown. */
 const UNKNOWN_ID_CODES: ReadonlySet<string> = new Set(['REGISTRY_SCHEMA_NOT_FOUND', 'REGISTRY_SCHEMA_INVALID']);
 
+/** Most ids remembered as unknown; beyond it the oldest is forgotten (and may be asked again). */
+export const MAX_REMEMBERED_MISSES = 10_000;
+
 /** Options of {@link SchemaIdLearner}. */
 export interface SchemaIdLearnerOptions {
   /** How long an id the registry does not have is not asked for again, ms. Default 60 000. */
@@ -21,7 +24,8 @@ export interface SchemaIdLearnerOptions {
  *
  * - An id the registry does not have, or whose schema is no contract's, stays unknown: decoding
  *   reports AVRO_WRITER_UNKNOWN (a DLQ reason, an HTTP 4xx). It is not asked for again for
- *   `missTtlMs`, so a stream of bad ids does not become a stream of registry requests.
+ *   `missTtlMs`, so a stream of bad ids does not become a stream of registry requests. At most
+ *   {@link MAX_REMEMBERED_MISSES} such ids are remembered, so hostile ids cannot grow memory.
  * - At most `maxLookups` unknown ids are looked up per call (a hostile batch can carry thousands
  *   of distinct ids); the rest stay unknown for this batch, and are looked up by later calls.
  * - Any other failure — the registry unreachable (retryable), refusing the credentials — throws
@@ -62,7 +66,9 @@ export class SchemaIdLearner {
         this.misses.delete(id);
       } catch (err) {
         if (!(err instanceof RegistryError) || !UNKNOWN_ID_CODES.has(err.code)) throw err;
+        this.misses.delete(id); // re-inserted last: the Map's order is the order to forget in
         this.misses.set(id, now + this.missTtlMs);
+        if (this.misses.size > MAX_REMEMBERED_MISSES) this.misses.delete(this.misses.keys().next().value as number);
       }
     }
   }
