@@ -1,12 +1,9 @@
-import { HEADERS } from '@sluice/contracts';
+import { deadLetterHeaders } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import type { ConsumedMessage, ProducerRecord } from '@sluice/kafka';
 
 /** Writes DLQ records and resolves once Kafka has them all (a libs/kafka producer's sendBatch). */
 export type DeadLetterSink = (records: readonly ProducerRecord[]) => Promise<unknown>;
-
-/** The DLQ detail is capped so a record with many issues still fits a Kafka message. */
-const MAX_DETAIL_CHARS = 8 * 1024;
 
 /**
  * Valid-topic records tier 1 cannot put into bronze (no value, not decodable, another contract's
@@ -34,15 +31,7 @@ export class DeadLetters {
   /** Queues `message` with the first issue's code as its reason; returns the reason. */
   add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): string {
     const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
-    const headers: Record<string, string | Buffer> = { ...message.headers };
-    headers[HEADERS.dlqReason] = reason;
-    headers[HEADERS.dlqDetail] = detailOf(issues);
-    headers[HEADERS.dlqSourceTopic] = message.topic;
-    headers[HEADERS.dlqSourcePartition] = String(message.partition);
-    headers[HEADERS.dlqSourceOffset] = String(message.offset);
-    headers[HEADERS.dlqContract] = contract;
-    headers[HEADERS.dlqProducer] = message.headers[HEADERS.producer]?.toString('utf8') ?? 'unknown';
-    headers[HEADERS.dlqTime] = new Date(this.now()).toISOString();
+    const headers = deadLetterHeaders(message.headers, { reason, issues, source: message, contract, now: this.now() });
     this.queued.push({ topic: this.topic, key: message.key, value: message.value, headers });
     return reason;
   }
@@ -61,7 +50,3 @@ export class DeadLetters {
   }
 }
 
-function detailOf(issues: readonly Issue[]): string {
-  const text = JSON.stringify(issues);
-  return text.length <= MAX_DETAIL_CHARS ? text : `${text.slice(0, MAX_DETAIL_CHARS - 1)}…`;
-}

@@ -19,6 +19,3 @@ export const DLQ_HEADERS = {
 
 /** Headers ingest adds to raw records (the producer identity comes from its API key). */
 export const INGEST_HEADERS = { producer: HEADERS.producer, receivedAt: HEADERS.receivedAt, contract: HEADERS.contract } as const;
-
-/** DLQ detail is capped so a record with many issues still fits a Kafka message. */
-export const MAX_DETAIL_BYTES = 8 * 1024;

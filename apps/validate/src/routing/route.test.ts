@@ -1,7 +1,7 @@
 import { AvroDecoder, CONTRACTS, HEADERS } from '@sluice/contracts';
 import { contractsForValidate } from './contracts-adapter';
-import { DLQ_HEADERS, MAX_DETAIL_BYTES } from './headers';
-import { detailOf, routeRecord, type RawMessage, type ValidateContracts } from './route';
+import { DLQ_HEADERS } from './headers';
+import { routeRecord, type RawMessage, type ValidateContracts } from './route';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const contracts = contractsForValidate({ validTopicPrefix: 'p.', now: () => NOW });
@@ -73,21 +73,5 @@ describe('routeRecord', () => {
     const r = routeRecord(raw(JSON.stringify(order)), throwing, options);
     expect(r).toMatchObject({ outcome: 'dlq', reason: 'VALIDATE_INTERNAL' });
     expect(String(r.headers[DLQ_HEADERS.detail])).toContain('bug in a rule');
-  });
-});
-
-describe('detailOf', () => {
-  it('keeps whole issues under the cap and says how many were cut', () => {
-    const issues = Array.from({ length: 500 }, (_, i) => ({ code: 'RULE_RANGE', path: `/a/${i}`, message: 'x'.repeat(100) }));
-    const detail = detailOf(issues);
-    expect(Buffer.byteLength(detail)).toBeLessThanOrEqual(MAX_DETAIL_BYTES);
-    const parsed = JSON.parse(detail);
-    expect(parsed[parsed.length - 1].code).toBe('TRUNCATED');
-    expect(parsed[0]).toEqual(issues[0]);
-  });
-
-  it('cuts a single huge issue', () => {
-    const detail = detailOf([{ code: 'X', path: '/'.repeat(50_000), message: 'm'.repeat(50_000) }]);
-    expect(Buffer.byteLength(detail)).toBeLessThanOrEqual(MAX_DETAIL_BYTES);
   });
 });

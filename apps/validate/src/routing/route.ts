@@ -1,5 +1,6 @@
+import { deadLetterHeaders } from '@sluice/contracts';
 import { validateError } from '../errors';
-import { DLQ_HEADERS, INGEST_HEADERS, MAX_DETAIL_BYTES } from './headers';
+import { INGEST_HEADERS } from './headers';
 
 /** One record read from the raw topic. */
 export interface RawMessage {
@@ -82,29 +83,7 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
 
 function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[], contract?: string): RoutedRecord {
   const reason = issues[0]?.code ?? validateError('VALIDATE_INTERNAL').code;
-  const headers: Record<string, string | Buffer> = { ...msg.headers };
-  headers[DLQ_HEADERS.reason] = reason;
-  headers[DLQ_HEADERS.detail] = detailOf(issues);
-  headers[DLQ_HEADERS.sourceTopic] = msg.topic;
-  headers[DLQ_HEADERS.sourcePartition] = String(msg.partition);
-  headers[DLQ_HEADERS.sourceOffset] = String(msg.offset);
-  headers[DLQ_HEADERS.producer] = msg.headers[INGEST_HEADERS.producer]?.toString('utf8') ?? 'unknown';
-  headers[DLQ_HEADERS.time] = new Date(options.now).toISOString();
   const named = contract ?? msg.headers[INGEST_HEADERS.contract]?.toString('utf8');
-  if (named !== undefined) headers[DLQ_HEADERS.contract] = named;
+  const headers = deadLetterHeaders(msg.headers, { reason, issues, source: msg, contract: named, now: options.now });
   return { outcome: 'dlq', topic: options.dlqTopic, key: msg.key, value: msg.value, headers, reason, contract: named };
-}
-
-/** The issues as JSON, cut to whole issues under MAX_DETAIL_BYTES. */
-export function detailOf(issues: RouteIssue[]): string {
-  let out = JSON.stringify(issues);
-  let kept = issues.length;
-  while (Buffer.byteLength(out) > MAX_DETAIL_BYTES && kept > 1) {
-    kept = Math.ceil(kept / 2);
-    out = JSON.stringify([...issues.slice(0, kept), { code: 'TRUNCATED', path: '', message: `${issues.length - kept} more issues` }]);
-  }
-  if (Buffer.byteLength(out) > MAX_DETAIL_BYTES) {
-    out = JSON.stringify([{ code: issues[0].code, path: issues[0].path.slice(0, 200), message: issues[0].message.slice(0, 1000) }]);
-  }
-  return out;
 }
