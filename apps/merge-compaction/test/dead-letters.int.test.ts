@@ -1,5 +1,6 @@
 import { CONTRACTS, DLQ_TOPIC, HEADERS } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin, KafkaProducer, type ConsumedMessage } from '@sluice/kafka';
+import { sampleValue } from '@sluice/telemetry';
 import { build, type MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
 import { brokers, diffAgainstOracle, encode, ORACLE_SPECS, produce, rand, streamOptions, TestEnv, waitFor } from './support/harness';
@@ -69,9 +70,9 @@ describe('merge-compaction dead letters', () => {
       expect({ contract: header(HEADERS.dlqContract), producer: header(HEADERS.dlqProducer) }).toEqual({ contract: 'orders', producer: 'test-producer' });
     });
     // Counted by reason and contract, as validate counts its dead letters.
-    const metrics = (await env.telemetry.metricsText()).split('\n').filter((l) => l.startsWith('sluice_merge_compaction_dlq_records_total{'));
+    const metrics = await env.telemetry.metricsText();
     for (const b of bad.filter((x) => x.reason !== undefined)) {
-      expect(metrics.filter((l) => l.includes(`reason="${b.reason}"`) && l.includes('contract="orders"') && / 1$/.test(l))).toHaveLength(1);
+      expect(sampleValue(metrics, 'sluice_merge_compaction_dlq_records_total', { reason: b.reason as string, contract: 'orders' })).toBe(1);
     }
     // Bronze went past them: its offsets for those partitions cover the dead letters' offsets.
     const bronze = await env.table(CONTRACTS.orders.tables.bronze);

@@ -1,4 +1,5 @@
 import { CONTRACTS } from '@sluice/contracts';
+import { sampleValue } from '@sluice/telemetry';
 import { build, type MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
 import { caughtUp, diffAgainstOracle, ORACLE_SPECS, produce, readRows, streamOptions, TestEnv, waitFor } from './support/harness';
@@ -64,19 +65,10 @@ describe('merge-compaction oracle', () => {
     const after = await env.telemetry.metricsText();
     for (const name of [CONTRACTS.orders.tables.bronze, CONTRACTS.orders.tables.silver]) {
       const history = await (await env.table(name))!.history();
-      expect({ name, commits: sample(after, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' }) }).toEqual({ name, commits: history.length });
+      expect({ name, commits: sampleValue(after, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' }) }).toEqual({ name, commits: history.length });
     }
     const merges = (await (await env.table(CONTRACTS.orders.tables.silver))!.history()).filter((h) => h.operation === 'MERGE').length;
-    expect(sample(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
-    expect(sample(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
+    expect(sampleValue(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
+    expect(sampleValue(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
   });
 });
-
-/** The value of the one series of `metric` whose labels include `labels`; undefined when absent. */
-function sample(text: string, metric: string, labels: Record<string, string>): number | undefined {
-  const matches = text
-    .split('\n')
-    .filter((line) => line.startsWith(`${metric}{`) && Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)));
-  if (matches.length > 1) throw new Error(`several series of ${metric} match ${JSON.stringify(labels)}`);
-  return matches.length === 0 ? undefined : Number(matches[0].slice(matches[0].lastIndexOf(' ') + 1));
-}

@@ -1,4 +1,4 @@
-import { checkExposition, parseExposition } from './exposition';
+import { checkExposition, parseExposition, sampleValue } from './exposition';
 
 describe('checkExposition', () => {
   it('parses labels with escapes and special values', () => {
@@ -35,5 +35,18 @@ describe('checkExposition', () => {
     );
     expect(r.problems).toHaveLength(7);
     expect(r.notSeen).toContain('sluice_validate_consumer_lag_messages');
+  });
+});
+
+describe('sampleValue', () => {
+  const text = '# TYPE a counter\na{t="x",o="ok"} 3\na{t="x",o="retry"} 1\na{t="y",o="ok"} 5\nb 7\n';
+  it('finds the one series whose labels include the given ones', () => {
+    expect(sampleValue(text, 'a', { t: 'x', o: 'ok' })).toBe(3);
+    expect(sampleValue(text, 'a', { t: 'y' })).toBe(5);
+    expect(sampleValue(text, 'b')).toBe(7);
+  });
+  it('is undefined when none matches and throws when several do', () => {
+    expect(sampleValue(text, 'a', { t: 'z' })).toBeUndefined();
+    expect(() => sampleValue(text, 'a', { t: 'x' })).toThrow(/several series of a/);
   });
 });

@@ -42,6 +42,16 @@ export function parseExposition(text: string): Exposition & { problems: string[]
   return { samples, types, problems };
 }
 
+/**
+ * The value of the one sample named `name` whose labels include `labels` (others may be present),
+ * or undefined when none matches. Several matches throw: the caller's labels were ambiguous.
+ */
+export function sampleValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number | undefined {
+  const matches = parseExposition(text).samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  if (matches.length > 1) throw new Error(`several series of ${name} match ${JSON.stringify(labels)}`);
+  return matches[0]?.value;
+}
+
 /** Result of {@link checkExposition}. */
 export interface ExpositionCheck {
   /** Empty when the scrape matches the catalog. */

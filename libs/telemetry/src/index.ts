@@ -39,5 +39,5 @@ export { CHANNELS, type TableStatsEvent, type ProducerQueueEvent } from './chann
 export { type HookRequest, type HookReply, httpMetricsHook } from './http-hook';
 export { type OpsServerOptions, type OpsServer, startOpsServer } from './ops-server';
 export { telemetryConfigFields, type TelemetryConfig, telemetryOptionsFromConfig } from './config';
-export { type Sample, type Exposition, type ExpositionCheck, parseExposition, checkExposition } from './exposition';
+export { type Sample, type Exposition, type ExpositionCheck, parseExposition, checkExposition, sampleValue } from './exposition';
 export { type TelemetryOptions, type Telemetry, createTelemetry } from './telemetry';

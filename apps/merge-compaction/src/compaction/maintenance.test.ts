@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LakeTable, LocalStorage, type LiveFile } from '@sluice/lake';
-import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { createTelemetry, sampleValue, type Telemetry } from '@sluice/telemetry';
 import { maintainTable, planCompaction } from './maintenance';
 
 const file = (bucket: string, size: number, date = '2026-01-01'): LiveFile =>
@@ -59,19 +59,10 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     expect(outcome.filesVacuumed).toBeGreaterThan(0);
 
     const text = await telemetry.metricsText();
-    expect(sample(text, 'sluice_merge_compaction_compacted_files_total', { table: name })).toBe(3);
-    expect(sample(text, 'sluice_merge_compaction_vacuumed_files_total', { table: name })).toBe(outcome.filesVacuumed);
-    expect(sample(text, 'sluice_merge_compaction_commit_duration_seconds_count', { table: name, operation: 'OPTIMIZE' })).toBe(1);
+    expect(sampleValue(text, 'sluice_merge_compaction_compacted_files_total', { table: name })).toBe(3);
+    expect(sampleValue(text, 'sluice_merge_compaction_vacuumed_files_total', { table: name })).toBe(outcome.filesVacuumed);
+    expect(sampleValue(text, 'sluice_merge_compaction_commit_duration_seconds_count', { table: name, operation: 'OPTIMIZE' })).toBe(1);
     // create + 3 appends + 1 compaction, each published once by libs/lake.
-    expect(sample(text, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' })).toBe(5);
+    expect(sampleValue(text, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' })).toBe(5);
   });
 });
-
-/** The value of the one series of `metric` whose labels include `labels`; undefined when absent. */
-function sample(text: string, metric: string, labels: Record<string, string>): number | undefined {
-  const matches = text
-    .split('\n')
-    .filter((line) => line.startsWith(`${metric}{`) && Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)));
-  if (matches.length > 1) throw new Error(`several series of ${metric} match ${JSON.stringify(labels)}`);
-  return matches.length === 0 ? undefined : Number(matches[0].slice(matches[0].lastIndexOf(' ') + 1));
-}
