@@ -70,5 +70,9 @@ read -r passed failed skipped < <(node -e '
 failed=$((failed + check_failures))
 if [ "$test_step_failures" -gt 0 ] && [ "$failed" -eq "$check_failures" ]; then failed=$((failed + test_step_failures)); fi
 say "skipped tests: $skipped"
+# The failures again, last, so the tail of a CI log names them.
+node -e '
+  const fs = require("fs"), dir = process.argv[1];
+  for (const n of fs.readdirSync(dir)) for (const f of JSON.parse(fs.readFileSync(dir + "/" + n)).failures ?? []) console.error(`[test-all] FAILED TEST ${f}\n`);' "$results"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$test_step_failures" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -16,9 +16,34 @@ class SummaryReporter {
       suites: results.numTotalTestSuites,
       cwd: process.cwd(),
       argv: process.argv.slice(2).join(' '),
+      // What failed, short, so the end of a CI log names it (tools/test-all.sh prints these last).
+      failures: failuresOf(results),
     };
     const file = path.join(dir, `${Date.now()}-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
     fs.writeFileSync(file, JSON.stringify(record));
   }
 }
+
+const MAX_FAILURE_CHARS = 1500;
+const ANSI = /\u001b\[[0-9;]*m/g;
+const LIBRARY_FRAME = /^\s+at .*(node_modules|node:internal|<anonymous>).*$\n?/gm;
+
+function short(message) {
+  return String(message).replace(ANSI, '').replace(LIBRARY_FRAME, '').slice(0, MAX_FAILURE_CHARS);
+}
+
+/** Each failed test (or suite that did not run) with the start of its message, colour codes removed. */
+function failuresOf(results) {
+  const out = [];
+  for (const suite of results.testResults) {
+    const file = path.relative(process.cwd(), suite.testFilePath);
+    if (suite.testExecError) out.push(`${file}: ${short(suite.testExecError.message)}`);
+    for (const t of suite.testResults) {
+      if (t.status !== 'failed') continue;
+      out.push(`${file} › ${t.fullName}: ${short(t.failureMessages.join('\n'))}`);
+    }
+  }
+  return out;
+}
+
 module.exports = SummaryReporter;
