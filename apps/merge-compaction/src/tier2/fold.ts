@@ -1,5 +1,5 @@
 import type { AnyContract, GoldAggregate } from '@sluice/contracts';
-import type { ColumnSpec, LakeQueryEngine, LakeTable, Snapshot } from '@sluice/lake';
+import type { ColumnSpec, LakeQueryEngine, LakeTable, LiveFile, Snapshot } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
   BRONZE_VERSION,
@@ -121,30 +121,42 @@ export class ContractFolder {
     const contract = this.o.contract;
     const tombstones = await this.tombstoneMemory(bronze, bsnap, ssnap);
     const keys = silverKeys(contract);
-    const order = `ORDER BY version DESC, event_id DESC`;
+    const { where, files } = rangeFilter(bsnap, ranges);
+    // Each key's newest row in the ranges; the offset breaks ties, so both passes pick the same row.
+    const newest = (from: string) => `SELECT * FROM ${from} WHERE ${where}
+      QUALIFY row_number() OVER (PARTITION BY ${keys.join(', ')} ORDER BY version DESC, event_id DESC, ${KAFKA_PARTITION} DESC, ${KAFKA_OFFSET} DESC) = 1`;
+    // Pass 1: only what the fold decides in JS (keys, versions, ops, times), never whole rows.
     const queryStarted = performance.now();
-    const rows = await this.queryBronze(
+    const facts = await this.queryBronze(
       bronze,
       bsnap,
-      ranges,
-      (where) => `SELECT * EXCLUDE (${[EVENT_DATE, KAFKA_PARTITION, KAFKA_OFFSET, INGESTED_AT].join(', ')}),
-                    epoch_ms(${PRODUCED_AT}) AS __produced_ms, epoch_ms(event_time) AS __event_ms
-                  FROM bronze WHERE ${where}
-                  QUALIFY row_number() OVER (PARTITION BY ${keys.join(', ')} ${order}) = 1`,
+      files,
+      `SELECT ${keys.join(', ')}, version, op, ${KAFKA_PARTITION} AS p, ${KAFKA_OFFSET} AS o, epoch_ms(${PRODUCED_AT}) AS produced_ms, epoch_ms(event_time) AS event_ms
+       FROM (${newest('bronze')})`,
     );
     const queriedMs = Math.round(performance.now() - queryStarted);
-    const source: Record<string, unknown>[] = [];
+    const superseded: string[] = [];
+    const deletes: { key: string; version: number; eventMs: number }[] = [];
     let oldestProduced = Infinity;
-    for (const r of rows) {
+    for (const r of facts) {
       const key = contract.entityKey(r);
       const version = Number(r.version);
-      if (contract.kind === 'state' && tombstones.supersedes(key, version)) continue;
-      if (r.__produced_ms !== null && r.__produced_ms !== undefined) oldestProduced = Math.min(oldestProduced, Number(r.__produced_ms));
-      source.push(r);
+      if (contract.kind === 'state' && tombstones.supersedes(key, version)) {
+        superseded.push(`(${Number(r.p)}, ${Number(r.o)})`);
+        continue;
+      }
+      if (r.produced_ms !== null && r.produced_ms !== undefined) oldestProduced = Math.min(oldestProduced, Number(r.produced_ms));
+      if (r.op === 'delete') deletes.push({ key, version, eventMs: Number(r.event_ms) });
     }
+    // Pass 2: the rows go bronze → silver inside DuckDB (silver takes the columns it has by name).
+    const rows = `(${await bronze.relationSql(bsnap, files)})`;
+    const source = superseded.length
+      ? `SELECT n.* FROM (${newest(rows)}) n
+         WHERE NOT EXISTS (SELECT 1 FROM (VALUES ${superseded.join(', ')}) s(p, o) WHERE s.p = n.${KAFKA_PARTITION} AND s.o = n.${KAFKA_OFFSET})`
+      : newest(rows);
     const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to }));
     const result = await silver.merge({
-      source: { rows: source.map(stripHelpers) },
+      source: { sql: source },
       keys,
       versionColumn: 'version',
       deleteColumn: contract.kind === 'state' ? 'op' : undefined,
@@ -153,20 +165,19 @@ export class ContractFolder {
       txns,
       amortise: this.o.foldPercent > 0 ? { foldFraction: this.o.foldPercent / 100 } : undefined,
     });
-    for (const r of source) {
-      if (r.op === 'delete') tombstones.remember(contract.entityKey(r), Number(r.version), Number(r.__event_ms));
-    }
+    for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs);
     tombstones.expire();
+    const folded = facts.length - superseded.length;
     const table = this.o.tables.name(contract.tables.silver);
     // Merge and commit duration, commits, rewritten bytes, table version and last-commit time come
     // from libs/lake's merge and commit events (docs/design/telemetry.md, "Who records what");
     // recording them here as well would count every fold twice. Freshness is the app's.
     if (Number.isFinite(oldestProduced)) this.o.metrics.freshness.record(Math.max(0, this.now() - oldestProduced) / 1000, { table });
     this.o.logger.debug(
-      { table, version: result.version, queriedMs, mergeMs: Math.round(result.durationMs), folded: result.foldedPartitions, rows: source.length, inserted: result.rowsInserted, updated: result.rowsUpdated, deleted: result.rowsDeleted, ranges },
+      { table, version: result.version, queriedMs, mergeMs: Math.round(result.durationMs), folded: result.foldedPartitions, rows: folded, superseded: superseded.length, inserted: result.rowsInserted, updated: result.rowsUpdated, deleted: result.rowsDeleted, ranges },
       'silver fold',
     );
-    return { rows: source.length, behind };
+    return { rows: folded, behind };
   }
 
   private async foldGold(bronze: LakeTable, bsnap: Snapshot, aggregate: GoldAggregate, written: Map<number, number>) {
@@ -175,7 +186,8 @@ export class ContractFolder {
     const { ranges, behind } = this.ranges(gsnap, TXN_PREFIX.gold, written);
     if (ranges.length === 0) return { windows: 0, behind };
     const w = aggregate.windowMs;
-    const windowRows = await this.queryBronze(bronze, bsnap, ranges, (where) => `SELECT DISTINCT (epoch_ms(event_time) // ${w}) * ${w} AS wm FROM bronze WHERE ${where}`);
+    const { where, files: inRanges } = rangeFilter(bsnap, ranges);
+    const windowRows = await this.queryBronze(bronze, bsnap, inRanges, `SELECT DISTINCT (epoch_ms(event_time) // ${w}) * ${w} AS wm FROM bronze WHERE ${where}`);
     const windows = windowRows.map((r) => Number(r.wm)).sort((a, b) => a - b);
     let rows: Record<string, unknown>[] = [];
     if (windows.length > 0) {
@@ -208,13 +220,11 @@ export class ContractFolder {
     return { windows: windows.length, behind };
   }
 
-  /** Runs `sql(where)` over bronze files that may hold rows of `ranges`. */
-  private async queryBronze(bronze: LakeTable, bsnap: Snapshot, ranges: readonly Range[], sql: (where: string) => string) {
-    const filters = ranges.map((r) => both(overlapping(bsnap, KAFKA_PARTITION, r.partition, r.partition), overlapping(bsnap, KAFKA_OFFSET, r.from + 1, r.to)));
-    const where = ranges.map((r) => `(${KAFKA_PARTITION} = ${r.partition} AND ${KAFKA_OFFSET} > ${r.from} AND ${KAFKA_OFFSET} <= ${r.to})`).join(' OR ');
-    const session = await this.o.engine.open({ bronze: { storage: bronze.storage, snapshot: bsnap, files: (f) => filters.some((keep) => keep(f)) } });
+  /** Runs `sql` over the bronze files `files` keeps, exposed as the view `bronze`. */
+  private async queryBronze(bronze: LakeTable, bsnap: Snapshot, files: (f: LiveFile) => boolean, sql: string) {
+    const session = await this.o.engine.open({ bronze: { storage: bronze.storage, snapshot: bsnap, files } });
     try {
-      return await session.queryJson(sql(`(${where})`));
+      return await session.queryJson(sql);
     } finally {
       session.close();
     }
@@ -227,12 +237,13 @@ export class ContractFolder {
     const folded = partitionTxns(ssnap, TXN_PREFIX.fold, this.o.topic);
     if (this.o.contract.kind === 'state' && folded.size > 0) {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
+      const { where, files } = rangeFilter(bsnap, ranges);
       const rows = await this.queryBronze(
         bronze,
         bsnap,
-        ranges,
-        (where) => `WITH d AS (SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where})
-                    SELECT * FROM d WHERE __event_ms >= (SELECT max(__event_ms) FROM d) - ${this.o.watermarkMs}`,
+        files,
+        `WITH d AS (SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where})
+         SELECT * FROM d WHERE __event_ms >= (SELECT max(__event_ms) FROM d) - ${this.o.watermarkMs}`,
       );
       for (const r of rows) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
     }
@@ -241,12 +252,14 @@ export class ContractFolder {
   }
 }
 
+/** The SQL condition selecting the rows of `ranges`, and a filter of the bronze files that may hold them (stats). */
+function rangeFilter(bsnap: Snapshot, ranges: readonly Range[]): { where: string; files: (f: LiveFile) => boolean } {
+  const filters = ranges.map((r) => both(overlapping(bsnap, KAFKA_PARTITION, r.partition, r.partition), overlapping(bsnap, KAFKA_OFFSET, r.from + 1, r.to)));
+  const where = ranges.map((r) => `(${KAFKA_PARTITION} = ${r.partition} AND ${KAFKA_OFFSET} > ${r.from} AND ${KAFKA_OFFSET} <= ${r.to})`).join(' OR ');
+  return { where: `(${where})`, files: (f) => filters.some((keep) => keep(f)) };
+}
+
 /** The contract columns of bronze's current schema (so silver follows bronze's evolution). */
 function contractColumnsOf(bsnap: Snapshot): ColumnSpec[] {
   return bsnap.schema.fields.filter((f) => !BRONZE_ONLY.has(f.name)).map((f) => ({ name: f.name, type: f.type, nullable: f.nullable }));
-}
-
-function stripHelpers(r: Record<string, unknown>): Record<string, unknown> {
-  const { __produced_ms: _p, __event_ms: _e, [PRODUCED_AT]: _pa, ...rest } = r;
-  return rest;
 }

@@ -270,6 +270,16 @@ export class LakeTable {
     return snap;
   }
 
+  /**
+   * A DuckDB SELECT over this table's rows at `snapshot` (only the live files `files` keeps), with
+   * every column of its schema: the `{ sql }` source of another table's append or MERGE, so rows
+   * move table to table inside DuckDB without becoming JS objects. S3 files are fetched into the
+   * storage's local cache first; run the write soon after.
+   */
+  async relationSql(snapshot: Snapshot, files: (file: LiveFile) => boolean = () => true): Promise<string> {
+    return filesRelationSql(this.storage, snapshot.schema, snapshot.partitionColumns, snapshot.files.filter(files));
+  }
+
   /** Latest `txn.version` per appId (exact bigint), from the latest snapshot. */
   async txnVersion(appId: string): Promise<bigint | undefined> {
     return (await this.snapshot()).txnVersion(appId);
