@@ -52,6 +52,11 @@ export interface ChaosResult {
   readonly problems: string[];
   readonly audit: AuditReport;
   readonly passed: boolean;
+  /**
+   * On a failed run, each service's warnings and errors grouped by message (count, first time),
+   * so a CI log shows what the services saw without the work directory.
+   */
+  readonly warnings: string[];
   /** What was audited (kept on disk only with `keep`). */
   readonly target: AuditTarget;
   /** The oracle the run was audited against. */
@@ -164,6 +169,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(stack.lakeRoot))];
     const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
+    const passed = problems.length === 0 && audit.problems.length === 0;
+    const st2 = stack;
+    const warnings = passed ? [] : [...stack.procs.keys()].flatMap((id) => warningsOf(id, st2.logText(id)));
     return {
       scenario: scenario.name,
       what: scenario.what,
@@ -176,7 +184,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       retries: { http: http.retries, raw: raw.retries },
       problems,
       audit,
-      passed: problems.length === 0 && audit.problems.length === 0,
+      passed,
+      warnings,
       target,
       oracle,
     };
@@ -188,4 +197,26 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     mount?.unmount();
     if (!o.keep) rmSync(o.workDir, { recursive: true, force: true });
   }
+}
+
+const WARNING_LEVELS = new Set(['warn', 'error', 'fatal']);
+
+/** A service log's warn/error/fatal lines grouped by message and code: "id: N× msg [code] (first at …)". */
+export function warningsOf(id: string, logText: string): string[] {
+  const groups = new Map<string, { n: number; first: string }>();
+  for (const line of logText.split('\n')) {
+    let entry: { level?: string; msg?: string; code?: string; err?: { code?: string }; time?: string };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!WARNING_LEVELS.has(entry.level ?? '')) continue;
+    const code = entry.code ?? entry.err?.code;
+    const key = `${entry.msg ?? '(no message)'}${code ? ` [${code}]` : ''}`;
+    const g = groups.get(key);
+    if (g) g.n++;
+    else groups.set(key, { n: 1, first: entry.time?.slice(11, 23) ?? '?' });
+  }
+  return [...groups].map(([key, g]) => `${id}: ${g.n}× ${key} (first at ${g.first})`);
 }
