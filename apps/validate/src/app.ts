@@ -105,9 +105,9 @@ export function build(deps: ValidateDeps): ValidateService {
       maxBatchMessages: config.maxBatchMessages,
       maxBatchWaitMs: config.maxBatchWaitMs,
       sessionTimeoutMs: config.sessionTimeoutMs,
-      // Static membership: a restarted instance takes its partitions back without waiting for
-      // the dead member's session to expire.
-      rdkafka: { 'group.instance.id': config.instanceId },
+      // No static membership (group.instance.id): after a broker restart librdkafka's static
+      // member could stay without partitions for good (confluentinc/librdkafka#3437), which the
+      // chaos broker scenario hit. A dead instance's partitions move after the session timeout.
       onAssign: (partitions) => logger.info({ partitions }, 'partitions assigned'),
       onRevoke: (partitions) => logger.info({ partitions }, 'partitions revoked'),
     },

@@ -7,7 +7,7 @@ export const validateConfigSchema = {
   groupId: str('VALIDATE_GROUP_ID', { default: 'sluice-validate', doc: 'consumer group; every instance shares it' }),
   instanceId: str('VALIDATE_INSTANCE_ID', {
     pattern: /^[A-Za-z0-9._-]{1,200}$/,
-    doc: 'stable, unique id of this instance (pod name): transactional.id <group>-<id> and static group.instance.id, so a restart fences its dead predecessor at once',
+    doc: 'stable, unique id of this instance (pod name): transactional.id <group>-<id>, so a restart fences its dead predecessor at once',
   }),
   rawTopic: str('VALIDATE_RAW_TOPIC', { default: '', allowEmpty: true, doc: 'raw topic; empty = the contracts constant' }),
   dlqTopic: str('VALIDATE_DLQ_TOPIC', { default: '', allowEmpty: true, doc: 'DLQ topic; empty = the contracts constant' }),
@@ -21,7 +21,7 @@ export const validateConfigSchema = {
   maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
   maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
   transactionTimeoutMs: int('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),
-  sessionTimeoutMs: int('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout' }),
+  sessionTimeoutMs: int('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
   ...telemetryConfigFields,
 };
 
