@@ -12,6 +12,13 @@ export interface TransactionalProducerOptions extends ProducerOptions {
   transactionalId: string;
   /** Broker aborts a transaction open longer than this (`transaction.timeout.ms`); default 60 000. */
   transactionTimeoutMs?: number;
+  /**
+   * How long past its own timeout a transactional call may run before the producer counts as
+   * hung (KAFKA_FATAL); default 15 000. librdkafka can ignore the timeout of
+   * `send_offsets_to_transaction` while the group coordinator is unreachable
+   * (confluentinc/librdkafka#5456): the call then never returns.
+   */
+  hungGraceMs?: number;
 }
 
 /** Turns one consumed batch into the records to produce; must be deterministic to be replay-safe. */
