@@ -105,9 +105,10 @@ export function build(deps: ValidateDeps): ValidateService {
       maxBatchMessages: config.maxBatchMessages,
       maxBatchWaitMs: config.maxBatchWaitMs,
       sessionTimeoutMs: config.sessionTimeoutMs,
-      // No static membership (group.instance.id): after a broker restart librdkafka's static
-      // member could stay without partitions for good (confluentinc/librdkafka#3437), which the
-      // chaos broker scenario hit. A dead instance's partitions move after the session timeout.
+      // No static membership (group.instance.id): after a broker restart a static member can be
+      // fenced by its own rejoin and die (seen in the chaos broker scenario) or hang without
+      // partitions (confluentinc/librdkafka#3437). A dead instance's partitions move after the
+      // session timeout instead.
       onAssign: (partitions) => logger.info({ partitions }, 'partitions assigned'),
       onRevoke: (partitions) => logger.info({ partitions }, 'partitions revoked'),
     },
