@@ -4,8 +4,10 @@
  *
  *   npx tsx tools/bench/e2e/run.ts [--seconds 60] [--rate 0] [--batch 1000] [--concurrency 8]
  *       [--ceiling-events 300000] [--backlog 0] [--seed 1] [--broker-port 29192 | --brokers host:port]
- *       [--out .sluice/bench/e2e] [--drain-timeout 300]
+ *       [--out .sluice/bench/e2e] [--drain-timeout 300] [--service-env merge-compaction:KEY=VALUE ...]
  *
+ * --service-env sets one environment variable of one service (repeatable), e.g. the memory
+ * settings deploy/ gives it: `merge-compaction:NODE_OPTIONS=--max-old-space-size=512`.
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
  * (throughput, lag and freshness over time) and prints progress every 5 s. See docs/bench/e2e.md.
  */
@@ -14,7 +16,20 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderSvg, svgToPng } from '../../src/bench/chart';
 import { runBacklog, runE2e } from '../../src/bench/e2e';
-import { OwnBroker, ROOT, Stack } from '../../src/bench/stack';
+import { OwnBroker, ROOT, Stack, type ServiceName } from '../../src/bench/stack';
+
+const SERVICES: readonly string[] = ['ingest', 'validate', 'merge-compaction', 'query-api'] satisfies ServiceName[];
+
+/** `base` plus each `service:KEY=VALUE` setting. */
+function serviceEnv(settings: readonly string[], base: Record<string, Record<string, string>>): Record<string, Record<string, string>> {
+  const env = structuredClone(base);
+  for (const setting of settings) {
+    const m = /^([a-z-]+):([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(setting);
+    if (!m || !SERVICES.includes(m[1])) throw new Error(`--service-env ${JSON.stringify(setting)}: expected service:KEY=VALUE, service one of ${SERVICES.join(', ')}`);
+    (env[m[1]] ??= {})[m[2]] = m[3];
+  }
+  return env;
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -30,6 +45,7 @@ async function main(): Promise<void> {
       brokers: { type: 'string' },
       out: { type: 'string', default: path.join(ROOT, '.sluice/bench/e2e') },
       'drain-timeout': { type: 'string', default: '300' },
+      'service-env': { type: 'string', multiple: true, default: [] },
     },
     strict: true,
   });
@@ -52,7 +68,7 @@ async function main(): Promise<void> {
     workDir: work,
     prefix: `bench${Date.now().toString(36)}.`,
     log: progress,
-    env: { ingest: { LOG_LEVEL: 'warn' }, validate: { LOG_LEVEL: 'warn' }, 'query-api': { LOG_LEVEL: 'warn' } },
+    env: serviceEnv(values['service-env'], { ingest: { LOG_LEVEL: 'warn' }, validate: { LOG_LEVEL: 'warn' }, 'query-api': { LOG_LEVEL: 'warn' } }),
   });
   // Ctrl-C / SIGTERM: stop the services and the private broker rather than orphan them.
   const onSignal = () => {
