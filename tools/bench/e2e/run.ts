@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   if (!brokers) {
     broker = new OwnBroker(Number(values['broker-port']), path.join(work, 'kafka'));
     progress(`starting a private broker on ${broker.brokers}`);
-    broker.start();
+    await broker.start();
     brokers = broker.brokers;
   }
   const stack = new Stack({
@@ -73,10 +73,10 @@ async function main(): Promise<void> {
   // Ctrl-C / SIGTERM: stop the services and the private broker rather than orphan them.
   const onSignal = () => {
     progress('interrupted: stopping the stack');
-    void stack.close().finally(() => {
-      broker?.stop();
-      process.exit(130);
-    });
+    void stack
+      .close()
+      .then(() => broker?.stop())
+      .finally(() => process.exit(130));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     progress(`wrote ${path.join(out, 'result.json')} and chart.png`);
   } finally {
     await stack.close();
-    broker?.stop();
+    await broker?.stop();
   }
 }
 

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
@@ -327,22 +327,23 @@ export class OwnBroker {
    * Starts it (formats storage on first start) and waits until it answers metadata. A start
    * that fails (seen on the loaded machine: the JVM exits during start-up right after a stop) is
    * retried up to `attempts` times, as a supervisor would; returns the attempts it took.
+   * Asynchronous, like stop(): load and services go on while the broker starts or stops.
    */
-  start(attempts = 3): number {
+  async start(attempts = 3): Promise<number> {
     for (let i = 1; ; i++) {
       try {
-        this.run('start');
+        await this.run('start');
         return i;
       } catch (err) {
         if (i >= attempts) throw err;
-        spawnSync('sleep', ['5']);
+        await sleep(5000);
       }
     }
   }
 
   /** Stops it (by its pid file). */
-  stop(): void {
-    this.run('stop');
+  stop(): Promise<void> {
+    return this.run('stop');
   }
 
   /** Pid of the broker JVM, or undefined when it does not run. */
@@ -355,12 +356,24 @@ export class OwnBroker {
     }
   }
 
-  private run(cmd: 'start' | 'stop'): void {
-    const r = spawnSync('bash', [path.join(ROOT, 'tools/kafka/kafka.sh'), cmd], {
-      env: { ...process.env, KAFKA_PORT: String(this.port), KAFKA_DATA_DIR: this.dataDir },
-      encoding: 'utf8',
-      timeout: 180_000,
+  private run(cmd: 'start' | 'stop'): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('bash', [path.join(ROOT, 'tools/kafka/kafka.sh'), cmd], {
+        env: { ...process.env, KAFKA_PORT: String(this.port), KAFKA_DATA_DIR: this.dataDir },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve();
+        else reject(new Error(`kafka.sh ${cmd} failed (${code}): ${stderr}`));
+      });
     });
-    if (r.status !== 0) throw new Error(`kafka.sh ${cmd} failed (${r.status}): ${r.stderr}`);
   }
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { HttpSender, RawSender, driveLoad, type Sender } from '../bench/load';
-import { DEMO_API_KEY, OwnBroker, Stack, waitUntil } from '../bench/stack';
+import { DEMO_API_KEY, OwnBroker, Stack } from '../bench/stack';
 import { EventStream, Oracle, Rng, type GeneratedEvent } from '../generator';
 import { auditWhenDrained, type AuditReport, type AuditTarget } from './audit';
 import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext } from './scenarios';
@@ -96,7 +96,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const senders: Sender[] = [];
   const cleanup = async () => {
     await stack?.close();
-    broker?.stop();
+    await broker?.stop();
     mount?.unmount();
   };
   cleanups.add(cleanup);
@@ -109,7 +109,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     if (scenario.ownBroker) {
       broker = new OwnBroker(o.brokerPort ?? 29092, path.join(o.workDir, 'kafka'));
       log(`starting a private broker on ${broker.brokers}`);
-      broker.start();
+      await broker.start();
       brokers = broker.brokers;
     }
     if (!brokers) throw new Error('no broker: pass brokers (or a scenario with its own broker)');
@@ -193,7 +193,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     cleanups.delete(cleanup);
     await Promise.all(senders.map((s) => s.close().catch(() => undefined)));
     await stack?.close();
-    if (broker) await waitUntil('broker stop', () => (broker!.stop(), true), 60_000).catch(() => undefined);
+    await broker?.stop().catch(() => undefined);
     mount?.unmount();
     if (!o.keep) rmSync(o.workDir, { recursive: true, force: true });
   }

@@ -145,9 +145,9 @@ export const SCENARIOS: Record<string, Scenario> = {
         if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
         const down = 10_000 + ctx.rng.int(10_000);
         ctx.fault(`broker stopped for ${down} ms`);
-        broker.stop();
+        await broker.stop();
         await sleep(down);
-        const tries = broker.start();
+        const tries = await broker.start();
         ctx.fault(`broker started${tries > 1 ? ` (start-up failed ${tries - 1}× first; retried)` : ''}`);
       }
     },
