@@ -38,7 +38,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     // Non-retryable (fenced, fatal): exit and let the supervisor start a fresh instance.
     log.fatal({ err }, 'validate stopped on a non-retryable error');
-    await service.close().catch(() => undefined);
+    // Bounded: after a hung transactional call (KAFKA_FATAL) the native client may never close.
+    await Promise.race([service.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
     process.exit(2);
   }
 }
