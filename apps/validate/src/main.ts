@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     // Non-retryable (fenced, fatal): exit and let the supervisor start a fresh instance.
     log.fatal({ err }, 'validate stopped on a non-retryable error');
     // Bounded: after a hung transactional call (KAFKA_FATAL) the native client may never close.
-    await Promise.race([service.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
+    await Promise.race([service.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 15_000))]);
     process.exit(2);
   }
 }
