@@ -60,19 +60,20 @@ done
 step tests unit npx nx run-many -t test --outputStyle=stream
 step tests integration npx nx run-many -t integration --parallel=1 --outputStyle=stream
 
+# Totals on stdout; each failed test on stderr, so the tail of a CI log names what failed.
 read -r passed failed skipped < <(node -e '
   const fs = require("fs"), dir = process.argv[1];
   let p = 0, f = 0, s = 0;
-  for (const n of fs.readdirSync(dir)) { const r = JSON.parse(fs.readFileSync(dir + "/" + n)); p += r.passed; f += r.failed; s += r.skipped; }
+  for (const n of fs.readdirSync(dir)) {
+    const r = JSON.parse(fs.readFileSync(dir + "/" + n));
+    p += r.passed; f += r.failed; s += r.skipped;
+    for (const failure of r.failures ?? []) console.error(`[test-all] FAILED TEST ${failure}\n`);
+  }
   console.log(p, f, s);' "$results")
 # Checks that are not Jest tests count as one failure each; so does a Jest step that failed
 # without a failing test (a suite that did not load, a crashed runner).
 failed=$((failed + check_failures))
 if [ "$test_step_failures" -gt 0 ] && [ "$failed" -eq "$check_failures" ]; then failed=$((failed + test_step_failures)); fi
 say "skipped tests: $skipped"
-# The failures again, last, so the tail of a CI log names them.
-node -e '
-  const fs = require("fs"), dir = process.argv[1];
-  for (const n of fs.readdirSync(dir)) for (const f of JSON.parse(fs.readFileSync(dir + "/" + n)).failures ?? []) console.error(`[test-all] FAILED TEST ${f}\n`);' "$results"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$test_step_failures" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -170,8 +170,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(stack.lakeRoot))];
     const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
     const passed = problems.length === 0 && audit.problems.length === 0;
-    const st2 = stack;
-    const warnings = passed ? [] : [...stack.procs.keys()].flatMap((id) => warningsOf(id, st2.logText(id)));
+    const warnings = passed ? [] : [...st.procs.keys()].flatMap((id) => warningsOf(id, st.logText(id)));
     return {
       scenario: scenario.name,
       what: scenario.what,
