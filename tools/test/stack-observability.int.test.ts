@@ -141,6 +141,13 @@ describe('the running stack: metrics and one trace across services', () => {
       const v = await scrape('validate');
       return sum(v, 'sluice_validate_events_out_total', { outcome: 'valid' }) + sum(v, 'sluice_validate_events_out_total', { outcome: 'dlq' }) >= accepted + invalid.length;
     }, 15_000, 500);
+    // merge-compaction counts an append and records a fold's freshness after the commit returns,
+    // and a commit can still be writing its checkpoint when query-api already sees the rows: wait
+    // for both, bounded (the exact values are checked below).
+    await waitUntil('merge-compaction counted the appends and the fold', async () => {
+      const m = await scrape('merge-compaction');
+      return sum(m, 'sluice_merge_compaction_events_out_total', { outcome: 'ok' }) >= accepted && sum(m, 'sluice_merge_compaction_freshness_seconds_count') > 0;
+    }, 15_000, 250);
 
     // The catalog and every alert/dashboard expression against the live scrapes.
     const urls: Partial<Record<ServiceId, string>> = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${stack.get(s).port}/metrics`]));
