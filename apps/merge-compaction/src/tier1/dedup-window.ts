@@ -1,3 +1,5 @@
+import { digestOf, DigestSet, newDigest } from './digest-set';
+
 /** Verdict on one event against the dedup state. */
 export type DedupVerdict = 'new' | 'duplicate' | 'late';
 
@@ -13,15 +15,17 @@ export interface DedupKey {
  * `watermarkMs` of the newest event time seen. All copies of an event share its entity key, so
  * they share a partition: the state is per partition and moves with it on a rebalance.
  *
- * Ids are held in per-`sliceMs` sets keyed by event time, so expiry drops whole sets.
- * Memory ≈ (events per second of event time) × watermark × ~100 bytes.
+ * Ids are held as 128-bit digests in per-`sliceMs` sets keyed by event time, so expiry drops
+ * whole sets. Memory ≈ (events per second of event time) × watermark × 23–46 bytes (digest-set.ts
+ * on why a digest stands for the id).
  *
  * The state only ever holds ids that are COMMITTED to bronze: `check` does not record anything;
  * the caller records a batch with `remember` after its commit succeeded. A failed commit retried
  * with the same records therefore gets the same verdicts.
  */
 export class DedupWindow {
-  private readonly slices = new Map<number, Set<string>>();
+  private readonly slices = new Map<number, DigestSet>();
+  private readonly scratch = newDigest();
   private maxEventTimeMs = -Infinity;
   private entries = 0;
 
@@ -70,17 +74,16 @@ export class DedupWindow {
       if (r.eventTimeMs > this.maxEventTimeMs) this.maxEventTimeMs = r.eventTimeMs;
       const slice = this.sliceOf(r.eventTimeMs);
       let set = this.slices.get(slice);
-      if (!set) this.slices.set(slice, (set = new Set()));
-      const before = set.size;
-      set.add(r.eventId);
-      this.entries += set.size - before;
+      if (!set) this.slices.set(slice, (set = new DigestSet()));
+      if (set.add(digestOf(r.eventId, this.scratch))) this.entries += 1;
     }
     this.expire();
   }
 
   /** True when `eventId` with that event time is held. */
   has(eventId: string, eventTimeMs: number): boolean {
-    return this.slices.get(this.sliceOf(eventTimeMs))?.has(eventId) ?? false;
+    const set = this.slices.get(this.sliceOf(eventTimeMs));
+    return set !== undefined && set.has(digestOf(eventId, this.scratch));
   }
 
   private sliceOf(eventTimeMs: number): number {
