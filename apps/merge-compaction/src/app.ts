@@ -129,6 +129,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       bounds: { maxMs: config.batchMaxMs, maxBytes: config.batchMaxBytes, maxRecords: config.batchMaxEvents },
       maxBufferedBytes: config.maxBufferedBytes,
       dedupWatermarkMs: config.dedupWatermarkMs,
+      dedupMaxIds: config.dedupMaxIds,
       retryMaxMs: config.retryMaxMs,
       logger: logger.child({ role: 'tier1' }),
       metrics,

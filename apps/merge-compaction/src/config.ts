@@ -51,6 +51,11 @@ export const mergeConfigSchema = {
   batchMaxEvents: int('SLUICE_BATCH_MAX_EVENTS', { default: 200_000, min: 1, doc: 'tier-1 micro-batch count bound' }),
   maxBufferedBytes: int('SLUICE_MAX_BUFFERED_BYTES', { default: 64 * 1024 * 1024, min: 4096, doc: 'pause consumption above this' }),
   dedupWatermarkMs: int('SLUICE_DEDUP_WATERMARK_MS', { default: 10 * 60_000, min: 0, doc: 'event_id dedup horizon, by event time' }),
+  dedupMaxIds: int('SLUICE_DEDUP_MAX_IDS', {
+    default: 1_000_000,
+    min: 1,
+    doc: 'event ids the dedup windows hold in memory together (~35-50 bytes each); older ids inside the watermark are looked up in bronze',
+  }),
   mergeIntervalMs: int('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
   silverFoldPercent: int('SLUICE_SILVER_FOLD_PERCENT', {
     default: 10,

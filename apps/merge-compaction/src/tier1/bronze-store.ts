@@ -22,9 +22,12 @@ export interface BronzeStore {
   writtenOffsets(contract: AnyContract, appIds: readonly string[]): Promise<Map<string, number>>;
   /**
    * Ids and event times committed for partition `partition` of the contract's topic within
-   * `watermarkMs` of that partition's newest event time (rebuilds the dedup window).
+   * `watermarkMs` of that partition's newest event time (rebuilds the dedup window): the newest
+   * `limit` of them, `truncated` when there were more.
    */
-  recentEventIds(contract: AnyContract, partition: number, watermarkMs: number): Promise<DedupKey[]>;
+  recentEventIds(contract: AnyContract, partition: number, watermarkMs: number, limit: number): Promise<{ ids: DedupKey[]; truncated: boolean }>;
+  /** Which of `candidates` (ids with their event times) are committed for that partition. */
+  committedEventIds(contract: AnyContract, partition: number, candidates: readonly DedupKey[]): Promise<Set<string>>;
   /**
    * Appends `records` and one txn per partition in ONE commit. Fails with MERGE_OFFSETS_MOVED
    * (not retryable) when a partition's txn in the table is not `expected` any more.

@@ -1,13 +1,33 @@
 import { digestOf, DigestSet, newDigest } from './digest-set';
 
-/** Verdict on one event against the dedup state. */
-export type DedupVerdict = 'new' | 'duplicate' | 'late';
-
 /** Something with an identity and an event time. */
 export interface DedupKey {
   readonly eventId: string;
   /** Event time, ms since epoch. */
   readonly eventTimeMs: number;
+}
+
+/** How a batch splits against the window; `late` and `unsure` records are also in `keep`. */
+export interface DedupCheck<R> {
+  readonly keep: R[];
+  readonly duplicates: R[];
+  /** Event time before the watermark horizon: kept, nobody checks them (at-least-once there). */
+  readonly late: R[];
+  /** Inside the watermark but older than what memory holds: the caller must look them up in bronze. */
+  readonly unsure: R[];
+}
+
+export interface DedupWindowOptions {
+  /**
+   * Event-time width of one set of ids (default 5 s); memory is given back a whole slice at a
+   * time, so a slice should hold far fewer ids than `maxIds`.
+   */
+  readonly sliceMs?: number;
+  /**
+   * Most ids held (soft: the newest slice is never dropped). Above it the oldest slices go, and
+   * ids older than what is left become `unsure`. Unbounded without it.
+   */
+  readonly maxIds?: number;
 }
 
 /**
@@ -16,8 +36,9 @@ export interface DedupKey {
  * they share a partition: the state is per partition and moves with it on a rebalance.
  *
  * Ids are held as 128-bit digests in per-`sliceMs` sets keyed by event time, so expiry drops
- * whole sets. Memory ≈ (events per second of event time) × watermark × 23–46 bytes (digest-set.ts
- * on why a digest stands for the id).
+ * whole sets. Memory ≈ ids held × 23–46 bytes (digest-set.ts on why a digest stands for the id).
+ * With `maxIds`, memory holds only the newest part of the watermark (`memoryFromMs` on): the
+ * rest is answered by bronze, through the caller, for the few records that fall there.
  *
  * The state only ever holds ids that are COMMITTED to bronze: `check` does not record anything;
  * the caller records a batch with `remember` after its commit succeeded. A failed commit retried
@@ -26,13 +47,19 @@ export interface DedupKey {
 export class DedupWindow {
   private readonly slices = new Map<number, DigestSet>();
   private readonly scratch = newDigest();
+  private readonly sliceMs: number;
+  private maxIds: number;
   private maxEventTimeMs = -Infinity;
   private entries = 0;
+  private memoryFrom = -Infinity;
 
   constructor(
     private readonly watermarkMs: number,
-    private readonly sliceMs = 60_000,
-  ) {}
+    options: DedupWindowOptions = {},
+  ) {
+    this.sliceMs = options.sliceMs ?? 5_000;
+    this.maxIds = options.maxIds ?? Infinity;
+  }
 
   /** Ids held. */
   get size(): number {
@@ -44,40 +71,72 @@ export class DedupWindow {
     return this.maxEventTimeMs - this.watermarkMs;
   }
 
+  /** Memory holds every committed id with an event time at or after this (−Infinity: all of the watermark). */
+  get memoryFromMs(): number {
+    return this.memoryFrom;
+  }
+
+  /** A new bound on the ids held (a rebalance changed this process's share); drops slices at once if over. */
+  setMaxIds(maxIds: number): void {
+    this.maxIds = maxIds;
+    this.trim();
+  }
+
   /**
    * Splits `records` into those to write and those to drop, without changing the state.
    * A record is dropped when its id is already committed, or repeated earlier in `records`.
-   * `late` records (event time before the horizon) are kept: the in-memory window cannot tell;
-   * the caller may check them against bronze.
    */
-  check<R extends DedupKey>(records: readonly R[]): { keep: R[]; duplicates: R[]; late: R[] } {
-    const keep: R[] = [];
-    const duplicates: R[] = [];
-    const late: R[] = [];
+  check<R extends DedupKey>(records: readonly R[]): DedupCheck<R> {
+    const out: DedupCheck<R> = { keep: [], duplicates: [], late: [], unsure: [] };
     const inBatch = new Set<string>();
     const horizon = this.horizonMs;
     for (const r of records) {
-      if (inBatch.has(r.eventId) || this.has(r.eventId, r.eventTimeMs)) {
-        duplicates.push(r);
+      if (inBatch.has(r.eventId)) {
+        out.duplicates.push(r);
         continue;
       }
+      if (r.eventTimeMs >= this.memoryFrom) {
+        if (this.has(r.eventId, r.eventTimeMs)) {
+          out.duplicates.push(r);
+          continue;
+        }
+      } else if (r.eventTimeMs >= horizon) {
+        out.unsure.push(r);
+      }
       inBatch.add(r.eventId);
-      if (r.eventTimeMs < horizon) late.push(r);
-      keep.push(r);
+      if (r.eventTimeMs < horizon) out.late.push(r);
+      out.keep.push(r);
     }
-    return { keep, duplicates, late };
+    return out;
   }
 
-  /** Records committed events, then drops slices that fell behind the watermark. */
+  /** Records committed events, then drops slices that fell behind the watermark or over `maxIds`. */
   remember(records: Iterable<DedupKey>): void {
     for (const r of records) {
       if (r.eventTimeMs > this.maxEventTimeMs) this.maxEventTimeMs = r.eventTimeMs;
+      // Older than memory holds: bronze answers for it (the commit just put it there).
+      if (r.eventTimeMs < this.memoryFrom) continue;
       const slice = this.sliceOf(r.eventTimeMs);
       let set = this.slices.get(slice);
       if (!set) this.slices.set(slice, (set = new DigestSet()));
       if (set.add(digestOf(r.eventId, this.scratch))) this.entries += 1;
     }
     this.expire();
+    this.trim();
+  }
+
+  /**
+   * Fills an empty window from bronze. `truncated`: `records` are only the newest ids (newest
+   * first or in any order), so memory covers event times above the oldest of them; ids at that
+   * very time may be missing and are left to bronze too.
+   */
+  load(records: readonly DedupKey[], truncated: boolean): void {
+    if (truncated && records.length > 0) {
+      let oldest = Infinity;
+      for (const r of records) oldest = Math.min(oldest, r.eventTimeMs);
+      this.memoryFrom = Math.max(this.memoryFrom, oldest + 1);
+    }
+    this.remember(records);
   }
 
   /** True when `eventId` with that event time is held. */
@@ -98,6 +157,16 @@ export class DedupWindow {
         this.entries -= set.size;
         this.slices.delete(slice);
       }
+    }
+  }
+
+  /** Over `maxIds`: drops the oldest slices (never the newest) and moves `memoryFrom` past them. */
+  private trim(): void {
+    while (this.entries > this.maxIds && this.slices.size > 1) {
+      const oldest = Math.min(...this.slices.keys());
+      this.entries -= (this.slices.get(oldest) as DigestSet).size;
+      this.slices.delete(oldest);
+      this.memoryFrom = Math.max(this.memoryFrom, (oldest + 1) * this.sliceMs);
     }
   }
 }

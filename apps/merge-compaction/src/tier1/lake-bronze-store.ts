@@ -29,22 +29,54 @@ export class LakeBronzeStore implements BronzeStore {
     return out;
   }
 
-  async recentEventIds(contract: AnyContract, partition: number, watermarkMs: number): Promise<DedupKey[]> {
+  async recentEventIds(contract: AnyContract, partition: number, watermarkMs: number, limit: number): Promise<{ ids: DedupKey[]; truncated: boolean }> {
     const table = await this.tables.existing(contract.tables.bronze);
-    if (!table) return [];
+    if (!table) return { ids: [], truncated: false };
     const snap = await table.snapshot();
     const ofPartition = overlapping(snap, KAFKA_PARTITION, partition, partition);
     const newest = maxOfStats(snap, snap.files.filter(ofPartition), 'event_time');
-    if (newest === undefined) return [];
+    if (newest === undefined) return { ids: [], truncated: false };
     const files = both(ofPartition, overlapping(snap, 'event_time', newest - watermarkMs, Infinity));
     const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
     try {
+      // One row past the limit tells whether there were more.
       const rows = await session.query(
         `WITH p AS (SELECT event_id, epoch_ms(event_time) AS t FROM bronze WHERE ${KAFKA_PARTITION} = $p)
-         SELECT event_id, t FROM p WHERE t >= (SELECT max(t) FROM p) - $w`,
-        { p: partition, w: watermarkMs },
+         SELECT event_id, t FROM p WHERE t >= (SELECT max(t) FROM p) - $w ORDER BY t DESC LIMIT $n`,
+        { p: partition, w: watermarkMs, n: Math.min(limit, Number.MAX_SAFE_INTEGER - 1) + 1 },
       );
-      return rows.map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) }));
+      const truncated = rows.length > limit;
+      return { ids: rows.slice(0, limit).map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) })), truncated };
+    } finally {
+      session.close();
+    }
+  }
+
+  async committedEventIds(contract: AnyContract, partition: number, candidates: readonly DedupKey[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const table = await this.tables.existing(contract.tables.bronze);
+    if (!table || candidates.length === 0) return found;
+    const snap = await table.snapshot();
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const c of candidates) {
+      lo = Math.min(lo, c.eventTimeMs);
+      hi = Math.max(hi, c.eventTimeMs);
+    }
+    // Every copy of an event has its event time: only files of the partition and that time range.
+    const files = both(overlapping(snap, KAFKA_PARTITION, partition, partition), overlapping(snap, 'event_time', lo, hi));
+    if (snap.files.every((f) => !files(f))) return found;
+    const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
+    try {
+      // Ids travel as one JSON parameter, never as SQL text.
+      const rows = await session.query(
+        `SELECT DISTINCT event_id FROM bronze
+         WHERE ${KAFKA_PARTITION} = $p AND epoch_ms(event_time) BETWEEN $lo AND $hi
+           AND event_id IN (SELECT unnest(from_json($ids, '["VARCHAR"]')))`,
+        { p: partition, lo, hi, ids: JSON.stringify(candidates.map((c) => c.eventId)) },
+      );
+      for (const r of rows) found.add(String(r.event_id));
+      return found;
     } finally {
       session.close();
     }

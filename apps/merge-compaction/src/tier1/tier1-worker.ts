@@ -31,6 +31,8 @@ export interface Tier1Options {
   readonly bounds: BatchBounds;
   readonly maxBufferedBytes: number;
   readonly dedupWatermarkMs: number;
+  /** Most event ids the dedup windows of this process hold together (shared by the partitions it owns). */
+  readonly dedupMaxIds: number;
   readonly retryBaseMs?: number;
   readonly retryMaxMs: number;
   readonly logger: Logger;
@@ -72,7 +74,7 @@ export class Tier1Worker {
   private readonly abort = new AbortController();
   private failed: unknown;
   /** Counters tests and /readyz read. */
-  readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0 };
+  readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0 };
 
   constructor(private readonly options: Tier1Options) {
     this.now = options.now ?? Date.now;
@@ -241,7 +243,18 @@ export class Tier1Worker {
     let duplicates = 0;
     for (const [key, list] of byTp) {
       const verdict = (this.owned.get(key) as Owned).dedup.check(list);
-      keep.push(...verdict.keep);
+      // Inside the watermark but older than memory holds: bronze has the answer.
+      const committed = verdict.unsure.length > 0 ? await this.options.store.committedEventIds(contract, list[0].partition, verdict.unsure) : undefined;
+      this.stats.dedupBronzeChecks += verdict.unsure.length;
+      if (committed && committed.size > 0) {
+        const unsure = new Set(verdict.unsure);
+        for (const r of verdict.keep) {
+          if (unsure.has(r) && committed.has(r.eventId)) duplicates += 1;
+          else keep.push(r);
+        }
+      } else {
+        keep.push(...verdict.keep);
+      }
       duplicates += verdict.duplicates.length;
     }
     const partitions: PartitionCommit[] = [...lastOffsets(records).values()].map(({ tp, offset }) => ({
@@ -282,7 +295,7 @@ export class Tier1Worker {
       const offset = this.book.assign(tp, written.get(this.book.appId(tp)));
       this.batcher.retain((r) => tpKey(r) !== tpKey(tp), (r) => r.bytes);
       const owned = this.owned.get(tpKey(tp));
-      if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition) });
+      if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)) });
       this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
       this.seeks.push({ ...tp, offset });
     }
@@ -296,17 +309,20 @@ export class Tier1Worker {
       if (!contract) continue;
       byContract.set(contract, [...(byContract.get(contract) ?? []), p]);
     }
+    // The windows share the process's id budget evenly.
+    const share = this.dedupShare(this.owned.size + parts.length);
     for (const [contract, list] of byContract) {
       const written = await this.retrying('read bronze offsets', () =>
         this.options.store.writtenOffsets(contract, list.map((p) => this.book.appId(p))),
       );
       for (const p of list) {
-        const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition));
+        const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
         this.owned.set(tpKey(p), { contract, dedup });
         out.push({ topic: p.topic, partition: p.partition, offset });
       }
     }
+    this.reshareDedup();
     this.options.logger.info({ partitions: out.map((o) => `${o.topic}-${o.partition}@${o.offset}`) }, 'partitions assigned, resuming from bronze offsets');
     return out;
   }
@@ -318,6 +334,7 @@ export class Tier1Worker {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
     }
+    this.reshareDedup();
     // Buffered records of revoked partitions are dropped: the next owner re-reads them.
     this.batcher.retain((r) => this.book.owns(r), (r) => r.bytes);
     if (this.pending) {
@@ -332,10 +349,24 @@ export class Tier1Worker {
     this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`) }, 'partitions revoked');
   }
 
-  private async rebuildDedup(contract: AnyContract, partition: number): Promise<DedupWindow> {
-    const dedup = new DedupWindow(this.options.dedupWatermarkMs);
-    if (this.options.dedupWatermarkMs > 0) dedup.remember(await this.options.store.recentEventIds(contract, partition, this.options.dedupWatermarkMs));
+  private async rebuildDedup(contract: AnyContract, partition: number, maxIds: number): Promise<DedupWindow> {
+    const dedup = new DedupWindow(this.options.dedupWatermarkMs, { maxIds });
+    if (this.options.dedupWatermarkMs > 0) {
+      const { ids, truncated } = await this.options.store.recentEventIds(contract, partition, this.options.dedupWatermarkMs, maxIds);
+      dedup.load(ids, truncated);
+    }
     return dedup;
+  }
+
+  /** Gives every owned window its part of the id budget after the owned set changed. */
+  private reshareDedup(): void {
+    const share = this.dedupShare(this.owned.size);
+    for (const o of this.owned.values()) o.dedup.setMaxIds(share);
+  }
+
+  /** Each window's part of the id budget when `partitions` are owned. */
+  private dedupShare(partitions: number): number {
+    return Math.max(1, Math.floor(this.options.dedupMaxIds / Math.max(1, partitions)));
   }
 
   /** Retries a storage read inside a rebalance hook (the hook must not give up on a slow store). */

@@ -11,9 +11,9 @@ import { LakeBronzeStore } from '../src/tier1/lake-bronze-store';
 const orders = CONTRACTS.orders;
 const decoder = new AvroDecoder([orders]);
 
-function record(offset: number): BronzeRecord {
+function record(offset: number, partition = 0, eventId = `e-${offset}-${randomUUID()}`): BronzeRecord {
   const event = {
-    event_id: `e-${offset}-${randomUUID()}`,
+    event_id: eventId,
     event_time: Date.UTC(2026, 10, 29, 12, 0, 0) + offset,
     producer: 'p',
     schema_version: 1,
@@ -23,7 +23,7 @@ function record(offset: number): BronzeRecord {
     payload: { customer_id: 'c', status: 'paid', total_cents: 5, currency: 'EUR', item_count: 1 },
   };
   const value = encodeSingleObject(orders.versions[0].schema, event);
-  const r = decodeRecord({ topic: 't', partition: 0, offset, value, timestamp: 1, size: value.length }, orders, decoder);
+  const r = decodeRecord({ topic: 't', partition, offset, value, timestamp: 1, size: value.length }, orders, decoder);
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   return r.value;
 }
@@ -39,7 +39,7 @@ class RacingStorage extends LocalStorage {
   }
 }
 
-describe('tier 1 bronze store: zombie writer fencing', () => {
+describe('tier 1 bronze store', () => {
   let dir: string;
   let engine: LakeQueryEngine;
   beforeAll(async () => {
@@ -80,6 +80,41 @@ describe('tier 1 bronze store: zombie writer fencing', () => {
     try {
       const rows = await session.query('SELECT count(*) AS n, count(DISTINCT _kafka_offset) AS offsets FROM bronze');
       expect(rows[0]).toMatchObject({ n: 4n, offsets: 4n });
+    } finally {
+      session.close();
+    }
+  });
+
+  it('answers the dedup window from bronze: the newest ids with truncation, and which candidates are committed, for hostile ids too', async () => {
+    const tables = new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: 'd_' });
+    const store = new LakeBronzeStore(tables, engine);
+    const hostile = [`it's "quoted"`, '[\\"x\\"]', "'); DROP TABLE bronze; --", 'ünï-😀', ' spaced ', '{"a":1}'];
+    // Partition 0: offsets 0..19 (ids e-0.., event times base+offset); partition 1: the hostile ids.
+    const p0 = Array.from({ length: 20 }, (_, i) => record(i, 0, `p0-${i}`));
+    const p1 = hostile.map((id, i) => record(i, 1, id));
+    await store.append(orders, p0, [{ tp: { topic: 't', partition: 0 }, appId: 'd:t-0', expected: undefined, last: 19 }]);
+    await store.append(orders, p1, [{ tp: { topic: 't', partition: 1 }, appId: 'd:t-1', expected: undefined, last: p1.length - 1 }]);
+
+    const all = await store.recentEventIds(orders, 0, 60_000, 100);
+    expect(all.truncated).toBe(false);
+    expect(all.ids.map((k) => k.eventId).sort()).toEqual(p0.map((r) => r.eventId).sort());
+    const newest = await store.recentEventIds(orders, 0, 60_000, 5);
+    expect(newest).toEqual({ truncated: true, ids: [19, 18, 17, 16, 15].map((i) => ({ eventId: `p0-${i}`, eventTimeMs: p0[i].eventTimeMs })) });
+    // Only what is inside the watermark of the partition's newest event time.
+    expect((await store.recentEventIds(orders, 0, 4, 100)).ids.map((k) => k.eventId).sort()).toEqual(['p0-15', 'p0-16', 'p0-17', 'p0-18', 'p0-19']);
+
+    const key = (r: BronzeRecord) => ({ eventId: r.eventId, eventTimeMs: r.eventTimeMs });
+    // Committed ids are found; an unknown id, a known id of the other partition, and near misses are not.
+    const found = await store.committedEventIds(orders, 1, [...p1.map(key), { eventId: 'nope', eventTimeMs: p1[0].eventTimeMs }, key(p0[0]), { eventId: `it's`, eventTimeMs: p1[0].eventTimeMs }]);
+    expect([...found].sort()).toEqual([...hostile].sort());
+    expect(await store.committedEventIds(orders, 0, [key(p0[3]), key(p0[7])])).toEqual(new Set(['p0-3', 'p0-7']));
+    // A candidate's event time outside every file's range prunes everything.
+    expect(await store.committedEventIds(orders, 0, [{ eventId: 'p0-3', eventTimeMs: p0[3].eventTimeMs + 86_400_000 }])).toEqual(new Set());
+    // Still one table with the 26 rows: nothing in the ids ran as SQL.
+    const table = (await tables.existing(orders.tables.bronze))!;
+    const session = await engine.open({ bronze: await table.currentView() });
+    try {
+      expect((await session.query('SELECT count(*) AS n FROM bronze'))[0]).toMatchObject({ n: 26n });
     } finally {
       session.close();
     }
