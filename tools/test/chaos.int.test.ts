@@ -31,7 +31,7 @@ describe('chaos (short): poison, SIGKILL of each service, scale under load', () 
       drainTimeoutMs: 150_000,
       log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`),
     });
-  }, 290_000);
+  }, 480_000);
 
   afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 

@@ -65,9 +65,10 @@ describe('the running stack: metrics and one trace across services', () => {
 
   beforeAll(async () => {
     await stack.createTopics();
-    await stack.startAll(60_000);
+    // Four cold starts at once on a shared 2-core machine.
+    await stack.startAll(150_000);
     await producer.connect();
-  }, 75_000);
+  }, 180_000);
 
   afterAll(async () => {
     await producer.close().catch(() => undefined);
@@ -177,8 +178,16 @@ describe('the running stack: metrics and one trace across services', () => {
       for (const x of lag) expect(x.value).toBeGreaterThanOrEqual(0);
     }
 
-    // Spans are exported in batches (about every second): wait until merge's are on disk.
-    await waitUntil('a merge.bronze-append span per accepted event', () => spans('merge-compaction').filter((s) => s.name === 'merge.bronze-append').length >= accepted, 15_000, 500);
+    // Spans are exported in batches (about every second, by each process on its own timer):
+    // wait until merge's and validate's are on disk.
+    await waitUntil(
+      'a merge.bronze-append span per accepted event and a validate.route span per routed record',
+      () =>
+        spans('merge-compaction').filter((s) => s.name === 'merge.bronze-append').length >= accepted &&
+        spans('validate').filter((s) => s.name === 'validate.route').length >= accepted + 1,
+      15_000,
+      500,
+    );
     const ingestSpans = spans('ingest');
     const validateSpans = spans('validate');
     const mergeSpans = spans('merge-compaction').filter((s) => s.name === 'merge.bronze-append');

@@ -59,5 +59,5 @@ describe('merge-compaction crash recovery', () => {
     // A graceful stop exits 0.
     last.kill('SIGTERM');
     expect((await last.exited).code).toBe(0);
-  });
+  }, 360_000); // above five cold starts (60 s each at most) and the 100 s final wait
 });

@@ -78,7 +78,7 @@ describe('merge-compaction dead letters', () => {
     const bronze = await env.table(CONTRACTS.orders.tables.bronze);
     const snapshot = await bronze!.snapshot();
     for (const r of reports) expect(Number(snapshot.txnVersion(`bronze:${topic}-${r.partition}`))).toBeGreaterThanOrEqual(r.offset);
-  });
+  }, 180_000); // above the 90 s wait and the DLQ read
 });
 
 /** Every record of a topic from its start, once at least `expected` arrived and two more seconds passed (duplicates would show). */

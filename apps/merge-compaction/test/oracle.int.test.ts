@@ -72,5 +72,5 @@ describe('merge-compaction oracle', () => {
     const merges = (await (await env.table(CONTRACTS.orders.tables.silver))!.history()).filter((h) => h.operation === 'MERGE').length;
     expect(sampleValue(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
     expect(sampleValue(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
-  });
+  }, 180_000); // above the 60 s and 90 s waits
 });

@@ -46,11 +46,11 @@ describe('merge-compaction rebalance', () => {
     const a2 = await startApp('tier1');
     await producing;
     let problems: string[] = [];
-    await waitFor('tables to equal the oracle', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 90_000, 1000).catch((err) => {
+    await waitFor('tables to equal the oracle', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 180_000, 1000).catch((err) => {
       throw new Error(`${(err as Error).message}\n${problems.join('\n')}`);
     });
     // Both members wrote, and the one that rejoined too or the other took over all.
     expect(a.tier1!.stats.written).toBeGreaterThan(0);
     expect(b.tier1!.stats.written + a2.tier1!.stats.written).toBeGreaterThan(0);
-  });
+  }, 300_000); // above two 60 s waits and the final wait
 });

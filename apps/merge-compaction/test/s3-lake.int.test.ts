@@ -42,5 +42,5 @@ describe('merge-compaction on an S3 lake root', () => {
       const keys = (await storage.list('')).map((o) => o.key);
       expect({ name, log: keys.some((k) => k.startsWith('_delta_log/')), data: keys.some((k) => k.endsWith('.parquet')) }).toEqual({ name, log: true, data: true });
     }
-  });
+  }, 180_000); // above the 120 s wait, so the wait fails first and prints its problems
 });

@@ -65,5 +65,5 @@ describe('merge-compaction under slow and failing storage', () => {
     expect(tier1.stats.maxBufferedBytes).toBeLessThan(maxBufferedBytes + 64 * 1024);
     expect(tier1.stats.storageFailures).toBeGreaterThanOrEqual(3);
     expect(tier1.live).toBe(true);
-  });
+  }, 240_000); // above two 60 s waits, the sleeps and the 90 s final wait
 });

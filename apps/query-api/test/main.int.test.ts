@@ -57,16 +57,17 @@ describe('query-api main process', () => {
       for (let i = 0; ; i++) {
         const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
         if (ok) break;
-        if (i > 100) throw new Error(`not ready:\n${p.output()}`);
+        if (i > 300) throw new Error(`not ready after 60 s:\n${p.output()}`);
         await new Promise((r) => setTimeout(r, 200));
       }
       const headers = { authorization: `Bearer ${TOKEN}` };
       const entity = await (await fetch(`${base}/v1/tables/silver_orders/entities/${orderRow(1).order_id}`, { headers })).json();
       expect(entity.entity.order_id).toBe(orderRow(1).order_id);
 
-      // A read-your-writes wait that cannot be met is in flight when the signal arrives.
-      const inflight = fetch(`${base}/v1/tables/silver_orders?waitVersion=99&waitTimeoutMs=1500`, { headers });
-      await new Promise((r) => setTimeout(r, 300));
+      // A read-your-writes wait that cannot be met is in flight when the signal arrives (1.5 s
+      // after the request on a busy machine is still well inside its 5 s wait).
+      const inflight = fetch(`${base}/v1/tables/silver_orders?waitVersion=99&waitTimeoutMs=5000`, { headers });
+      await new Promise((r) => setTimeout(r, 1500));
       p.proc.kill('SIGTERM');
       const res = await inflight;
       expect(res.status).toBe(504);

@@ -98,4 +98,4 @@ it(`two instances in one group; SIGKILL of one ${KILLS} times mid-stream neither
   expect({ valid: seenValid.length, dlq: seenDlq.length, midStreamKills: midStreamKills > 0 }).toEqual({ valid: validIds.size, dlq: invalidIds.size, midStreamKills: true });
   expect(new Set(seenValid)).toEqual(validIds);
   expect(new Set(seenDlq)).toEqual(invalidIds);
-});
+}, 360_000); // above the start, three kill rounds (60 s waits each at most) and the 90 s read

@@ -53,9 +53,24 @@ export class KafkaAdmin {
     for (const name of names) await this.call('admin.deleteTopic', name, (done) => this.native.deleteTopic(name, this.timeoutMs, done));
   }
 
-  /** Raises a topic's partition count to `total` (Kafka cannot lower it). */
+  /**
+   * Raises a topic's partition count to `total` (Kafka cannot lower it) and waits until the
+   * broker's metadata shows them: in KRaft the controller answers first and the broker learns of
+   * the new partitions asynchronously. KAFKA_TIMEOUT if they do not show within the request timeout.
+   */
   async createPartitions(name: string, total: number): Promise<void> {
     await this.call('admin.createPartitions', name, (done) => this.native.createPartitions(name, total, this.timeoutMs, done));
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      const [described] = await this.describeTopics([name]);
+      if (described.partitions >= total) return;
+      if (Date.now() > deadline) {
+        throw kafkaError('KAFKA_TIMEOUT', `admin.createPartitions: ${name} still shows ${described.partitions} of ${total} partitions`, {
+          details: { operation: 'admin.createPartitions', topic: name, partitions: described.partitions, total },
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /** Names of all topics, internal ones (`__consumer_offsets`…) excluded. */
