@@ -37,7 +37,10 @@ export interface ConsumerOptions extends ConnectionOptions {
   sessionTimeoutMs?: number;
   /** Max time between two `poll()` calls before the group evicts this member, ms; default 300 000. */
   maxPollIntervalMs?: number;
-  /** Max KiB prefetched per partition queue (`queued.max.messages.kbytes`); bounds memory; default 16 384. */
+  /**
+   * Max KiB prefetched per partition queue (`queued.max.messages.kbytes`); bounds memory, which is
+   * up to this times the assigned partitions; default 2 048 (about two fetches of one partition).
+   */
   maxPrefetchKbytes?: number;
   /** Rebalance hook, see {@link OnAssign}. */
   onAssign?: OnAssign;
@@ -53,5 +56,5 @@ export const CONSUMER_DEFAULTS = Object.freeze({
   maxBatchWaitMs: 100,
   sessionTimeoutMs: 10_000,
   maxPollIntervalMs: 300_000,
-  maxPrefetchKbytes: 16_384,
+  maxPrefetchKbytes: 2_048,
 });
