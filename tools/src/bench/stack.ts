@@ -28,6 +28,19 @@ export interface StackOptions {
   readonly supervise?: boolean;
   /** Called with one line per lifecycle event (start, exit, restart). */
   readonly log?: (line: string) => void;
+  /** The lake on an S3-compatible server (`s3://bucket/prefix`) instead of `workDir/lake`. */
+  readonly lakeS3?: StackS3Lake;
+}
+
+/** Where an S3 lake is and how the services reach it. */
+export interface StackS3Lake {
+  /** The endpoint the services use (the server's, or a fault proxy's in front of it). */
+  readonly endpoint: string;
+  readonly accessKey: string;
+  readonly secretKey: string;
+  readonly bucket: string;
+  /** Key prefix of this stack's tables inside the bucket. */
+  readonly prefix: string;
 }
 
 /** One running service process. */
@@ -124,9 +137,9 @@ export class Stack {
   private closed = false;
 
   constructor(readonly options: StackOptions) {
-    this.lakeRoot = path.join(options.workDir, 'lake');
+    this.lakeRoot = options.lakeS3 ? `s3://${options.lakeS3.bucket}/${options.lakeS3.prefix}` : path.join(options.workDir, 'lake');
     this.logDir = path.join(options.workDir, 'logs');
-    mkdirSync(this.lakeRoot, { recursive: true });
+    if (!options.lakeS3) mkdirSync(this.lakeRoot, { recursive: true });
     mkdirSync(this.logDir, { recursive: true });
     const p = options.prefix;
     this.topics = { raw: `${p}${RAW_TOPIC.name}`, dlq: `${p}${DLQ_TOPIC.name}`, valid: (c) => `${p}${validTopic(c).name}` };
@@ -264,6 +277,12 @@ export class Stack {
           SLUICE_TOPIC_PREFIX: o.prefix,
           SLUICE_DLQ_TOPIC: this.topics.dlq,
           SLUICE_LAKE_ROOT: this.lakeRoot,
+          ...(o.lakeS3 && {
+            SLUICE_S3_ENDPOINT: o.lakeS3.endpoint,
+            SLUICE_S3_ACCESS_KEY_ID: o.lakeS3.accessKey,
+            SLUICE_S3_SECRET_ACCESS_KEY: o.lakeS3.secretKey,
+            SLUICE_S3_CACHE_DIR: path.join(o.workDir, 's3-cache', p.id),
+          }),
           ...extra,
         };
       case 'query-api':
@@ -271,6 +290,12 @@ export class Stack {
           ...common,
           QUERY_API_PORT: String(p.port),
           QUERY_API_LAKE_ROOT: this.lakeRoot,
+          ...(o.lakeS3 && {
+            QUERY_API_S3_ENDPOINT: o.lakeS3.endpoint,
+            QUERY_API_S3_ACCESS_KEY_ID: o.lakeS3.accessKey,
+            QUERY_API_S3_SECRET_ACCESS_KEY: o.lakeS3.secretKey,
+            QUERY_API_CACHE_DIR: path.join(o.workDir, 's3-cache', p.id),
+          }),
           QUERY_API_TOKENS: JSON.stringify([{ name: 'bench', token: DEMO_QUERY_TOKEN, tables: ['*'] }]),
           ...extra,
         };

@@ -1,15 +1,23 @@
-import * as path from 'node:path';
 import { CONTRACTS, type ContractName } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
-import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
+import { LakeQueryEngine, LakeTable, tableStorageFactory, type LakeRootS3Options } from '@sluice/lake';
 import { sleep } from '../bench/stack';
 import { DLQ_HEADERS } from '../dlq/dlq-record';
 import { readDlq } from '../dlq/read-dlq';
 import { flatten, type Oracle } from '../generator';
 
+/**
+ * Where the audited tables are: a lake root (a directory or `s3://bucket/prefix`) and, for S3,
+ * how to reach the server itself (never through a fault proxy).
+ */
+export interface LakeLocation {
+  readonly root: string;
+  readonly s3?: LakeRootS3Options;
+}
+
 /** Where the pipeline under audit keeps its state. */
 export interface AuditTarget {
-  readonly lakeRoot: string;
+  readonly lake: LakeLocation;
   readonly brokers: string;
   readonly dlqTopic: string;
   /** DLQ records expected without any event_id (poison bytes the scenario produced to raw). */
@@ -30,9 +38,10 @@ export interface AuditReport {
 
 let engine: Promise<LakeQueryEngine> | undefined;
 
-async function openTable(lakeRoot: string, name: string): Promise<LakeTable | undefined> {
+/** A table of the lake, or undefined when it does not exist (yet). */
+export async function openTable(lake: LakeLocation, name: string): Promise<LakeTable | undefined> {
   try {
-    return await LakeTable.open(new LocalStorage(path.join(lakeRoot, name)));
+    return await LakeTable.open(tableStorageFactory(lake.root, lake.s3)(name));
   } catch (err) {
     if (isSluiceError(err, 'LAKE_NOT_FOUND')) return undefined;
     throw err;
@@ -40,8 +49,8 @@ async function openTable(lakeRoot: string, name: string): Promise<LakeTable | un
 }
 
 /** Rows of a table through its current view (silver: table ⊕ pending tail, as query-api serves it). */
-export async function readTable(lakeRoot: string, name: string, sql: string): Promise<Record<string, unknown>[]> {
-  const table = await openTable(lakeRoot, name);
+export async function readTable(lake: LakeLocation, name: string, sql: string): Promise<Record<string, unknown>[]> {
+  const table = await openTable(lake, name);
   if (!table) return [];
   const view = await table.currentView();
   engine ??= LakeQueryEngine.create();
@@ -54,10 +63,10 @@ export async function readTable(lakeRoot: string, name: string, sql: string): Pr
 }
 
 /** True when silver has folded everything bronze holds, on every partition (`fold:` = `bronze:` txns). */
-async function silverCaughtUp(lakeRoot: string, contract: ContractName): Promise<boolean> {
+async function silverCaughtUp(lake: LakeLocation, contract: ContractName): Promise<boolean> {
   const c = CONTRACTS[contract];
-  const bronze = await openTable(lakeRoot, c.tables.bronze);
-  const silver = await openTable(lakeRoot, c.tables.silver);
+  const bronze = await openTable(lake, c.tables.bronze);
+  const silver = await openTable(lake, c.tables.silver);
   if (!bronze || !silver) return false;
   const done = (await silver.snapshot()).txnVersions();
   const pairs = [...(await bronze.snapshot()).txnVersions()].filter(([id]) => id.startsWith('bronze:'));
@@ -85,7 +94,7 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
   for (const contract of oracle.contracts()) {
     const c = CONTRACTS[contract];
     const want = oracle.bronze(contract);
-    const rows = await readTable(target.lakeRoot, c.tables.bronze, 'SELECT event_id, count(*) AS n FROM t GROUP BY event_id');
+    const rows = await readTable(target.lake, c.tables.bronze, 'SELECT event_id, count(*) AS n FROM t GROUP BY event_id');
     bronzeRows[contract] = rows.reduce((s, r) => s + Number(r.n), 0);
     const got = new Map(rows.map((r) => [String(r.event_id), Number(r.n)]));
     const dupes = [...got].filter(([, n]) => n > 1);
@@ -96,7 +105,7 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
     if (extra.length) problems.push(`${c.tables.bronze}: ${extra.length} events nobody acknowledged (e.g. ${extra[0]})`);
 
     const wantSilver = oracle.silver(contract);
-    const silver = await readTable(target.lakeRoot, c.tables.silver, 'SELECT * FROM t');
+    const silver = await readTable(target.lake, c.tables.silver, 'SELECT * FROM t');
     silverRows[contract] = silver.length;
     const keyOf = (r: Record<string, unknown>) => (c.kind === 'append' ? String(r.event_id) : c.entityKey(r as never));
     const gotSilver = new Map(silver.map((r) => [keyOf(r), r]));
@@ -163,8 +172,8 @@ export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, time
     let drained = true;
     try {
       for (const contract of oracle.contracts()) {
-        const rows = await readTable(target.lakeRoot, CONTRACTS[contract].tables.bronze, 'SELECT count(DISTINCT event_id) AS n FROM t');
-        if (Number(rows[0]?.n ?? 0) < oracle.bronze(contract).size || !(await silverCaughtUp(target.lakeRoot, contract))) {
+        const rows = await readTable(target.lake, CONTRACTS[contract].tables.bronze, 'SELECT count(DISTINCT event_id) AS n FROM t');
+        if (Number(rows[0]?.n ?? 0) < oracle.bronze(contract).size || !(await silverCaughtUp(target.lake, contract))) {
           drained = false;
           break;
         }

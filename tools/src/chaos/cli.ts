@@ -7,14 +7,16 @@
  *   --scenario all runs every scenario in turn (a fresh stack each); --scenario a+b injects a then b
  *   during one load on one stack and audits once.
  *
- * Scenarios: kill, broker, storage-fail, storage-slow, disk-full, poison, scale (RELIABILITY.md).
+ * Scenarios: kill, broker, storage-fail, storage-slow, disk-full, s3-slow, s3-fail, poison, scale
+ * (RELIABILITY.md). The s3-* scenarios put the lake on the S3 server named by SLUICE_TEST_S3_*
+ * (`bash tools/services.d/10-s3.sh start`, then export what its `env` prints).
  * Exit code 0 when every audited run passed, 1 otherwise, 2 on bad usage.
  */
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../bench/stack';
-import { abortAllRuns, runChaos, type ChaosResult } from './run';
+import { abortAllRuns, runChaos, s3FromEnv, type ChaosResult } from './run';
 import { SCENARIOS } from './scenarios';
 
 async function main(): Promise<number> {
@@ -57,6 +59,7 @@ async function main(): Promise<number> {
       workDir: values['work-dir'] ? path.resolve(values['work-dir'], name.replace(/\+/g, '-')) : path.join(ROOT, '.sluice/chaos', name.replace(/\+/g, '-')),
       keep: values.keep,
       drainTimeoutMs: Number(values['drain-timeout']) * 1000,
+      s3: s3FromEnv(),
       log: (l) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${l}\n`),
     });
     results.push(result);

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { HttpSender, RawSender, driveLoad, type Sender } from '../bench/load';
 import { DEMO_API_KEY, OwnBroker, Stack } from '../bench/stack';
 import { EventStream, Oracle, Rng, type GeneratedEvent } from '../generator';
-import { auditWhenDrained, type AuditReport, type AuditTarget } from './audit';
+import { auditWhenDrained, type AuditReport, type AuditTarget, type LakeLocation } from './audit';
+import { FaultyS3Proxy } from './s3-proxy';
 import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext } from './scenarios';
 
 const cleanups = new Set<() => Promise<void>>();
@@ -35,6 +36,22 @@ export interface ChaosOptions {
   /** How long the pipeline may take to reach the oracle after the load, ms. */
   readonly drainTimeoutMs?: number;
   readonly log?: (line: string) => void;
+  /** The S3-compatible server for scenarios that put the lake on S3 (behind a fault proxy). */
+  readonly s3?: ChaosS3Server;
+}
+
+/** An S3-compatible server and a bucket on it the run may write under. */
+export interface ChaosS3Server {
+  readonly endpoint: string;
+  readonly accessKey: string;
+  readonly secretKey: string;
+  readonly bucket: string;
+}
+
+/** The test S3 server from SLUICE_TEST_S3_* (tools/services.d/10-s3.sh env), or undefined. */
+export function s3FromEnv(env: NodeJS.ProcessEnv = process.env): ChaosS3Server | undefined {
+  const { SLUICE_TEST_S3_ENDPOINT: endpoint, SLUICE_TEST_S3_ACCESS_KEY: accessKey, SLUICE_TEST_S3_SECRET_KEY: secretKey, SLUICE_TEST_S3_BUCKET: bucket } = env;
+  return endpoint && accessKey && secretKey && bucket ? { endpoint, accessKey, secretKey, bucket } : undefined;
 }
 
 /** What one chaos run did and found. */
@@ -78,6 +95,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     what: list.map((s) => s.what).join('; then '),
     ownBroker: list.some((s) => s.ownBroker),
     mount: list.find((s) => s.mount)?.mount,
+    s3: list.some((s) => s.s3),
     inject: async (ctx: FaultContext) => {
       for (const s of list) await s.inject(ctx);
     },
@@ -93,10 +111,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   let mount: LakeMount | undefined;
   let broker: OwnBroker | undefined;
   let stack: Stack | undefined;
+  let s3Proxy: FaultyS3Proxy | undefined;
   const senders: Sender[] = [];
   const cleanup = async () => {
     await stack?.close();
     await broker?.stop();
+    await s3Proxy?.close();
     mount?.unmount();
   };
   cleanups.add(cleanup);
@@ -113,6 +133,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       brokers = broker.brokers;
     }
     if (!brokers) throw new Error('no broker: pass brokers (or a scenario with its own broker)');
+    if (scenario.s3 && scenario.mount) throw new Error(`${scenario.name}: a scenario on an S3 lake cannot be combined with one on a mounted lake`);
+    if (scenario.s3 && !o.s3) throw new Error(`${scenario.name} needs an S3 server: start it (bash tools/services.d/10-s3.sh start) and export what 'bash tools/services.d/10-s3.sh env' prints`);
+    if (scenario.s3 && o.s3) {
+      s3Proxy = await FaultyS3Proxy.start(o.s3.endpoint);
+      log(`lake on ${o.s3.endpoint} bucket ${o.s3.bucket}, through the fault proxy ${s3Proxy.url}`);
+    }
     stack = new Stack({
       brokers,
       workDir: o.workDir,
@@ -122,6 +148,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50' },
         'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000' },
       },
+      lakeS3: s3Proxy && o.s3 ? { ...o.s3, endpoint: s3Proxy.url, prefix: `chaos/${runId}` } : undefined,
     });
     await stack.createTopics();
     await stack.startAll();
@@ -146,6 +173,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       stack,
       broker,
       mount,
+      s3Proxy,
       rng: new Rng(o.seed ^ 0x5eed),
       runId,
       loadEndsAt,
@@ -165,9 +193,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     ]);
     log(`load done: ${sent} events acknowledged; waiting for every service to be ready, then the drain`);
     for (const p of stack.procs.values()) await stack.waitReady(p, 180_000);
-    const target: AuditTarget = { lakeRoot: stack.lakeRoot, brokers, dlqTopic: stack.topics.dlq, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) };
+    // The audit reads the server itself, never through the proxy.
+    const lake: LakeLocation = {
+      root: stack.lakeRoot,
+      s3: o.s3 && s3Proxy
+        ? { endpoint: o.s3.endpoint, credentials: { accessKeyId: o.s3.accessKey, secretAccessKey: o.s3.secretKey }, cacheDir: path.join(o.workDir, 's3-cache', 'audit'), cacheBytesPerTable: 1024 ** 3 }
+        : undefined,
+    };
+    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) };
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
-    const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(stack.lakeRoot))];
+    const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
     const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
     const passed = problems.length === 0 && audit.problems.length === 0;
     const warnings = passed ? [] : [...st.procs.keys()].flatMap((id) => warningsOf(id, st.logText(id)));
@@ -193,6 +228,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     await Promise.all(senders.map((s) => s.close().catch(() => undefined)));
     await stack?.close();
     await broker?.stop().catch(() => undefined);
+    await s3Proxy?.close();
     mount?.unmount();
     if (!o.keep) rmSync(o.workDir, { recursive: true, force: true });
   }

@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { HEADERS } from '@sluice/contracts';
+import { CONTRACTS, HEADERS } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
-import { LakeTable, LocalStorage } from '@sluice/lake';
-import * as path from 'node:path';
+import { isS3Root } from '@sluice/lake';
 import { readdirSync } from 'node:fs';
 import { DEMO_API_KEY, sleep, type OwnBroker, type Stack } from '../bench/stack';
 import type { Rng } from '../generator';
+import { openTable, type LakeLocation } from './audit';
 import { poisonCorpus } from './poison';
+import type { FaultyS3Proxy } from './s3-proxy';
 
 /** What a scenario's fault step can use while the load runs. */
 export interface FaultContext {
@@ -14,6 +15,8 @@ export interface FaultContext {
   readonly broker?: OwnBroker;
   /** The mount point holding the lake, for storage scenarios. */
   readonly mount?: LakeMount;
+  /** The fault proxy between the services and the S3 lake, for S3 scenarios. */
+  readonly s3Proxy?: FaultyS3Proxy;
   readonly rng: Rng;
   readonly runId: string;
   /** When the load ends, epoch ms; faults stop by then. */
@@ -37,6 +40,8 @@ export interface Scenario {
   readonly ownBroker?: boolean;
   /** Needs the lake on its own tmpfs mount (root, `mount` allowed). */
   readonly mount?: { sizeMb: number };
+  /** Needs the lake on S3 behind a fault proxy (ChaosOptions.s3). */
+  readonly s3?: boolean;
   readonly inject: (ctx: FaultContext) => Promise<void>;
 }
 
@@ -87,13 +92,19 @@ async function pause(ctx: FaultContext, ms: number): Promise<boolean> {
 }
 
 /** Every table under the lake opens and its snapshot reads: no torn or corrupt commit. */
-export async function checkTablesOpen(lakeRoot: string): Promise<string[]> {
+/**
+ * Every table of the lake opens and loads its snapshot (no corrupt log). A local lake lists its
+ * directories; an S3 one is checked by the names the contracts declare.
+ */
+export async function checkTablesOpen(lake: LakeLocation): Promise<string[]> {
   const problems: string[] = [];
-  for (const name of readdirSync(lakeRoot)) {
-    if (name.startsWith('.') || name === 'lost+found') continue;
+  const names = isS3Root(lake.root)
+    ? Object.values(CONTRACTS).flatMap((c) => [c.tables.bronze, c.tables.silver, ...c.aggregates.map((g) => g.table)])
+    : readdirSync(lake.root).filter((name) => !name.startsWith('.') && name !== 'lost+found');
+  for (const name of names) {
     try {
-      const t = await LakeTable.open(new LocalStorage(path.join(lakeRoot, name)));
-      await t.snapshot();
+      const t = await openTable(lake, name);
+      await t?.snapshot();
     } catch (err) {
       problems.push(`table ${name} does not open: ${(err as Error).message}`);
     }
@@ -191,6 +202,45 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
 
+  's3-slow': {
+    name: 's3-slow',
+    what: 'lake on S3 (SeaweedFS) behind a proxy that delays every request by 300 ms for 20 s',
+    s3: true,
+    async inject(ctx) {
+      const proxy = ctx.s3Proxy as FaultyS3Proxy;
+      if (!(await pause(ctx, 5000))) return;
+      const before = proxy.stats.delayed;
+      ctx.fault('S3 requests delayed by 300 ms for 20 s');
+      proxy.set({ delayMs: 300 });
+      await sleep(20_000);
+      proxy.set({});
+      const delayed = proxy.stats.delayed - before;
+      ctx.fault(`S3 at full speed again; ${delayed} requests were delayed`);
+      if (delayed === 0) ctx.problems.push('no S3 request passed the proxy while it delayed them: the fault had no effect');
+    },
+  },
+
+  's3-fail': {
+    name: 's3-fail',
+    what: 'lake on S3 (SeaweedFS) behind a proxy that refuses every request with 503 SlowDown for 15 s, twice',
+    s3: true,
+    async inject(ctx) {
+      const proxy = ctx.s3Proxy as FaultyS3Proxy;
+      for (let round = 0; round < 2; round++) {
+        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
+        ctx.fault('S3 refuses every request (503 SlowDown) for 15 s');
+        proxy.set({ failRatio: 1 });
+        await sleep(15_000);
+        proxy.set({});
+        ctx.fault(`S3 answers again; ${proxy.stats.failed} requests refused so far`);
+      }
+      // The fault must have been felt: merge-compaction saw the refusals (and survived them).
+      const felt = (ctx.stack.logText('merge-compaction').match(/SlowDown|reduce your request rate/g) ?? []).length;
+      ctx.fault(`merge-compaction logged ${felt} SlowDown errors`);
+      if (felt === 0) ctx.problems.push('merge-compaction logged no SlowDown error while S3 refused every request: the fault had no effect');
+    },
+  },
+
   'disk-full': {
     name: 'disk-full',
     what: 'lake on a tmpfs shrunk to what is used + 2 MB (disk full) for 20 s, then grown back',
@@ -202,7 +252,7 @@ export const SCENARIOS: Record<string, Scenario> = {
       ctx.mount!.resize(full);
       await sleep(20_000);
       // While full: the tables must still open (a failed write never leaves a torn commit).
-      ctx.problems.push(...(await checkTablesOpen(ctx.stack.lakeRoot)));
+      ctx.problems.push(...(await checkTablesOpen({ root: ctx.stack.lakeRoot })));
       const logs = ctx.stack.logText('merge-compaction');
       if (!/ENOSPC|no space/i.test(logs)) ctx.problems.push('merge-compaction logged no ENOSPC / "no space" error while the disk was full');
       ctx.mount!.resize(2048);

@@ -1,0 +1,92 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the proxy does to each request now. */
+export interface S3Faults {
+  /** Added before a request is forwarded, ms. */
+  readonly delayMs: number;
+  /** Share of requests answered `503 SlowDown` by the proxy itself (0–1), never forwarded. */
+  readonly failRatio: number;
+}
+
+const NONE: S3Faults = { delayMs: 0, failRatio: 0 };
+
+/**
+ * An HTTP proxy in front of an S3-compatible server, for storage faults the services cannot tell
+ * from a real object store's: added latency, and requests refused with S3's throttling answer
+ * (`503 SlowDown`, which the AWS SDK retries and then reports). Requests pass unchanged, Host
+ * header included, so SigV4 signatures made for the proxy's address still verify upstream.
+ * Listens on 127.0.0.1 only.
+ */
+export class FaultyS3Proxy {
+  /** Requests seen, delayed and refused since the start. */
+  readonly stats = { requests: 0, delayed: 0, failed: 0 };
+  private faults: S3Faults = NONE;
+
+  private constructor(
+    private readonly server: http.Server,
+    private readonly random: () => number,
+  ) {}
+
+  /** Starts a proxy to `target` (`http://host:port`) on a free loopback port. `random` decides which requests fail. */
+  static async start(target: string, random: () => number = Math.random): Promise<FaultyS3Proxy> {
+    const upstream = new URL(target);
+    if (upstream.protocol !== 'http:') throw new Error(`the S3 fault proxy forwards to http:// only, not ${target}`);
+    const server = http.createServer();
+    const proxy = new FaultyS3Proxy(server, random);
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => proxy.handle(upstream, req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return proxy;
+  }
+
+  /** The endpoint clients use instead of the server's. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Sets the faults for requests from now on (unset fields: none). */
+  set(faults: Partial<S3Faults>): void {
+    this.faults = { ...NONE, ...faults };
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(upstream: URL, req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.stats.requests += 1;
+    const { delayMs, failRatio } = this.faults;
+    if (failRatio > 0 && this.random() < failRatio) {
+      this.stats.failed += 1;
+      req.resume();
+      const body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate (injected by the chaos S3 proxy).</Message></Error>';
+      res.writeHead(503, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    const forward = () => {
+      const out = http.request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      out.on('error', (err) => {
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`chaos S3 proxy: upstream failed: ${err.message}`);
+      });
+      req.pipe(out);
+    };
+    if (delayMs > 0) {
+      this.stats.delayed += 1;
+      setTimeout(forward, delayMs);
+    } else {
+      forward();
+    }
+  }
+}
