@@ -104,6 +104,35 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     expect(rejected.length).toBeLessThanOrEqual(1);
   });
 
+  it('a commit whose answer was lost and whose retry then found the file is recognised as its own, not a rival (no second copy)', async () => {
+    // What an S3 client does when a PUT landed but its answer was lost: it retries, and the
+    // retry's If-None-Match finds the file. Here the first put lands and reports "exists".
+    class LostAnswerStorage extends LocalStorage {
+      lose = false;
+      override async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+        const landed = await super.putIfAbsent(key, body);
+        if (this.lose && key.startsWith('_delta_log/') && landed) {
+          this.lose = false;
+          return false;
+        }
+        return landed;
+      }
+    }
+    const { root } = await fresh();
+    const storage = new LostAnswerStorage(root);
+    const table = await LakeTable.open(storage);
+    await table.append({ rows: rows(0, 4) });
+    storage.lose = true;
+    const blind = await table.append({ rows: rows(4, 8) });
+    storage.lose = true;
+    const withTxn = await table.append({ rows: rows(8, 10) }, { txns: [{ appId: 'a', version: 7 }], expectedTxns: { a: null } });
+    expect([blind.version, withTxn.version]).toEqual([2, 3]);
+    const snap = await table.snapshot();
+    expect(snap.version).toBe(3);
+    expect(snap.files.reduce((n, f) => n + (snap.stats(f)?.numRecords ?? 0), 0)).toBe(10);
+    expect(snap.txnVersion('a')).toBe(7n);
+  });
+
   it('merge conflicts with a compaction that removed the files it read', async () => {
     const { table } = await fresh();
     for (let i = 0; i < 3; i++) await table.append({ rows: rows(i * 10, i * 10 + 10) });

@@ -81,7 +81,10 @@ export async function commit(
       if (existing === undefined) throw err;
       created = parseCommit(version, commitKey(version), existing).commitInfo?.txnId === txnId;
     }
-    if (created) {
+    const winner = created ? undefined : parseCommit(version, commitKey(version), await storage.get(commitKey(version)));
+    // "Exists" can be our own commit too: a put that landed, lost its answer, and was retried
+    // (an S3 client retries a 5xx by itself, and the retry's If-None-Match finds the file).
+    if (winner === undefined || winner.commitInfo?.txnId === txnId) {
       const durationMs = performance.now() - started;
       publish('commit', {
         table,
@@ -93,8 +96,6 @@ export async function commit(
       });
       return { version, attempts: attempt, durationMs };
     }
-    const winnerBody = await storage.get(commitKey(version));
-    const winner = parseCommit(version, commitKey(version), winnerBody);
     // Checked before the ordinary conflicts: a moved txn is not retryable, a plain conflict is.
     const moved = plan.expectedTxns ? txnMismatch(winner.txns, plan.expectedTxns) : undefined;
     if (moved) {
