@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { runChaos, s3FromEnv, type ChaosResult } from '../src/chaos/run';
 
 // Short CI version of the S3 storage scenarios: the lake on the test S3 server (SeaweedFS) behind
-// a fault proxy that first delays every request, then refuses every request with 503 SlowDown,
-// while load runs; then the oracle audit, read from the server directly.
+// a fault proxy that first loses the answers of 30 % of the requests it carries out, then delays
+// every request, then refuses every request with 503 SlowDown, while load runs; then the oracle
+// audit, read from the server directly.
 function s3() {
   const server = s3FromEnv();
   if (!server) throw new Error("SLUICE_TEST_S3_* are not set: run 'bash tools/services.d/10-s3.sh start' and export what 'bash tools/services.d/10-s3.sh env' prints (tools/test-all.sh does both)");
@@ -18,14 +19,15 @@ function brokers(): string {
   return b;
 }
 
-describe('chaos (short): S3 lake slow, then failing, under load', () => {
+describe('chaos (short): S3 lake losing answers, slow, then failing, under load', () => {
   const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-s3-'));
   let result: ChaosResult;
 
   beforeAll(async () => {
     result = await runChaos({
-      scenarios: ['s3-slow', 's3-fail'],
-      seconds: 60,
+      // In this order each fault starts well inside the load (s3-fail's second round may not).
+      scenarios: ['s3-lost-answers', 's3-slow', 's3-fail'],
+      seconds: 80,
       rate: 100,
       seed: 11,
       brokers: brokers(),
@@ -39,11 +41,16 @@ describe('chaos (short): S3 lake slow, then failing, under load', () => {
 
   afterAll(() => process.env.CHAOS_KEEP || rmSync(workDir, { recursive: true, force: true }));
 
-  it('delayed and refused S3 requests, and merge-compaction felt the refusals without a restart', () => {
-    expect(result.faults.some((f) => /requests were delayed/.test(f))).toBe(true);
-    expect(result.faults.filter((f) => /refuses every request/.test(f)).length).toBeGreaterThanOrEqual(1);
-    expect(result.faults.some((f) => /merge-compaction logged [1-9]\d* SlowDown errors/.test(f))).toBe(true);
-    expect(result.restarts['merge-compaction']).toBe(0);
+  it('lost answers, delayed and refused S3 requests, and merge-compaction felt the refusals without a restart', () => {
+    const seen = {
+      lostAnswers: result.faults.some((f) => /[1-9]\d* requests were carried out with their answer lost/.test(f)),
+      delayed: result.faults.some((f) => /[1-9]\d* requests were delayed/.test(f)),
+      refused: result.faults.some((f) => /refuses every request/.test(f)),
+      felt: result.faults.some((f) => /merge-compaction logged [1-9]\d* SlowDown errors/.test(f)),
+      mergeCompactionRestarts: result.restarts['merge-compaction'],
+    };
+    // The fault log goes with the flags, so a failure shows what happened.
+    expect({ ...seen, faults: result.faults }).toEqual({ lostAnswers: true, delayed: true, refused: true, felt: true, mergeCompactionRestarts: 0, faults: result.faults });
   });
 
   it('lost nothing, doubled nothing, silver equals the oracle, the DLQ equals the invalid input', () => {

@@ -58,6 +58,17 @@ describe('FaultyS3Proxy', () => {
     expect(hits).toBe(before + 1);
   });
 
+  it('carries out a request and then loses its answer (503 SlowDown), when told to', async () => {
+    proxy.set({ loseRatio: 1 });
+    const before = hits;
+    const r = await fetch(`${proxy.url}/bucket/key`, { method: 'PUT', body: 'landed' });
+    expect(r.status).toBe(503);
+    expect(await r.text()).toContain('<Code>SlowDown</Code>');
+    expect(hits).toBe(before + 1);
+    expect(proxy.stats.lost).toBeGreaterThanOrEqual(1);
+    proxy.set({});
+  });
+
   it('answers 502 with the reason when the server is gone', async () => {
     const gone = await FaultyS3Proxy.start('http://127.0.0.1:9');
     try {

@@ -7,9 +7,17 @@ export interface S3Faults {
   readonly delayMs: number;
   /** Share of requests answered `503 SlowDown` by the proxy itself (0–1), never forwarded. */
   readonly failRatio: number;
+  /**
+   * Share of requests forwarded, carried out by the server, and then answered `503 SlowDown`
+   * anyway (0–1): the answer is lost, the effect is not — a client must not take its own write
+   * for a rival's when it retries.
+   */
+  readonly loseRatio: number;
 }
 
-const NONE: S3Faults = { delayMs: 0, failRatio: 0 };
+const NONE: S3Faults = { delayMs: 0, failRatio: 0, loseRatio: 0 };
+
+const SLOW_DOWN = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate (injected by the chaos S3 proxy).</Message></Error>';
 
 /**
  * An HTTP proxy in front of an S3-compatible server, for storage faults the services cannot tell
@@ -19,8 +27,8 @@ const NONE: S3Faults = { delayMs: 0, failRatio: 0 };
  * Listens on 127.0.0.1 only.
  */
 export class FaultyS3Proxy {
-  /** Requests seen, delayed and refused since the start. */
-  readonly stats = { requests: 0, delayed: 0, failed: 0 };
+  /** Requests seen, delayed, refused, and carried out with their answer replaced, since the start. */
+  readonly stats = { requests: 0, delayed: 0, failed: 0, lost: 0 };
   private faults: S3Faults = NONE;
 
   private constructor(
@@ -59,19 +67,24 @@ export class FaultyS3Proxy {
 
   private handle(upstream: URL, req: http.IncomingMessage, res: http.ServerResponse): void {
     this.stats.requests += 1;
-    const { delayMs, failRatio } = this.faults;
+    const { delayMs, failRatio, loseRatio } = this.faults;
     if (failRatio > 0 && this.random() < failRatio) {
       this.stats.failed += 1;
       req.resume();
-      const body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate (injected by the chaos S3 proxy).</Message></Error>';
-      res.writeHead(503, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+      slowDown(res);
       return;
     }
+    const lose = loseRatio > 0 && this.random() < loseRatio;
     const forward = () => {
       const out = http.request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
         (answer) => {
+          if (lose) {
+            this.stats.lost += 1;
+            answer.resume();
+            answer.on('end', () => slowDown(res));
+            return;
+          }
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
         },
@@ -89,4 +102,10 @@ export class FaultyS3Proxy {
       forward();
     }
   }
+}
+
+/** S3's throttling answer. */
+function slowDown(res: http.ServerResponse): void {
+  res.writeHead(503, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(SLOW_DOWN) });
+  res.end(SLOW_DOWN);
 }

@@ -169,8 +169,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     what: 'lake filesystem read-only (every write fails with EROFS) for 15 s, twice',
     mount: { sizeMb: 2048 },
     async inject(ctx) {
+      // A round the load has no room for is skipped; the check below runs either way.
       for (let round = 0; round < 2; round++) {
-        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
+        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) break;
         ctx.fault('lake read-only for 15 s');
         ctx.mount!.readOnly(true);
         await sleep(15_000);
@@ -226,8 +227,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     s3: true,
     async inject(ctx) {
       const proxy = ctx.s3Proxy as FaultyS3Proxy;
+      // A round the load has no room for is skipped; the check below runs either way.
       for (let round = 0; round < 2; round++) {
-        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
+        if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) break;
         ctx.fault('S3 refuses every request (503 SlowDown) for 15 s');
         proxy.set({ failRatio: 1 });
         await sleep(15_000);
@@ -238,6 +240,24 @@ export const SCENARIOS: Record<string, Scenario> = {
       const felt = (ctx.stack.logText('merge-compaction').match(/SlowDown|reduce your request rate/g) ?? []).length;
       ctx.fault(`merge-compaction logged ${felt} SlowDown errors`);
       if (felt === 0) ctx.problems.push('merge-compaction logged no SlowDown error while S3 refused every request: the fault had no effect');
+    },
+  },
+
+  's3-lost-answers': {
+    name: 's3-lost-answers',
+    what: 'lake on S3 (SeaweedFS) behind a proxy that carries out 30 % of the requests and then answers 503 SlowDown anyway, for 20 s: writes land but their answers are lost',
+    s3: true,
+    async inject(ctx) {
+      const proxy = ctx.s3Proxy as FaultyS3Proxy;
+      if (!(await pause(ctx, 5000))) return;
+      const before = proxy.stats.lost;
+      ctx.fault('S3 answers lost for 30 % of the requests for 20 s');
+      proxy.set({ loseRatio: 0.3 });
+      await sleep(20_000);
+      proxy.set({});
+      const lost = proxy.stats.lost - before;
+      ctx.fault(`S3 answers again; ${lost} requests were carried out with their answer lost`);
+      if (lost === 0) ctx.problems.push('no S3 request lost its answer: the fault had no effect');
     },
   },
 
