@@ -54,7 +54,7 @@ export const mergeConfigSchema = {
   dedupMaxIds: int('SLUICE_DEDUP_MAX_IDS', {
     default: 1_000_000,
     min: 1,
-    doc: 'event ids the dedup windows hold in memory together (~35-50 bytes each); older ids inside the watermark are looked up in bronze',
+    doc: 'event ids the dedup windows hold in memory together (25-50 bytes each); older ids inside the watermark are looked up in bronze',
   }),
   mergeIntervalMs: int('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
   silverFoldPercent: int('SLUICE_SILVER_FOLD_PERCENT', {

@@ -108,6 +108,8 @@ describe('tier 1 bronze store', () => {
     const found = await store.committedEventIds(orders, 1, [...p1.map(key), { eventId: 'nope', eventTimeMs: p1[0].eventTimeMs }, key(p0[0]), { eventId: `it's`, eventTimeMs: p1[0].eventTimeMs }]);
     expect([...found].sort()).toEqual([...hostile].sort());
     expect(await store.committedEventIds(orders, 0, [key(p0[3]), key(p0[7])])).toEqual(new Set(['p0-3', 'p0-7']));
+    // The same id at another event time is another event.
+    expect(await store.committedEventIds(orders, 0, [{ eventId: 'p0-3', eventTimeMs: p0[3].eventTimeMs + 1 }])).toEqual(new Set());
     // A candidate's event time outside every file's range prunes everything.
     expect(await store.committedEventIds(orders, 0, [{ eventId: 'p0-3', eventTimeMs: p0[3].eventTimeMs + 86_400_000 }])).toEqual(new Set());
     // Still one table with the 26 rows: nothing in the ids ran as SQL.

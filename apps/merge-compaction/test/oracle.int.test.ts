@@ -43,6 +43,7 @@ describe('merge-compaction oracle', () => {
     expect(app.tier1!.stats.undecodable).toBe(0);
     expect(app.tier1!.stats.duplicates).toBeGreaterThan(0);
     expect(app.tier1!.stats.dedupBronzeChecks).toBeGreaterThan(0);
+    expect(app.tier1!.stats.dedupBronzeDuplicates).toBeGreaterThan(0);
     // Schema evolution without restart: v2's coupon_code became a column and carries values.
     const coupons = await readRows(env, CONTRACTS.orders.tables.bronze, 'SELECT count(coupon_code) AS n FROM t');
     expect(Number(coupons[0].n)).toBeGreaterThan(0);

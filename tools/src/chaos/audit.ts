@@ -1,6 +1,6 @@
 import { CONTRACTS, type ContractName } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
-import { LakeQueryEngine, LakeTable, tableStorageFactory, type LakeRootS3Options } from '@sluice/lake';
+import { LakeQueryEngine, LakeTable, tableStorageFactory, type LakeRootS3Options, type Storage } from '@sluice/lake';
 import { sleep } from '../bench/stack';
 import { DLQ_HEADERS } from '../dlq/dlq-record';
 import { readDlq } from '../dlq/read-dlq';
@@ -38,10 +38,20 @@ export interface AuditReport {
 
 let engine: Promise<LakeQueryEngine> | undefined;
 
+// One storage per table of a lake: an S3 storage holds a client (sockets), and the audit polls.
+const storages = new Map<string, Storage>();
+
+function storageOf(lake: LakeLocation, name: string): Storage {
+  const key = `${lake.root}\u0000${name}`;
+  let storage = storages.get(key);
+  if (!storage) storages.set(key, (storage = tableStorageFactory(lake.root, lake.s3)(name)));
+  return storage;
+}
+
 /** A table of the lake, or undefined when it does not exist (yet). */
 export async function openTable(lake: LakeLocation, name: string): Promise<LakeTable | undefined> {
   try {
-    return await LakeTable.open(tableStorageFactory(lake.root, lake.s3)(name));
+    return await LakeTable.open(storageOf(lake, name));
   } catch (err) {
     if (isSluiceError(err, 'LAKE_NOT_FOUND')) return undefined;
     throw err;

@@ -21,15 +21,18 @@ const SLOW_DOWN = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown
 
 /**
  * An HTTP proxy in front of an S3-compatible server, for storage faults the services cannot tell
- * from a real object store's: added latency, and requests refused with S3's throttling answer
- * (`503 SlowDown`, which the AWS SDK retries and then reports). Requests pass unchanged, Host
- * header included, so SigV4 signatures made for the proxy's address still verify upstream.
- * Listens on 127.0.0.1 only.
+ * from a real object store's: added latency, requests refused with S3's throttling answer
+ * (`503 SlowDown`, which the AWS SDK retries and then reports), and requests carried out whose
+ * answer is lost. Requests pass unchanged, Host header included, so SigV4 signatures made for the
+ * proxy's address still verify upstream. Listens on 127.0.0.1 only.
  */
 export class FaultyS3Proxy {
   /** Requests seen, delayed, refused, and carried out with their answer replaced, since the start. */
   readonly stats = { requests: 0, delayed: 0, failed: 0, lost: 0 };
   private faults: S3Faults = NONE;
+  /** Its own agent, so `close()` can end every upstream connection. */
+  private readonly agent = new http.Agent({ keepAlive: true });
+  private readonly timers = new Set<NodeJS.Timeout>();
 
   private constructor(
     private readonly server: http.Server,
@@ -61,6 +64,9 @@ export class FaultyS3Proxy {
   }
 
   async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.agent.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -77,7 +83,7 @@ export class FaultyS3Proxy {
     const lose = loseRatio > 0 && this.random() < loseRatio;
     const forward = () => {
       const out = http.request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
         (answer) => {
           if (lose) {
             this.stats.lost += 1;
@@ -90,14 +96,24 @@ export class FaultyS3Proxy {
         },
       );
       out.on('error', (err) => {
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        // Mid-answer, the client must see a broken response, not text appended to its body.
+        if (res.headersSent) return res.destroy(err);
+        res.writeHead(502, { 'content-type': 'text/plain' });
         res.end(`chaos S3 proxy: upstream failed: ${err.message}`);
+      });
+      // A client that hung up takes its upstream request with it.
+      res.on('close', () => {
+        if (!res.writableFinished) out.destroy();
       });
       req.pipe(out);
     };
     if (delayMs > 0) {
       this.stats.delayed += 1;
-      setTimeout(forward, delayMs);
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        forward();
+      }, delayMs);
+      this.timers.add(timer);
     } else {
       forward();
     }

@@ -26,7 +26,7 @@ export interface BronzeStore {
    * `limit` of them, `truncated` when there were more.
    */
   recentEventIds(contract: AnyContract, partition: number, watermarkMs: number, limit: number): Promise<{ ids: DedupKey[]; truncated: boolean }>;
-  /** Which of `candidates` (ids with their event times) are committed for that partition. */
+  /** Which of `candidates` are committed for that partition (same id and event time). */
   committedEventIds(contract: AnyContract, partition: number, candidates: readonly DedupKey[]): Promise<Set<string>>;
   /**
    * Appends `records` and one txn per partition in ONE commit. Fails with MERGE_OFFSETS_MOVED

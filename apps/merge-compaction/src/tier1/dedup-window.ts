@@ -36,7 +36,7 @@ export interface DedupWindowOptions {
  * they share a partition: the state is per partition and moves with it on a rebalance.
  *
  * Ids are held as 128-bit digests in per-`sliceMs` sets keyed by event time, so expiry drops
- * whole sets. Memory ≈ ids held × 23–46 bytes (digest-set.ts on why a digest stands for the id).
+ * whole sets. Memory ≈ ids held × 25–50 bytes (digest-set.ts on why a digest stands for the id).
  * With `maxIds`, memory holds only the newest part of the watermark (`memoryFromMs` on): the
  * rest is answered by bronze, through the caller, for the few records that fall there.
  *
@@ -163,7 +163,8 @@ export class DedupWindow {
   /** Over `maxIds`: drops the oldest slices (never the newest) and moves `memoryFrom` past them. */
   private trim(): void {
     while (this.entries > this.maxIds && this.slices.size > 1) {
-      const oldest = Math.min(...this.slices.keys());
+      let oldest = Infinity;
+      for (const slice of this.slices.keys()) if (slice < oldest) oldest = slice;
       this.entries -= (this.slices.get(oldest) as DigestSet).size;
       this.slices.delete(oldest);
       this.memoryFrom = Math.max(this.memoryFrom, (oldest + 1) * this.sliceMs);

@@ -4,10 +4,15 @@ import { digestOf, DigestSet, newDigest } from './digest-set';
 const hex = (s: string) => Buffer.from(digestOf(s, newDigest()).buffer).toString('hex');
 
 describe('digestOf', () => {
-  it('is a function of the string alone', () => {
+  it('is a function of the characters alone, whatever way the string was built', () => {
     const id = randomUUID();
-    expect(hex(id)).toBe(hex(`${id}`));
+    // A concatenated (cons) string, a sliced one and a flat copy of the same characters.
+    const built = id.slice(0, 9) + id.slice(9);
+    const sliced = `x${id}`.slice(1);
+    const flat = Buffer.from(id, 'utf8').toString('utf8');
+    expect(new Set([hex(id), hex(built), hex(sliced), hex(flat)]).size).toBe(1);
     expect(hex(id)).toMatch(/^[0-9a-f]{32}$/);
+    expect(hex(id)).not.toBe(hex(randomUUID()));
   });
 
   it('tells apart strings that differ in one code unit at any position, in length, or by a trailing NUL', () => {

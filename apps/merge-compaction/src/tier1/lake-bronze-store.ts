@@ -68,12 +68,13 @@ export class LakeBronzeStore implements BronzeStore {
     if (snap.files.every((f) => !files(f))) return found;
     const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
     try {
-      // Ids travel as one JSON parameter, never as SQL text.
+      // (id, event time) pairs travel as one JSON parameter, never as SQL text; a copy of an
+      // event has its event time, as the in-memory window assumes too.
       const rows = await session.query(
-        `SELECT DISTINCT event_id FROM bronze
-         WHERE ${KAFKA_PARTITION} = $p AND epoch_ms(event_time) BETWEEN $lo AND $hi
-           AND event_id IN (SELECT unnest(from_json($ids, '["VARCHAR"]')))`,
-        { p: partition, lo, hi, ids: JSON.stringify(candidates.map((c) => c.eventId)) },
+        `WITH c AS (SELECT u.id AS id, u.t AS t FROM (SELECT unnest(from_json($c, '[{"id":"VARCHAR","t":"BIGINT"}]')) AS u))
+         SELECT DISTINCT b.event_id FROM bronze b JOIN c ON b.event_id = c.id AND epoch_ms(b.event_time) = c.t
+         WHERE b.${KAFKA_PARTITION} = $p AND epoch_ms(b.event_time) BETWEEN $lo AND $hi`,
+        { p: partition, lo, hi, c: JSON.stringify(candidates.map((k) => ({ id: k.eventId, t: k.eventTimeMs }))) },
       );
       for (const r of rows) found.add(String(r.event_id));
       return found;

@@ -74,7 +74,7 @@ export class Tier1Worker {
   private readonly abort = new AbortController();
   private failed: unknown;
   /** Counters tests and /readyz read. */
-  readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0 };
+  readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0, dedupBronzeDuplicates: 0 };
 
   constructor(private readonly options: Tier1Options) {
     this.now = options.now ?? Date.now;
@@ -249,8 +249,12 @@ export class Tier1Worker {
       if (committed && committed.size > 0) {
         const unsure = new Set(verdict.unsure);
         for (const r of verdict.keep) {
-          if (unsure.has(r) && committed.has(r.eventId)) duplicates += 1;
-          else keep.push(r);
+          if (unsure.has(r) && committed.has(r.eventId)) {
+            duplicates += 1;
+            this.stats.dedupBronzeDuplicates += 1;
+          } else {
+            keep.push(r);
+          }
         }
       } else {
         keep.push(...verdict.keep);

@@ -56,7 +56,8 @@ export class KafkaAdmin {
   /**
    * Raises a topic's partition count to `total` (Kafka cannot lower it) and waits until the
    * broker's metadata shows them: in KRaft the controller answers first and the broker learns of
-   * the new partitions asynchronously. KAFKA_TIMEOUT if they do not show within the request timeout.
+   * the new partitions asynchronously. KAFKA_TIMEOUT if they do not show within the request
+   * timeout after the controller's answer.
    */
   async createPartitions(name: string, total: number): Promise<void> {
     await this.call('admin.createPartitions', name, (done) => this.native.createPartitions(name, total, this.timeoutMs, done));

@@ -38,8 +38,9 @@ export interface ConsumerOptions extends ConnectionOptions {
   /** Max time between two `poll()` calls before the group evicts this member, ms; default 300 000. */
   maxPollIntervalMs?: number;
   /**
-   * Max KiB prefetched per partition queue (`queued.max.messages.kbytes`); bounds memory, which is
-   * up to this times the assigned partitions; default 2 048 (about two fetches of one partition).
+   * Max KiB of prefetched messages (`queued.max.messages.kbytes`; librdkafka applies it to the
+   * consumer's one queue and may overshoot it by a fetch); default 2 048. 16 384 cost validate
+   * about 100 MB more RSS in the e2e run, with no gain in throughput.
    */
   maxPrefetchKbytes?: number;
   /** Rebalance hook, see {@link OnAssign}. */

@@ -72,18 +72,19 @@ export async function commit(
     };
     const body = serializeCommit([{ commitInfo }, ...plan.actions]);
     let created: boolean;
+    let found: Uint8Array | undefined;
     try {
       created = await storage.putIfAbsent(commitKey(version), body);
     } catch (err) {
-      // A timeout may hide a success: the commit is ours if its txnId is ours (DELTA.md §6).
+      // A timeout may hide a success: the entry decides below (DELTA.md §6).
       if (!isRetryable(err)) throw err;
-      const existing = await storage.getIfExists(commitKey(version));
-      if (existing === undefined) throw err;
-      created = parseCommit(version, commitKey(version), existing).commitInfo?.txnId === txnId;
+      found = await storage.getIfExists(commitKey(version));
+      if (found === undefined) throw err;
+      created = false;
     }
-    const winner = created ? undefined : parseCommit(version, commitKey(version), await storage.get(commitKey(version)));
-    // "Exists" can be our own commit too: a put that landed, lost its answer, and was retried
-    // (an S3 client retries a 5xx by itself, and the retry's If-None-Match finds the file).
+    const winner = created ? undefined : parseCommit(version, commitKey(version), found ?? (await storage.get(commitKey(version))));
+    // The entry found can be this commit's own: a put that landed and lost its answer, then was
+    // retried (an S3 client retries a 5xx by itself, and the retry's If-None-Match finds it).
     if (winner === undefined || winner.commitInfo?.txnId === txnId) {
       const durationMs = performance.now() - started;
       publish('commit', {
