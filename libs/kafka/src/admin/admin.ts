@@ -36,16 +36,15 @@ export class KafkaAdmin {
         done,
       ),
     );
-    const deadline = Date.now() + this.timeoutMs;
-    for (;;) {
+    await this.untilShown(async () => {
       try {
         await describeTopicConfigs(this.wire, [spec.name]);
-        return;
+        return undefined;
       } catch (err) {
-        if (!isSluiceError(err, 'KAFKA_TOPIC_NOT_FOUND') || Date.now() > deadline) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (!isSluiceError(err, 'KAFKA_TOPIC_NOT_FOUND')) throw err;
+        return err;
       }
-    }
+    });
   }
 
   /** Deletes topics (each must exist). */
@@ -61,17 +60,13 @@ export class KafkaAdmin {
    */
   async createPartitions(name: string, total: number): Promise<void> {
     await this.call('admin.createPartitions', name, (done) => this.native.createPartitions(name, total, this.timeoutMs, done));
-    const deadline = Date.now() + this.timeoutMs;
-    for (;;) {
+    await this.untilShown(async () => {
       const [described] = await this.describeTopics([name]);
-      if (described.partitions >= total) return;
-      if (Date.now() > deadline) {
-        throw kafkaError('KAFKA_TIMEOUT', `admin.createPartitions: ${name} still shows ${described.partitions} of ${total} partitions`, {
-          details: { operation: 'admin.createPartitions', topic: name, partitions: described.partitions, total },
-        });
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      if (described.partitions >= total) return undefined;
+      return kafkaError('KAFKA_TIMEOUT', `admin.createPartitions: ${name} still shows ${described.partitions} of ${total} partitions`, {
+        details: { operation: 'admin.createPartitions', topic: name, partitions: described.partitions, total },
+      });
+    });
   }
 
   /** Names of all topics, internal ones (`__consumer_offsets`…) excluded. */
@@ -106,16 +101,27 @@ export class KafkaAdmin {
    */
   async alterTopicConfigs(name: string, set: Readonly<Record<string, string>>): Promise<void> {
     await alterTopicConfigs(this.wire, name, set);
-    const deadline = Date.now() + this.timeoutMs;
-    for (;;) {
+    await this.untilShown(async () => {
       const current = (await describeTopicConfigs(this.wire, [name])).get(name) ?? {};
       const stale = Object.entries(set).filter(([key, value]) => current[key]?.value !== value);
-      if (stale.length === 0) return;
-      if (Date.now() > deadline) {
-        throw kafkaError('KAFKA_TIMEOUT', `admin.alterTopicConfigs: ${name} still shows old values for ${stale.map(([k]) => k).join(', ')}`, {
-          details: { operation: 'admin.alterTopicConfigs', topic: name, keys: stale.map(([k]) => k) },
-        });
-      }
+      if (stale.length === 0) return undefined;
+      return kafkaError('KAFKA_TIMEOUT', `admin.alterTopicConfigs: ${name} still shows old values for ${stale.map(([k]) => k).join(', ')}`, {
+        details: { operation: 'admin.alterTopicConfigs', topic: name, keys: stale.map(([k]) => k) },
+      });
+    });
+  }
+
+  /**
+   * Waits for a change the controller accepted to show on the broker (KRaft applies it
+   * asynchronously): re-reads every 50 ms until `pending()` answers undefined; past the request
+   * timeout, throws the last error it answered.
+   */
+  private async untilShown(pending: () => Promise<Error | undefined>): Promise<void> {
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      const err = await pending();
+      if (err === undefined) return;
+      if (Date.now() > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
