@@ -120,13 +120,13 @@ export class DigestSet {
   }
 
   has(d: Digest): boolean {
-    if (isZero(d)) return this.hasZero;
+    if (isFree(d, 0)) return this.hasZero;
     return this.find(this.slots, this.mask, d) >= 0;
   }
 
   /** Adds `d`; false when it was already held. */
   add(d: Digest): boolean {
-    if (isZero(d)) {
+    if (isFree(d, 0)) {
       const added = !this.hasZero;
       this.hasZero = true;
       return added;
@@ -142,7 +142,7 @@ export class DigestSet {
   private find(slots: Uint32Array, mask: number, d: Digest): number {
     for (let slot = d[0] & mask; ; slot = (slot + 1) & mask) {
       const at = slot * WORDS;
-      if (slots[at] === 0 && slots[at + 1] === 0 && slots[at + 2] === 0 && slots[at + 3] === 0) return -1;
+      if (isFree(slots, at)) return -1;
       if (slots[at] === d[0] && slots[at + 1] === d[1] && slots[at + 2] === d[2] && slots[at + 3] === d[3]) return slot;
     }
   }
@@ -153,19 +153,20 @@ export class DigestSet {
     this.slots = new Uint32Array(capacity * WORDS);
     this.mask = capacity - 1;
     for (let at = 0; at < old.length; at += WORDS) {
-      if (old[at] !== 0 || old[at + 1] !== 0 || old[at + 2] !== 0 || old[at + 3] !== 0) insert(this.slots, this.mask, old, at);
+      if (!isFree(old, at)) insert(this.slots, this.mask, old, at);
     }
   }
 }
 
-function isZero(d: Digest): boolean {
-  return d[0] === 0 && d[1] === 0 && d[2] === 0 && d[3] === 0;
+/** True when the four words at `at` are all zero: a free slot, or the all-zero digest. */
+function isFree(words: Uint32Array, at: number): boolean {
+  return words[at] === 0 && words[at + 1] === 0 && words[at + 2] === 0 && words[at + 3] === 0;
 }
 
 /** Puts the digest at `src[from..from+4)` into the first free slot of its probe sequence. */
 function insert(slots: Uint32Array, mask: number, src: Uint32Array, from: number): void {
   let slot = src[from] & mask;
-  while (slots[slot * WORDS] !== 0 || slots[slot * WORDS + 1] !== 0 || slots[slot * WORDS + 2] !== 0 || slots[slot * WORDS + 3] !== 0) slot = (slot + 1) & mask;
+  while (!isFree(slots, slot * WORDS)) slot = (slot + 1) & mask;
   const at = slot * WORDS;
   slots[at] = src[from];
   slots[at + 1] = src[from + 1];

@@ -244,22 +244,12 @@ export class Tier1Worker {
     for (const [key, list] of byTp) {
       const verdict = (this.owned.get(key) as Owned).dedup.check(list);
       // Inside the watermark but older than memory holds: bronze has the answer.
-      const committed = verdict.unsure.length > 0 ? await this.options.store.committedEventIds(contract, list[0].partition, verdict.unsure) : undefined;
+      const committed = verdict.unsure.length > 0 ? await this.options.store.committedEventIds(contract, list[0].partition, verdict.unsure) : new Set<string>();
+      const inBronze = new Set(verdict.unsure.filter((r) => committed.has(r.eventId)));
+      for (const r of verdict.keep) if (!inBronze.has(r)) keep.push(r);
+      duplicates += verdict.duplicates.length + inBronze.size;
       this.stats.dedupBronzeChecks += verdict.unsure.length;
-      if (committed && committed.size > 0) {
-        const unsure = new Set(verdict.unsure);
-        for (const r of verdict.keep) {
-          if (unsure.has(r) && committed.has(r.eventId)) {
-            duplicates += 1;
-            this.stats.dedupBronzeDuplicates += 1;
-          } else {
-            keep.push(r);
-          }
-        }
-      } else {
-        keep.push(...verdict.keep);
-      }
-      duplicates += verdict.duplicates.length;
+      this.stats.dedupBronzeDuplicates += inBronze.size;
     }
     const partitions: PartitionCommit[] = [...lastOffsets(records).values()].map(({ tp, offset }) => ({
       tp,
