@@ -1,24 +1,13 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { runChaos, s3FromEnv, type ChaosResult } from '../src/chaos/run';
+import { runChaos, type ChaosResult } from '../src/chaos/run';
+import { testBrokers, testS3 } from './support/env';
 
 // Short CI version of the S3 storage scenarios: the lake on the test S3 server (SeaweedFS) behind
 // a fault proxy that first loses the answers of 30 % of the requests it carries out, then delays
 // every request, then refuses every request with 503 SlowDown, while load runs; then the oracle
 // audit, read from the server directly.
-function s3() {
-  const server = s3FromEnv();
-  if (!server) throw new Error("SLUICE_TEST_S3_* are not set: run 'bash tools/services.d/10-s3.sh start' and export what 'bash tools/services.d/10-s3.sh env' prints (tools/test-all.sh does both)");
-  return server;
-}
-
-function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh start) and export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092');
-  return b;
-}
-
 describe('chaos (short): S3 lake losing answers, slow, then failing, under load', () => {
   const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-s3-'));
   let result: ChaosResult;
@@ -30,8 +19,8 @@ describe('chaos (short): S3 lake losing answers, slow, then failing, under load'
       seconds: 80,
       rate: 100,
       seed: 11,
-      brokers: brokers(),
-      s3: s3(),
+      brokers: testBrokers(),
+      s3: testS3(),
       workDir,
       drainTimeoutMs: 180_000,
       keep: Boolean(process.env.CHAOS_KEEP),

@@ -4,16 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { diffAgainstOracle } from '../src/chaos/audit';
 import { runChaos, type ChaosResult } from '../src/chaos/run';
 import { EventStream } from '../src/generator';
+import { testBrokers } from './support/env';
 
 // The short CI version of the chaos suite (the full runs: RELIABILITY.md). One stack on the
 // shared test broker under load; the hostile corpus, then a SIGKILL of each service (in random
 // order, each restarted by the supervisor), then a consumer tier scaled up and down; then the
 // oracle audit.
-function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh start) and export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092');
-  return b;
-}
 
 describe('chaos (short): poison, SIGKILL of each service, scale under load', () => {
   const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-'));
@@ -25,7 +21,7 @@ describe('chaos (short): poison, SIGKILL of each service, scale under load', () 
       seconds: 40,
       rate: 150,
       seed: 42,
-      brokers: brokers(),
+      brokers: testBrokers(),
       workDir,
       keep: true,
       drainTimeoutMs: 150_000,

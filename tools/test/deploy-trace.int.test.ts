@@ -5,14 +5,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { BatchConsumer, type ConsumedMessage, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { type SpanRecord, checkExposition, createTelemetry, extractTraceContext, injectTraceHeaders } from '@sluice/telemetry';
+import { testBrokers } from './support/env';
 
 // One event's path ingest → validate → merge-compaction over a real broker is one trace, and
 // the Kafka adapter's channel events become each service's metrics.
-function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set (KAFKA_PORT=19092 bash tools/kafka/kafka.sh start; export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092)');
-  return b;
-}
 const unique = (p: string) => `${p}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 const quiet = () => new Writable({ write: (_c, _e, done) => done() });
 
@@ -28,7 +24,7 @@ async function pollOne(consumer: BatchConsumer, timeoutMs = 30_000): Promise<Con
 describe('trace context across Kafka', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-trace-'));
   const spansFile = join(dir, 'spans.jsonl');
-  const kafka = brokers();
+  const kafka = testBrokers();
   const admin = new KafkaAdmin({ brokers: kafka });
   const producer = new KafkaProducer({ brokers: kafka, clientId: unique('p') });
   const rawTopic = unique('raw');

@@ -7,17 +7,12 @@ import { KafkaProducer } from '@sluice/kafka';
 import { parseExposition, type Sample, type ServiceId, type SpanRecord } from '@sluice/telemetry';
 import { DEMO_API_KEY, DEMO_QUERY_TOKEN, ROOT, Stack, type ServiceName, waitUntil } from '../src/bench/stack';
 import { checkRunningServices } from '../src/deploy/metric-refs';
+import { testBrokers } from './support/env';
 
 // The four real services as child processes against the test broker, every one exporting spans
 // to its own JSON-lines file: their /metrics must match the catalog and the alert/dashboard
 // expressions, the core counters must equal what was sent, and one event's spans must form a
 // single ingest → validate → merge-compaction chain (Sluice issue 8).
-
-function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set (KAFKA_PORT=19092 bash tools/kafka/kafka.sh start; export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092)');
-  return b;
-}
 
 const SERVICES: readonly ServiceName[] = ['ingest', 'validate', 'merge-compaction', 'query-api'];
 const ORDERS = 200;
@@ -26,7 +21,7 @@ const BATCH = 50;
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 describe('the running stack: metrics and one trace across services', () => {
-  const kafka = brokers();
+  const kafka = testBrokers();
   const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? tmpdir(), 'sluice-obs-'));
   const spanFile = (s: ServiceName) => path.join(workDir, 'spans', `${s}.jsonl`);
   const traceEnv = (s: ServiceName) => ({ TRACES_EXPORTER: 'jsonl', TRACES_FILE: spanFile(s), TRACES_SAMPLE_RATIO: '1', LOG_LEVEL: 'warn' });

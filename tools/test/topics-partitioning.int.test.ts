@@ -4,16 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import { SILVER_BUCKETS, VALID_TOPIC_PARTITIONS, bucketOf, partitionOf } from '@sluice/contracts';
 import { KafkaAdmin, KafkaProducer, partitionForKey } from '@sluice/kafka';
-
-function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh) and export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092');
-  return b;
-}
+import { testBrokers } from './support/env';
 
 describe('valid-topic partitions and silver buckets agree with the broker', () => {
-  const admin = new KafkaAdmin({ brokers: brokers(), requestTimeoutMs: 30_000 });
-  const producer = new KafkaProducer({ brokers: brokers() });
+  const admin = new KafkaAdmin({ brokers: testBrokers(), requestTimeoutMs: 30_000 });
+  const producer = new KafkaProducer({ brokers: testBrokers() });
   beforeAll(() => producer.connect());
   afterAll(async () => {
     await producer.close();

@@ -4,15 +4,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { KafkaAdmin } from '@sluice/kafka';
 import { pipelineTopicSpecs, planTopics, provisionTopics, type TopicPlan } from '../src/topics';
+import { testBrokers } from './support/env';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
-
-function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh) and export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092');
-  return b;
-}
 
 function prefix(): string {
   return `it-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}.`;
@@ -29,7 +24,7 @@ function testPlans(p: string): TopicPlan[] {
 }
 
 describe('topic provisioning against the broker', () => {
-  const admin = new KafkaAdmin({ brokers: brokers(), requestTimeoutMs: 30_000 });
+  const admin = new KafkaAdmin({ brokers: testBrokers(), requestTimeoutMs: 30_000 });
   afterAll(() => admin.close());
 
   it('creates missing topics with their settings, and a re-run is a no-op', async () => {
@@ -105,7 +100,7 @@ describe('topic provisioning against the broker', () => {
 
   it('CLI: creates the pipeline topics, --check passes, then fails with the drifted key', async () => {
     const p = prefix();
-    const cli = [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'tools/src/topics/cli.ts'), '--brokers', brokers(), '--prefix', p, '--timeout-ms', '30000'];
+    const cli = [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'tools/src/topics/cli.ts'), '--brokers', testBrokers(), '--prefix', p, '--timeout-ms', '30000'];
     const created = await run(cli[0], cli.slice(1), { cwd: ROOT });
     expect(created.stdout).toMatch(/^created\s+.*sluice\.raw/m);
     expect(created.stdout).toContain('ok: every topic matches the plan');

@@ -7,7 +7,7 @@ import { DEMO_API_KEY, sleep, type OwnBroker, type Stack } from '../bench/stack'
 import type { Rng } from '../generator';
 import { openTable, type LakeLocation } from './audit';
 import { poisonCorpus } from './poison';
-import type { FaultyS3Proxy } from './s3-proxy';
+import type { FaultyS3Proxy, S3Faults } from './s3-proxy';
 
 /** What a scenario's fault step can use while the load runs. */
 export interface FaultContext {
@@ -91,7 +91,15 @@ async function pause(ctx: FaultContext, ms: number): Promise<boolean> {
   return Date.now() < ctx.loadEndsAt;
 }
 
-/** Every table under the lake opens and its snapshot reads: no torn or corrupt commit. */
+/** Sets the proxy's faults for `ms`, then clears them; returns how much `stat` grew meanwhile. */
+async function proxyFaultsFor(proxy: FaultyS3Proxy, faults: Partial<S3Faults>, ms: number, stat: keyof FaultyS3Proxy['stats']): Promise<number> {
+  const before = proxy.stats[stat];
+  proxy.set(faults);
+  await sleep(ms);
+  proxy.set({});
+  return proxy.stats[stat] - before;
+}
+
 /**
  * Every table of the lake opens and loads its snapshot (no corrupt log). A local lake lists its
  * directories; an S3 one is checked by the names the contracts declare.
@@ -213,12 +221,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     async inject(ctx) {
       const proxy = ctx.s3Proxy as FaultyS3Proxy;
       if (!(await pause(ctx, 5000))) return;
-      const before = proxy.stats.delayed;
       ctx.fault('S3 requests delayed by 300 ms for 20 s');
-      proxy.set({ delayMs: 300 });
-      await sleep(20_000);
-      proxy.set({});
-      const delayed = proxy.stats.delayed - before;
+      const delayed = await proxyFaultsFor(proxy, { delayMs: 300 }, 20_000, 'delayed');
       ctx.fault(`S3 at full speed again; ${delayed} requests were delayed`);
       if (delayed === 0) ctx.problems.push('no S3 request passed the proxy while it delayed them: the fault had no effect');
     },
@@ -236,9 +240,7 @@ export const SCENARIOS: Record<string, Scenario> = {
       for (let round = 0; round < 2; round++) {
         if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) break;
         ctx.fault('S3 refuses every request (503 SlowDown) for 15 s');
-        proxy.set({ failRatio: 1 });
-        await sleep(15_000);
-        proxy.set({});
+        await proxyFaultsFor(proxy, { failRatio: 1 }, 15_000, 'failed');
         ctx.fault(`S3 answers again; ${proxy.stats.failed} requests refused so far`);
       }
       // The fault must have been felt: merge-compaction saw the refusals (and survived them).
@@ -255,12 +257,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     async inject(ctx) {
       const proxy = ctx.s3Proxy as FaultyS3Proxy;
       if (!(await pause(ctx, 5000))) return;
-      const before = proxy.stats.lost;
       ctx.fault('S3 answers lost for 30 % of the requests for 20 s');
-      proxy.set({ loseRatio: 0.3 });
-      await sleep(20_000);
-      proxy.set({});
-      const lost = proxy.stats.lost - before;
+      const lost = await proxyFaultsFor(proxy, { loseRatio: 0.3 }, 20_000, 'lost');
       ctx.fault(`S3 answers again; ${lost} requests were carried out with their answer lost`);
       if (lost === 0) ctx.problems.push('no S3 request lost its answer: the fault had no effect');
     },
