@@ -151,34 +151,66 @@ function recordChecker(
     defaultValue: f.default,
   }));
   const known = new Set(fields.map((f) => f.name));
-  const count = fields.length;
-  return (v, p, issues) => {
-    if (!isPlainObject(v)) return mismatch(issues, p, 'an object', v);
-    const out: Record<string, unknown> = {};
-    let present = 0;
-    for (let i = 0; i < count; i++) {
-      const f = compiled[i];
-      const raw = v[f.name];
-      if (raw === undefined || !Object.prototype.hasOwnProperty.call(v, f.name)) {
-        if (f.hasDefault) out[f.name] = f.defaultValue;
-        else issues.push(issue('EVENT_FIELD_MISSING', f.pointer ?? p + f.segment, `required field "${f.name}" is missing`));
-        continue;
-      }
-      present++;
-      out[f.name] = f.check(raw, f.pointer ?? p + f.segment, issues);
+  const unknownKeys = (v: Record<string, unknown>, p: string, issues: Issue[]): void => {
+    for (const key of Object.keys(v)) {
+      if (known.has(key) || ignore.has(key)) continue;
+      const at = `${p}/${pointerSegment(key)}`;
+      if (FORBIDDEN_KEYS.has(key)) issues.push(issue('EVENT_FORBIDDEN_KEY', at, `key "${key}" is not allowed`));
+      else issues.push(issue('EVENT_FIELD_UNKNOWN', at, `field "${clip(key)}" is not in this schema version`));
     }
-    // Unknown keys: only look when the object has more keys than the fields it matched.
-    const keys = Object.keys(v);
-    if (keys.length !== present) {
-      for (const key of keys) {
-        if (known.has(key) || ignore.has(key)) continue;
-        const at = `${p}/${pointerSegment(key)}`;
-        if (FORBIDDEN_KEYS.has(key)) issues.push(issue('EVENT_FORBIDDEN_KEY', at, `key "${key}" is not allowed`));
-        else issues.push(issue('EVENT_FIELD_UNKNOWN', at, `field "${clip(key)}" is not in this schema version`));
-      }
-    }
-    return out;
   };
+  const missing = (i: number, p: string, issues: Issue[]): unknown => {
+    const f = compiled[i];
+    if (f.hasDefault) return f.defaultValue;
+    issues.push(issue('EVENT_FIELD_MISSING', f.pointer ?? p + f.segment, `required field "${f.name}" is missing`));
+    return undefined;
+  };
+  return generateRecordChecker(compiled, { isPlainObject, mismatch, missing, unknownKeys });
+}
+
+interface RecordHelpers {
+  readonly isPlainObject: (v: unknown) => v is Record<string, unknown>;
+  readonly mismatch: typeof mismatch;
+  /** The value of an absent field (its default), or undefined after reporting it missing. */
+  readonly missing: (field: number, p: string, issues: Issue[]) => unknown;
+  /** Reports every key of `v` that is neither a field nor ignored. */
+  readonly unknownKeys: (v: Record<string, unknown>, p: string, issues: Issue[]) => void;
+}
+
+/**
+ * The record checker as generated code, as avsc does for its codecs: one straight-line function
+ * per record that reads each field by a constant name, calls that field's checker directly and
+ * returns one object literal in schema order. The generic loop it replaces made every property
+ * access a keyed lookup by a varying name and gave each output object its own chain of hidden
+ * classes; the generated one checks an orders event in about half the time (same-process A/B). Names enter the code only as
+ * `JSON.stringify` literals (a JSON string is a valid JS string literal), pointers and checkers
+ * only as arguments, so nothing from a schema is ever evaluated as code.
+ */
+function generateRecordChecker(compiled: readonly CompiledField[], helpers: RecordHelpers): Checker {
+  const lines: string[] = [
+    'return function checkRecord(v, p, issues) {',
+    '  if (!h.isPlainObject(v)) return h.mismatch(issues, p, "an object", v);',
+    '  let present = 0;',
+    '  let raw;',
+  ];
+  compiled.forEach((f, i) => {
+    const name = JSON.stringify(f.name);
+    const at = f.pointer === undefined ? `p + ${JSON.stringify(f.segment)}` : JSON.stringify(f.pointer);
+    lines.push(
+      `  raw = v[${name}];`,
+      `  let f${i};`,
+      `  if (raw === undefined || !hasOwn.call(v, ${name})) f${i} = h.missing(${i}, p, issues);`,
+      `  else { present++; f${i} = c${i}(raw, ${at}, issues); }`,
+    );
+  });
+  // Unknown keys: only look when the object has more keys than the fields it matched.
+  lines.push('  if (Object.keys(v).length !== present) h.unknownKeys(v, p, issues);');
+  // `"__proto__": x` in a literal would set the prototype; the computed form defines an own key.
+  const entries = compiled.map((f, i) => (f.name === '__proto__' ? `[${JSON.stringify(f.name)}]: f${i}` : `${JSON.stringify(f.name)}: f${i}`));
+  lines.push(`  return { ${entries.join(', ')} };`, '};');
+  const checks = compiled.map((f) => f.check);
+  const factory = new Function('h', 'hasOwn', ...checks.map((_, i) => `c${i}`), lines.join('\n')) as (...args: unknown[]) => Checker;
+  return factory(helpers, Object.prototype.hasOwnProperty, ...checks);
 }
 
 function numberChecker(expected: string, accepts: (n: number) => boolean, rule: FieldRule | undefined): Checker {
