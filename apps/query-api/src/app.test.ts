@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
@@ -92,7 +93,7 @@ async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?:
       { name: 'admin', token: ADMIN, tables: ['*'] },
     ]),
     lookups: opts.lookups ?? { orders_silver: { keyColumns: ['order_id'], separator: '|', bucket: { column: 'bucket', bucketOf: () => 2 } } },
-    dashboard: { refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
+    dashboard: { assetsDir: join(__dirname, 'dashboard'), refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
     dlqMetrics: opts.dlqMetrics,
     isReady: () => opts.ready ?? true,
     metrics: async () => '# HELP x\n',

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     auth: new TokenAuth(config.tokens),
     lookups: contractLookups(),
     dashboard: {
+      assetsDir: path.join(__dirname, 'dashboard'),
       refreshMs: config.dashboardRefreshMs,
       interval: config.dashboardInterval,
       buckets: config.dashboardBuckets,

@@ -121,6 +121,7 @@ export async function startApp(
       silver_orders: { keyColumns: ['order_id'], separator: KEY_SEPARATOR, bucket: { column: 'bucket', bucketOf: (k) => bucketOf(k, BUCKETS) } },
     },
     dashboard: {
+      assetsDir: path.join(__dirname, '..', 'src', 'dashboard'),
       refreshMs: 1000,
       interval: '1m',
       buckets: 60,

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, validTopic } from '@sluice/contracts';
 import { KafkaAdmin } from '@sluice/kafka';
 
@@ -49,6 +50,8 @@ export interface ServiceProcess {
   readonly id: string;
   readonly service: ServiceName;
   readonly instance: number;
+  /** The bundle it runs (deploy/bundle.sh output). */
+  readonly main: string;
   pid: number;
   /** Port of its HTTP API (ingest, query-api) or ops server (validate, merge-compaction). */
   readonly port: number;
@@ -124,9 +127,10 @@ export function sleep(ms: number): Promise<void> {
 
 /**
  * The whole pipeline as child processes on one machine: topics under a prefix, the lake in a
- * work directory, each service started with `node --import tsx` (one process, so /proc shows the
- * service itself), logs to files, and a supervisor that restarts a service that died — what
- * chaos scenarios kill and the benchmark measures.
+ * work directory, each service bundled by deploy/bundle.sh exactly as its image is built and run
+ * as `node --enable-source-maps main.js` (one process, so /proc shows the service itself), logs
+ * to files, and a supervisor that restarts a service that died — what chaos scenarios kill and
+ * the benchmark measures.
  */
 export class Stack {
   readonly procs = new Map<string, ServiceProcess>();
@@ -134,6 +138,8 @@ export class Stack {
   readonly logDir: string;
   readonly topics: { readonly raw: string; readonly dlq: string; readonly valid: (contract: string) => string };
   private readonly logs = new Map<string, WriteStream>();
+  /** main.js of each service's bundle (built once per stack, under `<workDir>/bin/`). */
+  private readonly bundles = new Map<ServiceName, Promise<string>>();
   private closed = false;
 
   constructor(readonly options: StackOptions) {
@@ -170,11 +176,23 @@ export class Stack {
     const id = instance === 0 ? service : `${service}-${instance}`;
     if (this.procs.has(id)) throw new Error(`${id} already runs`);
     const port = await freePort();
-    const proc: ServiceProcess = { id, service, instance, pid: 0, port, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
+    const main = await this.bundle(service);
+    const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
     this.procs.set(id, proc);
     this.launch(proc);
     await this.waitReady(proc, timeoutMs);
     return proc;
+  }
+
+  /** Bundles a service once per stack (every instance and restart runs the same main.js). */
+  private bundle(service: ServiceName): Promise<string> {
+    let main = this.bundles.get(service);
+    if (main === undefined) {
+      const dir = path.join(this.options.workDir, 'bin', service);
+      main = promisify(execFile)('bash', [path.join(ROOT, 'deploy', 'bundle.sh'), service, dir], { cwd: ROOT }).then(() => path.join(dir, 'main.js'));
+      this.bundles.set(service, main);
+    }
+    return main;
   }
 
   /** Base URL of ingest (instance 0). */
@@ -305,9 +323,11 @@ export class Stack {
   private launch(p: ServiceProcess): void {
     let log = this.logs.get(p.id);
     if (!log) this.logs.set(p.id, (log = createWriteStream(path.join(this.logDir, `${p.id}.log`), { flags: 'a' })));
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', p.service, 'src/main.ts')], {
+    const child = spawn(process.execPath, ['--enable-source-maps', p.main], {
       cwd: ROOT,
-      env: { ...process.env, TSX_TSCONFIG_PATH: path.join(ROOT, 'tsconfig.base.json'), ...this.envOf(p) },
+      // The bundle sits in the work directory; its npm packages are the workspace's (in the image,
+      // /app/node_modules beside main.js).
+      env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...this.envOf(p) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     p.child = child;

@@ -184,4 +184,15 @@ describe('deploy/Dockerfile', () => {
     const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n');
     for (const p of ['.git', '**/node_modules', '.sluice', '**/.env']) expect(ignore).toContain(p);
   });
+
+  it('copies only what the build context holds', () => {
+    const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n');
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(?:--\S+ )*(.+) \S+$/gm)].flatMap((m) => m[1].split(' '));
+    expect(sources).toContain('deploy/bundle.sh');
+    for (const src of sources) {
+      const top = src.split('/')[0];
+      // an ignored top-level directory is only usable through an explicit `!` exception
+      if (ignore.includes(top)) expect(ignore).toContain(`!${src}`);
+    }
+  });
 });

@@ -7,6 +7,11 @@ import type { FastifyInstance } from 'fastify';
  * (names only, nothing secret); the page itself calls the normal /v1 API with the viewer's token.
  */
 export interface DashboardSettings {
+  /**
+   * Directory of the page's files (index.html, dashboard.js). main.ts passes the one beside
+   * itself: src/dashboard when run from sources, the copy deploy/bundle.sh puts beside main.js.
+   */
+  assetsDir: string;
   refreshMs: number;
   /** Bucket width of the charts, one of the query API's intervals. */
   interval: '10s' | '1m' | '5m' | '15m' | '1h';
@@ -22,13 +27,11 @@ export interface DashboardSettings {
   orders?: { table: string; statusColumn: string; timeColumn: string };
 }
 
-const ASSETS = join(__dirname, '..', 'dashboard');
-
 /** `GET /dashboard`: a plain HTML page and a small script, no build step. */
 export function dashboardRoutes(app: FastifyInstance, settings: DashboardSettings): void {
   // Read once at start: the page is static and small.
-  const html = readFileSync(join(ASSETS, 'index.html'), 'utf8');
-  const script = readFileSync(join(ASSETS, 'dashboard.js'), 'utf8');
+  const html = readFileSync(join(settings.assetsDir, 'index.html'), 'utf8');
+  const script = readFileSync(join(settings.assetsDir, 'dashboard.js'), 'utf8');
   const headers = {
     'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:",
     'x-content-type-options': 'nosniff',

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Bundles one service the way it ships: apps/ and libs/ TypeScript (path aliases resolved) into
+# one CommonJS main.js with a source map, npm packages left external in node_modules, and the
+# files a service reads at run time copied beside main.js. Used by deploy/Dockerfile and by the
+# local stack the benchmarks, chaos scenarios and stack tests run (tools/src/bench/stack.ts),
+# so what is measured and tested is what ships.
+#   bash deploy/bundle.sh <service> <out-dir>     (run from the workspace root)
+set -euo pipefail
+app=${1:?service name}
+out=${2:?output directory}
+case "$app" in
+  ingest|validate|merge-compaction|query-api) ;;
+  *) echo "bundle.sh: unknown service '$app'" >&2; exit 2 ;;
+esac
+mkdir -p "$out"
+node_modules/.bin/esbuild "apps/$app/src/main.ts" --bundle --platform=node --target=node20 \
+  --format=cjs --packages=external --tsconfig=tsconfig.base.json --sourcemap \
+  --outfile="$out/main.js" --log-level=warning
+# Run-time files, found by each service relative to its main (src/ in development, the bundle's
+# directory once built).
+if [ "$app" = query-api ]; then
+  rm -rf "$out/dashboard"
+  cp -r apps/query-api/src/dashboard "$out/dashboard"
+fi
