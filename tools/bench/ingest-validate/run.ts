@@ -10,11 +10,12 @@
  * offsets of its group over time. A same-run single-core baseline (JSON.parse of the same
  * events) says how fast this machine is at that moment, since it is shared.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '@sluice/kafka';
+import { bundleService, spawnService, type ServiceName } from '../../src/bench/service-bundle';
 import { watchProcess } from './proc-stats';
 
 type Autocannon = (opts: Record<string, unknown>) => Promise<{
@@ -64,12 +65,7 @@ function event(i: number): Record<string, unknown> {
 }
 
 function start(main: string, env: Record<string, string>): { proc: ChildProcess; lines: string[]; waitFor(re: RegExp): Promise<string> } {
-  // `node --import tsx` rather than the tsx CLI: one process, so /proc shows the service itself.
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main)], {
-    cwd: ROOT,
-    env: { ...process.env, TSX_TSCONFIG_PATH: path.join(ROOT, 'tsconfig.base.json'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawnService(main, env);
   const lines: string[] = [];
   const listeners: ((l: string) => void)[] = [];
   const on = (b: Buffer) => b.toString().split('\n').filter(Boolean).forEach((l) => (lines.push(l), listeners.forEach((f) => f(l))));
@@ -98,6 +94,11 @@ function baselineJsonParse(body: string[]): number {
   return n / ((performance.now() - started) / 1000);
 }
 
+/** The service as its image runs it (deploy/bundle.sh), built under .sluice/bench. */
+function bundle(service: ServiceName): Promise<string> {
+  return bundleService(service, path.join(ROOT, '.sluice', 'bench', 'bin', service));
+}
+
 async function main(): Promise<void> {
   const admin = new KafkaAdmin({ brokers, clientId: 'bench' });
   for (const name of [topics.raw, ...topics.valid]) await admin.createTopic({ name, partitions: PARTITIONS });
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
   const baseline = baselineJsonParse(lines);
 
   // ---- Phase 1: ingest
-  const ingest = start('apps/ingest/src/main.ts', {
+  const ingest = start(await bundle('ingest'), {
     KAFKA_BROKERS: brokers,
     INGEST_PORT: '0',
     INGEST_RAW_TOPIC: topics.raw,
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
 
   // ---- Phase 2: validate drains the raw topic
   const group = `${prefix}validate`;
-  const validate = start('apps/validate/src/main.ts', {
+  const validate = start(await bundle('validate'), {
     KAFKA_BROKERS: brokers,
     VALIDATE_GROUP_ID: group,
     VALIDATE_INSTANCE_ID: 'bench-0',

@@ -1,5 +1,5 @@
 // merge-compaction benchmarks against a real Kafka and a real merge-compaction process
-// (started as in production: node + tsx on apps/merge-compaction/src/main.ts).
+// (started as in production: the bundle deploy/bundle.sh builds, run by node).
 //
 //   npx tsx tools/bench/merge/bench.ts --mode tier1 --events 200000
 //   npx tsx tools/bench/merge/bench.ts --mode freshness --rate 5000 --seconds 30
@@ -7,7 +7,7 @@
 //   npx tsx tools/bench/merge/bench.ts --mode baseline --events 100000   (libs/lake append alone, same rows)
 //
 // Broker from SLUICE_TEST_KAFKA_BROKERS (default 127.0.0.1:19092). Results go to stdout as JSON.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { CONTRACTS, encodeSingleObject, validTopicName } from '@sluice/contracts';
 import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { LakeTable, LocalStorage } from '@sluice/lake';
+import { bundleService, spawnService } from '../../src/bench/service-bundle';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '127.0.0.1:19092';
@@ -72,8 +73,10 @@ function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-function startService(env: Record<string, string>, logFile: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/merge-compaction/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startService(env: Record<string, string>, logFile: string): Promise<ChildProcess> {
+  // As its image runs it (deploy/bundle.sh), built under .sluice/bench.
+  const main = await bundleService('merge-compaction', path.join(ROOT, '.sluice', 'bench', 'bin', 'merge-compaction'));
+  const child = spawnService(main, env);
   fs.open(logFile, 'a').then((h) => {
     const s = h.createWriteStream();
     child.stdout?.pipe(s);
@@ -167,7 +170,7 @@ async function main(): Promise<void> {
       const events = makeEvents(o.events, Date.now(), 50_000);
       for (let i = 0; i < events.length; i += 5000) await producer.sendBatch(events.slice(i, i + 5000).map((e) => ({ topic, ...e })));
       const ends = await admin.fetchEndOffsets(Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition })));
-      child = startService({ ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: '100000', SLUICE_BATCH_MAX_BYTES: String(32 * 1024 * 1024), SLUICE_MAX_BUFFERED_BYTES: String(128 * 1024 * 1024) }, logFile);
+      child = await startService({ ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: '100000', SLUICE_BATCH_MAX_BYTES: String(32 * 1024 * 1024), SLUICE_MAX_BUFFERED_BYTES: String(128 * 1024 * 1024) }, logFile);
       await waitReady(port);
       const cpu0 = cpuSeconds(child.pid!);
       const t0 = performance.now();
@@ -183,7 +186,7 @@ async function main(): Promise<void> {
       Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu) });
     } else {
       // Sustained rate; freshness = first time silver's fold txn covers an event's offset − its send time.
-      child = startService(env, logFile);
+      child = await startService(env, logFile);
       await waitReady(port);
       const total = o.rate * o.seconds;
       const startMs = Date.now() + 500;

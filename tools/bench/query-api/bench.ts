@@ -3,12 +3,13 @@
 // DuckDB running the same SQL on the same files through libs/lake's query engine without HTTP.
 //   npx tsx tools/bench/query-api/bench.ts --rows 1000000 --duration 10 --connections 50
 // Results and the exact command: docs/bench/query-api.md.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { ORDER_STATUSES, SILVER_BUCKETS, bucketOf } from '@sluice/contracts';
 import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
+import { bundleService, spawnService } from '../../src/bench/service-bundle';
 
 const o = args({ rows: 1_000_000, duration: 10, connections: 50, days: 7, port: 18390, baselineRuns: 200, rebuild: false });
 const ROOT = path.resolve(__dirname, '../../..');
@@ -176,11 +177,11 @@ interface Server {
 }
 
 async function startServer(cacheEntries: number): Promise<Server> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/query-api/src/main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      TSX_TSCONFIG_PATH: path.join(ROOT, 'apps/query-api/tsconfig.json'),
+  // As its image runs it (deploy/bundle.sh), built under .sluice/bench.
+  const main = await bundleService('query-api', path.join(ROOT, '.sluice', 'bench', 'bin', 'query-api'));
+  const proc = spawnService(
+    main,
+    {
       QUERY_API_PORT: String(o.port),
       QUERY_API_LAKE_ROOT: LAKE,
       QUERY_API_TABLES: TABLE,
@@ -193,8 +194,8 @@ async function startServer(cacheEntries: number): Promise<Server> {
       QUERY_API_DUCKDB_THREADS: '2',
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   let maxRss = 0;
   const sample = setInterval(() => {
     try {

@@ -1,16 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, validTopic } from '@sluice/contracts';
 import { KafkaAdmin } from '@sluice/kafka';
 
-/** Repository root (tools/src/bench → ../../..). */
-export const ROOT = path.resolve(__dirname, '../../..');
+import { bundleService, ROOT, spawnService, type ServiceName } from './service-bundle';
 
-/** The four services of the pipeline. */
-export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
+export { ROOT, type ServiceName } from './service-bundle';
 
 /** Demo credentials the local stack uses (tools/run-local.sh has the same). */
 export const DEMO_API_KEY = 'demo-ingest-key-0000000000000000';
@@ -188,8 +185,7 @@ export class Stack {
   private bundle(service: ServiceName): Promise<string> {
     let main = this.bundles.get(service);
     if (main === undefined) {
-      const dir = path.join(this.options.workDir, 'bin', service);
-      main = promisify(execFile)('bash', [path.join(ROOT, 'deploy', 'bundle.sh'), service, dir], { cwd: ROOT }).then(() => path.join(dir, 'main.js'));
+      main = bundleService(service, path.join(this.options.workDir, 'bin', service));
       this.bundles.set(service, main);
     }
     return main;
@@ -323,13 +319,7 @@ export class Stack {
   private launch(p: ServiceProcess): void {
     let log = this.logs.get(p.id);
     if (!log) this.logs.set(p.id, (log = createWriteStream(path.join(this.logDir, `${p.id}.log`), { flags: 'a' })));
-    const child = spawn(process.execPath, ['--enable-source-maps', p.main], {
-      cwd: ROOT,
-      // The bundle sits in the work directory; its npm packages are the workspace's (in the image,
-      // /app/node_modules beside main.js).
-      env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...this.envOf(p) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnService(p.main, this.envOf(p));
     p.child = child;
     p.pid = child.pid ?? 0;
     child.stdout?.pipe(log, { end: false });

@@ -1,0 +1,34 @@
+import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+/** Repository root (tools/src/bench → ../../..). */
+export const ROOT = path.resolve(__dirname, '../../..');
+
+/** The four services of the pipeline. */
+export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
+
+/**
+ * Bundles a service with deploy/bundle.sh, exactly as its image is built, into `outDir`;
+ * returns the path of its main.js. Benchmarks and chaos runs measure what ships, not the
+ * TypeScript loader (tsx adds a loader thread, per-import getters and transpile memory).
+ */
+export async function bundleService(service: ServiceName, outDir: string): Promise<string> {
+  await promisify(execFile)('bash', [path.join(ROOT, 'deploy', 'bundle.sh'), service, outDir], { cwd: ROOT });
+  return path.join(outDir, 'main.js');
+}
+
+/**
+ * Starts a bundled service as the image does (`node --enable-source-maps main.js`), one process
+ * so /proc shows the service itself. The bundle may sit outside the workspace (a work
+ * directory): its npm packages resolve from the workspace's node_modules, as they resolve from
+ * /app/node_modules in the image.
+ */
+export function spawnService(main: string, env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
+  return spawn(process.execPath, ['--enable-source-maps', main], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+    env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...env },
+  });
+}
