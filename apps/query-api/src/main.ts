@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { describeConfig } from '@sluice/config';
-import { CONTRACTS, KEY_SEPARATOR, bucketOf } from '@sluice/contracts';
+import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { createTelemetry, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
@@ -115,6 +115,7 @@ function contractLookups(): Record<string, EntityLookup> {
       keyColumns: [...c.keyFields],
       separator: KEY_SEPARATOR,
       bucket: { column: 'bucket', bucketOf: (key) => bucketOf(key, c.buckets) },
+      cluster: { column: KEY_HASH_COLUMN, hashOf: keyHashOf },
     };
   }
   return out;

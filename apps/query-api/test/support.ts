@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { KEY_SEPARATOR, ORDER_STATUSES, bucketOf } from '@sluice/contracts';
+import { KEY_HASH_COLUMN, KEY_SEPARATOR, ORDER_STATUSES, bucketOf, keyHashOf } from '@sluice/contracts';
 import { type ColumnSpec, LakeQueryEngine, LakeTable, LocalStorage, type Storage } from '@sluice/lake';
 import { type Telemetry, httpMetricsHook } from '@sluice/telemetry';
 import { buildApp } from '../src/app';
@@ -26,7 +26,7 @@ export async function tempDir(label: string): Promise<string> {
   return dir;
 }
 
-/** Columns of an orders silver table as merge-compaction writes it (envelope, key, payload, bucket). */
+/** Columns of an orders silver table as merge-compaction writes it (envelope, key, payload, key hash, bucket). */
 export const ORDER_COLUMNS: ColumnSpec[] = [
   { name: 'event_id', type: 'string', nullable: false },
   { name: 'event_time', type: 'timestamp', nullable: false },
@@ -40,6 +40,7 @@ export const ORDER_COLUMNS: ColumnSpec[] = [
   { name: 'currency', type: 'string' },
   { name: 'item_count', type: 'integer' },
   { name: 'coupon_code', type: 'string' },
+  { name: KEY_HASH_COLUMN, type: 'long', nullable: false },
   { name: 'bucket', type: 'integer', nullable: false },
 ];
 
@@ -61,6 +62,7 @@ export function orderRow(i: number, version = 1, status?: string): Record<string
     currency: i % 3 === 0 ? 'EUR' : 'USD',
     item_count: 1 + (i % 5),
     coupon_code: i % 4 === 0 ? null : `C${i % 11}`,
+    [KEY_HASH_COLUMN]: keyHashOf(orderId),
     bucket: bucketOf(orderId, BUCKETS),
   };
 }
@@ -118,7 +120,12 @@ export async function startApp(
     service,
     auth: new TokenAuth([{ name: 'test', token: TOKEN, tables: ['*'] }]),
     lookups: {
-      silver_orders: { keyColumns: ['order_id'], separator: KEY_SEPARATOR, bucket: { column: 'bucket', bucketOf: (k) => bucketOf(k, BUCKETS) } },
+      silver_orders: {
+        keyColumns: ['order_id'],
+        separator: KEY_SEPARATOR,
+        bucket: { column: 'bucket', bucketOf: (k) => bucketOf(k, BUCKETS) },
+        cluster: { column: KEY_HASH_COLUMN, hashOf: keyHashOf },
+      },
     },
     dashboard: {
       assetsDir: path.join(__dirname, '..', 'src', 'dashboard'),

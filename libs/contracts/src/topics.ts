@@ -15,6 +15,9 @@ export const BRONZE_PARTITION_COLUMNS = Object.freeze(['event_date', 'bucket'] a
 /** Partition columns of silver tables: the murmur2 bucket of the entity key. */
 export const SILVER_PARTITION_COLUMNS = Object.freeze(['bucket'] as const);
 
+/** Bronze and silver column holding `keyHashOf(entity key)`; silver files are clustered by it. */
+export const KEY_HASH_COLUMN = '_key_hash';
+
 /** The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. */
 export const RAW_TOPIC: TopicSpec = Object.freeze({
   name: 'sluice.raw',

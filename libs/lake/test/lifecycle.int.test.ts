@@ -210,3 +210,59 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect((await table.currentView()).pending).toBeUndefined();
   });
 });
+
+describe('sluice.parquet.rowGroupRows', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await tempDir('lake-rowgroups');
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  /** Per data file, its row groups' [min, max] of `key` in file order. */
+  async function keyRanges(table: LakeTable): Promise<[number, number][][]> {
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({});
+    try {
+      const snap = await table.snapshot();
+      const out: [number, number][][] = [];
+      for (const f of snap.files) {
+        const file = path.join(dir, 't', f.key).replace(/'/g, "''");
+        const groups = await session.query(`SELECT stats_min, stats_max FROM parquet_metadata('${file}') WHERE path_in_schema = 'key' ORDER BY row_group_id`);
+        out.push(groups.map((g) => [Number(g.stats_min), Number(g.stats_max)]));
+      }
+      return out;
+    } finally {
+      session.close();
+    }
+  }
+
+  it('refuses values DuckDB cannot write as whole vectors', async () => {
+    for (const bad of ['0', '1000', '-2048', '4096.5', 'x']) {
+      await expect(LakeTable.create(new LocalStorage(path.join(dir, `bad-${bad}`)), { columns, properties: { 'sluice.parquet.rowGroupRows': bad } })).rejects.toMatchObject({ code: 'LAKE_SCHEMA_INVALID' });
+    }
+  });
+
+  it('MERGE rewrites and compaction write row groups of that size, in cluster order, so each group spans a narrow key range', async () => {
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 't')), { columns, partitionColumns: ['bucket'], properties: { 'sluice.parquet.rowGroupRows': '2048' } });
+    // keys inserted in a scrambled order: without the ordered write every group would span them all
+    const scrambled = (n: number) => Array.from({ length: n }, (_, i) => (i * 7919) % n);
+    const upserts = scrambled(30_000).map((key) => ({ key, v: 1, payload: `p${key}`, bucket: key % 3, op: 'upsert' }));
+    await table.merge({ source: { rows: upserts }, keys: ['key'], versionColumn: 'v', deleteColumn: 'op', clusterColumn: 'key' });
+    const afterMerge = await keyRanges(table);
+    expect(afterMerge).toHaveLength(3); // one file per bucket, 10k rows each
+    for (const groups of afterMerge) {
+      expect(groups.length).toBeGreaterThanOrEqual(5); // 10,000 rows / 2,048
+      // a group of 2,048 of a bucket's keys (every third key) spans about 3 × 2,048
+      for (const [lo, hi] of groups) expect(hi - lo).toBeLessThan(3 * 2048 * 1.5);
+    }
+    await table.compact({ sortBy: ['key'], targetFileBytes: 1 << 30 });
+    const afterCompaction = await keyRanges(table);
+    for (const groups of afterCompaction) {
+      expect(groups.length).toBeGreaterThanOrEqual(5);
+      for (const [lo, hi] of groups) expect(hi - lo).toBeLessThan(3 * 2048 * 1.5);
+    }
+    expect(await count(table)).toBe(30_000);
+  });
+});

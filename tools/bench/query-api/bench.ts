@@ -7,13 +7,16 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { ORDER_STATUSES, SILVER_BUCKETS, bucketOf } from '@sluice/contracts';
-import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
+import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, bucketOf, keyHashOf } from '@sluice/contracts';
+import { LakeQueryEngine, LakeTable, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
 
 const o = args({ rows: 1_000_000, duration: 10, connections: 50, days: 7, port: 18390, baselineRuns: 200, rebuild: false });
 const ROOT = path.resolve(__dirname, '../../..');
-const LAKE = path.join(ROOT, '.sluice/bench/query-api', `rows-${o.rows}`);
+// Laid out as merge-compaction writes silver: key-hash column, files clustered by it, 8,192-row
+// row groups (apps/merge-compaction/src/tables/table-set.ts). (`rows-N` held the older layout.)
+const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-rows-${o.rows}`);
+const SILVER_ROW_GROUP_ROWS = 8192;
 const TABLE = 'silver_orders';
 const TOKEN = 'bench-token-0123456789abcdef';
 const DAY0 = Date.UTC(2026, 0, 1);
@@ -49,9 +52,11 @@ async function buildTable(): Promise<LakeTable> {
       { name: 'total_cents', type: 'long' },
       { name: 'currency', type: 'string' },
       { name: 'item_count', type: 'integer' },
+      { name: KEY_HASH_COLUMN, type: 'long', nullable: false },
       { name: 'bucket', type: 'integer', nullable: false },
     ],
     partitionColumns: ['bucket'],
+    properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS) },
   });
   const batch = 100_000;
   for (let start = 0; start < o.rows; start += batch) {
@@ -69,17 +74,18 @@ async function buildTable(): Promise<LakeTable> {
         total_cents: (i * 37) % 100_000,
         currency: i % 3 === 0 ? 'EUR' : 'USD',
         item_count: 1 + (i % 7),
+        [KEY_HASH_COLUMN]: keyHashOf(id),
         bucket: bucketOf(id, SILVER_BUCKETS),
       };
     });
     await table.append({ rows }, { txns: [{ appId: 'fold:bench-0', version: start + rows.length }] });
     process.stderr.write(`built ${start + rows.length} rows\n`);
   }
-  await table.compact({ targetFileBytes: 256 * 1024 * 1024 });
+  await table.compact({ targetFileBytes: 256 * 1024 * 1024, sortBy: [KEY_HASH_COLUMN] });
   return table;
 }
 
-const lookupSql = `SELECT * FROM lake_snapshot WHERE "order_id" = CAST($1 AS VARCHAR) AND "bucket" = CAST($2 AS INTEGER) LIMIT 2 OFFSET 0`;
+const lookupSql = `SELECT * FROM lake_snapshot WHERE "order_id" = CAST($1 AS VARCHAR) AND "bucket" = CAST($2 AS INTEGER) AND "${KEY_HASH_COLUMN}" = CAST($3 AS BIGINT) LIMIT 2 OFFSET 0`;
 const dayWhere = (day: number) => [new Date(DAY0 + day * DAY).toISOString(), new Date(DAY0 + (day + 1) * DAY).toISOString()];
 const aggregateBody = (day: number) => ({
   where: [{ column: 'event_time', op: '>=', value: dayWhere(day)[0] }, { column: 'event_time', op: '<', value: dayWhere(day)[1] }],
@@ -119,7 +125,7 @@ async function baseline(table: LakeTable): Promise<Record<string, { p50: number;
     const bucket = bucketOf(id, SILVER_BUCKETS);
     const s = await engine.open({ lake_snapshot: { storage, snapshot, files: (f) => f.partitionValues.bucket === String(bucket) } });
     try {
-      const rows = await s.queryJson(lookupSql, [id, String(bucket)]);
+      const rows = await s.queryJson(lookupSql, [id, String(bucket), String(keyHashOf(id))]);
       if (rows.length !== 1) throw new Error(`baseline lookup of ${id} found ${rows.length} rows`);
     } finally {
       s.close();
@@ -150,7 +156,7 @@ async function baseline(table: LakeTable): Promise<Record<string, { p50: number;
     const bucket = bucketOf(id, SILVER_BUCKETS);
     const s = await engine.open({ lake_snapshot: { storage, snapshot, files: (f) => f.partitionValues.bucket === String(bucket) } });
     try {
-      await s.queryJson(lookupSql, [id, String(bucket)]);
+      await s.queryJson(lookupSql, [id, String(bucket), String(keyHashOf(id))]);
     } finally {
       s.close();
     }

@@ -1,4 +1,4 @@
-import { columnsOf, type AnyContract, type Column, type GoldAggregate } from '@sluice/contracts';
+import { KEY_HASH_COLUMN, columnsOf, type AnyContract, type Column, type GoldAggregate } from '@sluice/contracts';
 import type { ColumnSpec, DeltaPrimitiveType } from '@sluice/lake';
 
 /**
@@ -11,8 +11,8 @@ import type { ColumnSpec, DeltaPrimitiveType } from '@sluice/lake';
 export const BUCKET = 'bucket';
 /** Bronze partition column: UTC date of event_time. */
 export const EVENT_DATE = 'event_date';
-/** murmur2 of the entity key (positive): stats on it let a MERGE skip files. */
-export const KEY_HASH = '_key_hash';
+/** keyHashOf(entity key): stats on it let a MERGE skip files and a lookup skip row groups. */
+export const KEY_HASH = KEY_HASH_COLUMN;
 /** Bronze: source coordinates, also how tier 2 reads increments. */
 export const KAFKA_PARTITION = '_kafka_partition';
 export const KAFKA_OFFSET = '_kafka_offset';

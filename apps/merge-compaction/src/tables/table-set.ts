@@ -1,7 +1,10 @@
 import type { AnyContract, GoldAggregate } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
-import { LakeTable, type ColumnSpec, type Storage } from '@sluice/lake';
+import { LakeTable, TABLE_PROPERTIES, type ColumnSpec, type Storage } from '@sluice/lake';
 import { bronzeColumns, goldColumns, silverColumns } from './layout';
+
+/** Rows per Parquet row group in silver files (four DuckDB vectors). */
+export const SILVER_ROW_GROUP_ROWS = 8192;
 
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
 export type StorageFactory = (tableName: string) => Storage;
@@ -45,6 +48,9 @@ export class TableSet {
       columns: silverColumns(columns),
       partitionColumns: [...contract.partitionColumns.silver],
       description: `${contract.kind === 'state' ? 'current state' : 'deduplicated events'} of ${contract.name}`,
+      // Silver files are written in key-hash order (MERGE and compaction cluster by it); small row
+      // groups then let an entity lookup by key hash read one group of a file, not all of it.
+      properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS) },
     });
   }
 

@@ -1,4 +1,4 @@
-import { keyBytes, murmur2, toPositive, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
+import { keyHashOf, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import { sampledTraceparent } from './trace';
 
@@ -61,7 +61,7 @@ export function decodeRecord(
   }
   const event = decoded.value.event as Record<string, unknown> & { event_id: string; event_time: number };
   // One hash per event gives both the bucket and the cluster column (same as contracts' bucketOf).
-  const keyHash = toPositive(murmur2(keyBytes(expected.entityKey(event))));
+  const keyHash = keyHashOf(expected.entityKey(event));
   return {
     ok: true,
     value: {

@@ -15,6 +15,12 @@ export interface EntityLookup {
   separator: string;
   /** Partition column holding `bucketOf(key)`; lookups read only that bucket's files. */
   bucket?: { column: string; bucketOf(key: string): number };
+  /**
+   * Column holding a hash of the key that the table's files are clustered by: lookups also
+   * filter on it, so file statistics skip files of the bucket and Parquet row-group statistics
+   * skip most of the file that is read.
+   */
+  cluster?: { column: string; hashOf(key: string): number };
 }
 
 /** Where a table stands: carried by every answer so a dashboard knows how fresh it is. */
@@ -167,14 +173,20 @@ export class QueryService {
     if (lookup.bucket && snapshot.shape.partitionColumns.includes(lookup.bucket.column)) {
       where.push({ column: lookup.bucket.column, op: '=', value: lookup.bucket.bucketOf(key) });
     }
-    const answer = await this.run(snapshot, { where, limit: 1 }, started);
+    const keyDerived: string[] = [];
+    if (lookup.cluster && snapshot.shape.columns.some((c) => c.name === lookup.cluster!.column)) {
+      where.push({ column: lookup.cluster.column, op: '=', value: lookup.cluster.hashOf(key) });
+      keyDerived.push(lookup.cluster.column);
+    }
+    const answer = await this.run(snapshot, { where, limit: 1 }, started, keyDerived);
     if (answer.rows.length === 0) {
       throw queryError('QUERY_ENTITY_NOT_FOUND', `${JSON.stringify(key)} in ${table} at version ${snapshot.version}`, { freshness: answer.freshness });
     }
     return { entity: answer.rows[0], freshness: answer.freshness, stats: answer.stats };
   }
 
-  private async run(snapshot: TableSnapshot, shapeOfQuery: Omit<QueryRequest, 'asOf' | 'waitFor'>, started: number): Promise<QueryAnswer> {
+  /** `keyDerived`: columns that are a function of the entity key, safe to prune on with a pending tail. */
+  private async run(snapshot: TableSnapshot, shapeOfQuery: Omit<QueryRequest, 'asOf' | 'waitFor'>, started: number, keyDerived: readonly string[] = []): Promise<QueryAnswer> {
     const table = snapshot.table;
     const request = shapeOfQuery;
     const key = `${table}@${snapshot.dataVersion}:${canonicalJson(shapeOfQuery)}`;
@@ -186,19 +198,19 @@ export class QueryService {
     let pending = this.inflight.get(key);
     const shared = pending !== undefined;
     if (!pending) {
-      pending = this.compute(snapshot, request, key).finally(() => this.inflight.delete(key));
+      pending = this.compute(snapshot, request, key, keyDerived).finally(() => this.inflight.delete(key));
       this.inflight.set(key, pending);
     }
     const { answer, filesRead } = await pending;
     return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: shared, elapsedMs: Date.now() - started } };
   }
 
-  private async compute(snapshot: TableSnapshot, request: Omit<QueryRequest, 'asOf' | 'waitFor'>, key: string) {
+  private async compute(snapshot: TableSnapshot, request: Omit<QueryRequest, 'asOf' | 'waitFor'>, key: string, keyDerived: readonly string[]) {
     const compiled = compileQuery(request, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
     // With a pending tail, a file may only be skipped on columns that are a function of the key
-    // (the key itself, the bucket): otherwise a skipped table file would hide the newer version
-    // of a key from the merge-on-read and let a stale tail row through.
-    const prunable = snapshot.pending ? new Set([...snapshot.pending.keys, ...snapshot.shape.partitionColumns]) : undefined;
+    // (the key itself, the bucket, a key hash): otherwise a skipped table file would hide the
+    // newer version of a key from the merge-on-read and let a stale tail row through.
+    const prunable = snapshot.pending ? new Set([...snapshot.pending.keys, ...snapshot.shape.partitionColumns, ...keyDerived]) : undefined;
     const files = pruneFiles(snapshot.files, request.where, snapshot.shape, prunable);
     const pendingFiles = snapshot.pending ? pruneFiles(snapshot.pending.files, request.where, snapshot.shape, prunable) : [];
     // The slot is held until DuckDB really finishes, so DuckDB is told to stop at the same deadline

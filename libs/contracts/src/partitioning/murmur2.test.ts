@@ -1,4 +1,4 @@
-import { bucketOf, murmur2, partitionOf, toPositive } from './murmur2';
+import { bucketOf, keyHashOf, murmur2, partitionOf, toPositive } from './murmur2';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -29,5 +29,18 @@ describe('murmur2', () => {
 
   it('rejects a non-positive partition count', () => {
     expect(() => partitionOf('a', 0)).toThrow(RangeError);
+  });
+});
+
+describe('keyHashOf', () => {
+  it('is the positive murmur2 whose remainders are the partition and the bucket', () => {
+    for (const key of ['order-1', 'abc', '', 'ünïcødé 🙂', 'lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8']) {
+      const h = keyHashOf(key);
+      expect(h).toBe(toPositive(murmur2(bytes(key))));
+      expect(h).toBeGreaterThanOrEqual(0);
+      expect(keyHashOf(bytes(key))).toBe(h);
+      expect(partitionOf(key, 12)).toBe(h % 12);
+      expect(bucketOf(key, 32)).toBe(h % 32);
+    }
   });
 });

@@ -44,14 +44,22 @@ export function keyBytes(key: string): Uint8Array {
 }
 
 /**
+ * The non-negative 31-bit hash of an entity key: murmur2 of its UTF-8 bytes, sign bit cleared.
+ * Its remainders are the key's Kafka partition and silver bucket; merge-compaction stores it in
+ * every row (`_key_hash`) and clusters silver files by it, so a lookup can prune by it.
+ */
+export function keyHashOf(key: string | Uint8Array): number {
+  return toPositive(murmur2(typeof key === 'string' ? keyBytes(key) : key));
+}
+
+/**
  * The Kafka partition (0 ≤ p < `partitions`) the default partitioner picks for `key`.
  * Also how silver buckets are chosen: with `buckets` a multiple of `partitions`,
  * bucket b lives in partition b % partitions, so one consumer's buckets are its own.
  */
 export function partitionOf(key: string | Uint8Array, partitions: number): number {
   if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
-  const bytes = typeof key === 'string' ? keyBytes(key) : key;
-  return toPositive(murmur2(bytes)) % partitions;
+  return keyHashOf(key) % partitions;
 }
 
 /** The silver bucket (0 ≤ b < `buckets`) of an entity key: murmur2 like Kafka's partitioner. */

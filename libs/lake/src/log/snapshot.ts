@@ -34,6 +34,8 @@ export const TABLE_PROPERTIES = {
   checkpointInterval: 'delta.checkpointInterval',
   deletedFileRetentionDuration: 'delta.deletedFileRetentionDuration',
   logRetentionDuration: 'delta.logRetentionDuration',
+  /** Rows per Parquet row group of the files this library writes (see table/properties.ts). */
+  rowGroupRows: 'sluice.parquet.rowGroupRows',
 } as const;
 
 /**

@@ -69,6 +69,11 @@ export class LakeQueryEngine {
     const setup = await instance.connect();
     try {
       await setup.run(`SET GLOBAL TimeZone='UTC'`);
+      // Data files are immutable (a rewrite writes new names), so a file's Parquet footer can be
+      // kept between queries: a point lookup then parses no footer it has read before. DuckDB
+      // keeps them in its object cache, an LRU inside memory_limit. (A parquet extension option:
+      // set here, not in the instance config, which is read before extensions load.)
+      await setup.run('SET GLOBAL parquet_metadata_cache=true');
       await setup.run(`SET allowed_directories=[${dirs.map((d) => `'${d.replace(/'/g, "''")}'`).join(', ')}]`);
       await setup.run('SET enable_external_access=false');
       await setup.run('SET lock_configuration=true');

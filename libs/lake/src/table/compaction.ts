@@ -22,7 +22,7 @@ export async function compactBin(
   storage: Storage,
   snap: Snapshot,
   bin: readonly LiveFile[],
-  options: { scratchDir: string; sortBy?: readonly string[] },
+  options: { scratchDir: string; sortBy?: readonly string[]; rowGroupRows?: number },
 ): Promise<{ add: AddAction; bytes: number }> {
   const dataFields = snap.schema.fields.filter((f) => !snap.partitionColumns.includes(f.name));
   const rel = await filesRelationSql(storage, snap.schema, snap.partitionColumns, bin, { columns: dataFields.map((f) => f.name) });
@@ -30,7 +30,8 @@ export async function compactBin(
   await fs.mkdir(options.scratchDir, { recursive: true });
   const name = `part-${randomUUID()}.snappy.parquet`;
   const local = path.join(options.scratchDir, name);
-  const result = await conn.runAndReadAll(`COPY (${rel}${order}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION snappy)`);
+  const rowGroups = options.rowGroupRows !== undefined ? `, ROW_GROUP_SIZE ${Math.floor(options.rowGroupRows)}` : '';
+  const result = await conn.runAndReadAll(`COPY (${rel}${order}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION snappy${rowGroups})`);
   const rows = Number(result.getRows()[0][0]);
   try {
     const size = (await fs.stat(local)).size;

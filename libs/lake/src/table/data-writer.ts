@@ -28,6 +28,11 @@ export interface WriteFilesInput {
   sortBy?: readonly string[];
   /** Split each partition into files of at most this many rows. */
   maxRowsPerFile?: number;
+  /**
+   * Rows per Parquet row group (the table's `sluice.parquet.rowGroupRows`). With `sortBy`, rows
+   * are then also written in that order, so each group covers a narrow range of it.
+   */
+  rowGroupRows?: number;
   dataChange: boolean;
   /** Local directory for DuckDB's output before it moves into storage. */
   scratchDir: string;
@@ -104,9 +109,11 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
     const outDir = path.join(input.scratchDir, id);
     await fs.mkdir(outDir, { recursive: true });
     try {
+      const ordered = input.rowGroupRows !== undefined && input.sortBy?.length ? ` ORDER BY ${input.sortBy.map((c) => `w.${ident(c)}`).join(', ')}` : '';
+      const rowGroups = input.rowGroupRows !== undefined ? `, ROW_GROUP_SIZE ${Math.floor(input.rowGroupRows)}` : '';
       const copied = await conn.runAndReadAll(
-        `COPY (SELECT ${[...dataCols.map((c) => `w.${c}`), 'g.__g'].join(', ')} FROM ${work} w JOIN ${groupsTable} g ON ${joinOn}) TO ${sqlString(outDir)}
-         (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (__g), FILENAME_PATTERN 'part-{uuid}', RETURN_FILES true)`,
+        `COPY (SELECT ${[...dataCols.map((c) => `w.${c}`), 'g.__g'].join(', ')} FROM ${work} w JOIN ${groupsTable} g ON ${joinOn}${ordered}) TO ${sqlString(outDir)}
+         (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (__g), FILENAME_PATTERN 'part-{uuid}', RETURN_FILES true${rowGroups})`,
       );
       const files = (copied.getRowObjectsJS()[0]?.Files as string[] | undefined) ?? [];
       const byGroup = new Map<number, string[]>();

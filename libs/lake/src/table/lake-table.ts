@@ -18,7 +18,7 @@ import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
-import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parseInterval, validateProperties } from './properties';
+import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parseInterval, rowGroupRowsOf, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
 import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
 
@@ -492,7 +492,7 @@ export class LakeTable {
     await withConnection(async (conn) => {
       for (const bin of bins) {
         try {
-          const out = await compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy });
+          const out = await compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, rowGroupRows: rowGroupRowsOf(snap.configuration) });
           adds.push(out.add);
           bytesAdded += out.bytes;
         } catch (err) {
@@ -767,6 +767,7 @@ export class LakeTable {
       dataChange: o.dataChange,
       sortBy: o.sortBy,
       maxRowsPerFile: o.maxRowsPerFile,
+      rowGroupRows: rowGroupRowsOf(snap.configuration),
       scratchDir: this.scratchDir,
     });
   }

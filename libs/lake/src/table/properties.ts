@@ -1,4 +1,5 @@
 import { lakeError } from '../errors';
+import { TABLE_PROPERTIES } from '../log/snapshot';
 
 const UNIT_MS: Record<string, number> = {
   millisecond: 1,
@@ -27,14 +28,35 @@ const ALLOWED_DELTA_PROPERTIES: Record<string, (v: string, k: string) => void> =
   'delta.logRetentionDuration': (v, k) => void parseInterval(v, k),
 };
 
+// `sluice.parquet.rowGroupRows`: rows per Parquet row group in the files this library writes to
+// the table (DuckDB's default, 122,880, when absent). A Sluice property, not a Delta one: other
+// writers ignore it, readers need nothing. Smaller groups in a table written in key order let a
+// point lookup read one group's worth of a file instead of all of it (row-group min/max), at
+// some cost in compression.
+const ROW_GROUP_ROWS_PROPERTY = TABLE_PROPERTIES.rowGroupRows;
+
+/** The table's `sluice.parquet.rowGroupRows`, or undefined when it sets none. */
+export function rowGroupRowsOf(configuration: Readonly<Record<string, string>>): number | undefined {
+  const v = configuration[ROW_GROUP_ROWS_PROPERTY];
+  return v === undefined ? undefined : Number(v);
+}
+
+function checkRowGroupRows(v: string, k: string): void {
+  // DuckDB writes row groups in whole vectors of 2,048 rows.
+  if (!/^[1-9]\d*$/.test(v) || Number(v) < 2048 || Number(v) % 2048 !== 0) {
+    throw lakeError('LAKE_SCHEMA_INVALID', `${k} must be a multiple of 2048 (DuckDB's vector size), got ${JSON.stringify(v)}`);
+  }
+}
+
 /**
  * Validates table properties: the `delta.*` keys this library honours (others, such as
  * `delta.enableDeletionVectors` or column mapping, would need protocol features it refuses);
- * keys outside `delta.` are free-form.
+ * keys outside `delta.` are free-form, except `sluice.parquet.rowGroupRows`.
  */
 export function validateProperties(properties: Readonly<Record<string, string>>): void {
   for (const [k, v] of Object.entries(properties)) {
     if (typeof v !== 'string') throw lakeError('LAKE_SCHEMA_INVALID', `table property ${k} must be a string`);
+    if (k === ROW_GROUP_ROWS_PROPERTY) checkRowGroupRows(v, k);
     if (!k.startsWith('delta.')) continue;
     const check = ALLOWED_DELTA_PROPERTIES[k];
     if (!check) throw lakeError('LAKE_UNSUPPORTED_PROTOCOL', `table property ${k} is not supported (it needs protocol features this library does not write)`);
