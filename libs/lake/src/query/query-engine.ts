@@ -87,7 +87,8 @@ export class LakeQueryEngine {
   async open(views: Readonly<Record<string, ViewSpec>>): Promise<LakeSession> {
     const conn = await this.instance.connect();
     try {
-      await conn.run(`SET TimeZone='UTC'`).catch(() => undefined); // locked engines already are UTC
+      // A locked engine is UTC instance-wide and refuses SET (a failed statement per session).
+      if (!this.locked) await conn.run(`SET TimeZone='UTC'`);
       for (const [name, spec] of Object.entries(views)) {
         const files = spec.files ? spec.snapshot.files.filter(spec.files) : spec.snapshot.files;
         const rel = await filesRelationSql(spec.storage, spec.snapshot.schema, spec.snapshot.partitionColumns, files);
