@@ -35,17 +35,23 @@ const ALLOWED_DELTA_PROPERTIES: Record<string, (v: string, k: string) => void> =
 // some cost in compression.
 const ROW_GROUP_ROWS_PROPERTY = TABLE_PROPERTIES.rowGroupRows;
 
-/** The table's `sluice.parquet.rowGroupRows`, or undefined when it sets none. */
+/**
+ * The table's `sluice.parquet.rowGroupRows`, or undefined when it sets none or a value this
+ * library would refuse (another Delta writer may have set it): then DuckDB's default applies
+ * rather than every write failing.
+ */
 export function rowGroupRowsOf(configuration: Readonly<Record<string, string>>): number | undefined {
   const v = configuration[ROW_GROUP_ROWS_PROPERTY];
-  return v === undefined ? undefined : Number(v);
+  return v !== undefined && validRowGroupRows(v) ? Number(v) : undefined;
+}
+
+// DuckDB writes row groups in whole vectors of 2,048 rows.
+function validRowGroupRows(v: string): boolean {
+  return /^[1-9]\d{0,9}$/.test(v) && Number(v) % 2048 === 0;
 }
 
 function checkRowGroupRows(v: string, k: string): void {
-  // DuckDB writes row groups in whole vectors of 2,048 rows.
-  if (!/^[1-9]\d*$/.test(v) || Number(v) < 2048 || Number(v) % 2048 !== 0) {
-    throw lakeError('LAKE_SCHEMA_INVALID', `${k} must be a multiple of 2048 (DuckDB's vector size), got ${JSON.stringify(v)}`);
-  }
+  if (!validRowGroupRows(v)) throw lakeError('LAKE_SCHEMA_INVALID', `${k} must be a multiple of 2048 (DuckDB's vector size), got ${JSON.stringify(v)}`);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { validateProperties, parseInterval } from './properties';
+import { validateProperties, parseInterval, rowGroupRowsOf } from './properties';
 import { duckType, schemaFromColumns } from './schema';
 
 describe('schemas and properties', () => {
@@ -26,5 +26,16 @@ describe('schemas and properties', () => {
     expect(() => validateProperties({ 'delta.columnMapping.mode': 'name' })).toThrow(expect.objectContaining({ code: 'LAKE_UNSUPPORTED_PROTOCOL' }));
     expect(() => validateProperties({ 'delta.checkpointInterval': '0' })).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
     expect(() => validateProperties({ 'delta.appendOnly': 'true', 'sluice.owner': 'anything' })).not.toThrow();
+  });
+
+  it('sluice.parquet.rowGroupRows: whole 2,048-row vectors at create; a bad value set by another writer is ignored, not fatal', () => {
+    const k = 'sluice.parquet.rowGroupRows';
+    expect(() => validateProperties({ [k]: '8192' })).not.toThrow();
+    for (const bad of ['0', '1000', '-2048', '4096.5', '08192', 'x', '99999999999999999999']) {
+      expect(() => validateProperties({ [k]: bad })).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
+      expect(rowGroupRowsOf({ [k]: bad })).toBeUndefined();
+    }
+    expect(rowGroupRowsOf({ [k]: '8192' })).toBe(8192);
+    expect(rowGroupRowsOf({})).toBeUndefined();
   });
 });
