@@ -3,7 +3,8 @@
 // txn "w" = k, so an answer mixing versions would show min ≠ max, a count ≠ ENTITIES, or values
 // that disagree with the offsets it reports.
 import { type LakeTable } from '@sluice/lake';
-import { type TestApp, createOrders, orderRow, query, startApp, tempDir } from './support';
+import { KEY_HASH_COLUMN } from '@sluice/contracts';
+import { type TestApp, createOrders, get, orderRow, query, startApp, tempDir } from './support';
 
 const ENTITIES = 240;
 
@@ -121,5 +122,30 @@ describe('snapshot consistency under concurrent commits and compaction', () => {
     expect(paid.body.rows).toEqual([{ order_id: orderRow(43).order_id, version: 1 }]);
     const one = await query(t.app, 'silver_stale', { where: [{ column: 'order_id', op: '=', value: id }], select: ['status', 'version'] });
     expect(one.body.rows).toEqual([{ status: 'shipped', version: 5 }]);
+  });
+
+  it('with a tail, an entity lookup pruned by bucket and key hash returns the tail\'s newer version and 404s a pending tombstone', async () => {
+    const own = await tempDir('tail-lookup');
+    const table: LakeTable = await createOrders(own, 'silver_orders');
+    const merge = { keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', clusterColumn: KEY_HASH_COLUMN, maxRowsPerFile: 4 };
+    // version 1 of 200 entities folded into the table, split into several key-hash ranges per bucket
+    await table.merge({ ...merge, source: { rows: Array.from({ length: 200 }, (_, i) => orderRow(i, 1, 'created')) }, amortise: { foldAll: true } });
+    // pending, not folded: a newer version of entity 7 and a tombstone for entity 8
+    await table.merge({ ...merge, source: { rows: [orderRow(7, 2, 'paid'), { ...orderRow(8, 2), op: 'delete' }] }, amortise: { foldFraction: 100 } });
+    const lookups = await startApp(own, ['silver_orders'], { cacheEntries: 0 });
+    try {
+      const newer = await get(lookups.app, `/v1/tables/silver_orders/entities/${orderRow(7).order_id}`);
+      expect(newer.status).toBe(200);
+      expect(newer.body.freshness.pending).not.toBeNull();
+      expect(newer.body.entity).toMatchObject({ order_id: orderRow(7).order_id, version: 2, status: 'paid' });
+      // the key hash pruned files of the bucket (more than one there) and the answer is still exact
+      expect(newer.body.stats.filesRead).toBeLessThan((await table.snapshot()).files.filter((f) => f.partitionValues.bucket === String(orderRow(7).bucket)).length);
+      const deleted = await get(lookups.app, `/v1/tables/silver_orders/entities/${orderRow(8).order_id}`);
+      expect(deleted.status).toBe(404);
+      const untouched = await get(lookups.app, `/v1/tables/silver_orders/entities/${orderRow(9).order_id}`);
+      expect(untouched.body.entity).toMatchObject({ version: 1, status: 'created' });
+    } finally {
+      await lookups.close();
+    }
   });
 });

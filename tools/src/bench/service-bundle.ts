@@ -9,7 +9,7 @@ export const ROOT = path.resolve(__dirname, '../../..');
 export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
 
 /**
- * Bundles a service with deploy/bundle.sh, exactly as its image is built, into `outDir`;
+ * Bundles a service with deploy/bundle.sh, the script its image is built with, into `outDir`;
  * returns the path of its main.js. Benchmarks and chaos runs measure what ships, not the
  * TypeScript loader (tsx adds a loader thread, per-import getters and transpile memory).
  */
@@ -21,8 +21,9 @@ export async function bundleService(service: ServiceName, outDir: string): Promi
 /**
  * Starts a bundled service as the image does (`node --enable-source-maps main.js`), one process
  * so /proc shows the service itself. The bundle may sit outside the workspace (a work
- * directory): its npm packages resolve from the workspace's node_modules, as they resolve from
- * /app/node_modules in the image.
+ * directory): its npm packages resolve from the workspace's node_modules (NODE_PATH). Unlike the
+ * image, that is every package, not the service's pruned set, and NODE_ENV is not forced to
+ * production: a package the image prunes but the bundle needs would pass here.
  */
 export function spawnService(main: string, env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
   return spawn(process.execPath, ['--enable-source-maps', main], {

@@ -124,7 +124,7 @@ export function sleep(ms: number): Promise<void> {
 
 /**
  * The whole pipeline as child processes on one machine: topics under a prefix, the lake in a
- * work directory, each service bundled by deploy/bundle.sh exactly as its image is built and run
+ * work directory, each service bundled by deploy/bundle.sh as its image is built and run
  * as `node --enable-source-maps main.js` (one process, so /proc shows the service itself), logs
  * to files, and a supervisor that restarts a service that died — what chaos scenarios kill and
  * the benchmark measures.
@@ -172,8 +172,9 @@ export class Stack {
   async start(service: ServiceName, instance = 0, timeoutMs = 120_000, env: Record<string, string> = {}): Promise<ServiceProcess> {
     const id = instance === 0 ? service : `${service}-${instance}`;
     if (this.procs.has(id)) throw new Error(`${id} already runs`);
-    const port = await freePort();
+    // Bundle first: a build takes seconds, and the free port should be taken right after it is found.
     const main = await this.bundle(service);
+    const port = await freePort();
     const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
     this.procs.set(id, proc);
     this.launch(proc);
@@ -187,6 +188,8 @@ export class Stack {
     if (main === undefined) {
       main = bundleService(service, path.join(this.options.workDir, 'bin', service));
       this.bundles.set(service, main);
+      // A failed build is not cached: the next start builds again.
+      main.catch(() => this.bundles.delete(service));
     }
     return main;
   }

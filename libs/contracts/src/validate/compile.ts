@@ -183,8 +183,8 @@ interface RecordHelpers {
  * returns one object literal in schema order. The generic loop it replaces made every property
  * access a keyed lookup by a varying name and gave each output object its own chain of hidden
  * classes; the generated one checks an orders event in about half the time (same-process A/B). Names enter the code only as
- * `JSON.stringify` literals (a JSON string is a valid JS string literal), pointers and checkers
- * only as arguments, so nothing from a schema is ever evaluated as code.
+ * `JSON.stringify` literals (a JSON string is a valid JS string literal), so do the precomputed
+ * pointers; checkers and helpers come in as arguments. Nothing from a schema is evaluated as code.
  */
 function generateRecordChecker(compiled: readonly CompiledField[], helpers: RecordHelpers): Checker {
   const lines: string[] = [
