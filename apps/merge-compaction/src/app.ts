@@ -6,7 +6,7 @@ import { LakeQueryEngine, configureSharedDuckDB, tableStorageFactory } from '@sl
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
-import type { MergeConfig } from './config';
+import { type MergeConfig, duckdbMemoryMbFor } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
 import { DeadLetters, type DeadLetterSink } from './tier1/dead-letters';
@@ -32,6 +32,8 @@ export interface MergeDeps {
   readonly deadLetterSink?: DeadLetterSink;
   /** Query engine for reading bronze; default the lake's shared DuckDB instance. */
   readonly engine?: LakeQueryEngine;
+  /** The container's memory limit (cgroup), which bounds DuckDB when SLUICE_DUCKDB_MEMORY_MB is 0. */
+  readonly containerMemoryBytes?: number;
 }
 
 /** A built, not yet started merge-compaction process. */
@@ -81,7 +83,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   const tables = new TableSet({ storageFor, tablePrefix: config.tablePrefix, scratchDir: config.scratchDir || undefined });
   // One DuckDB instance writes and reads every table of this process; bound it like the pod.
   await configureSharedDuckDB({
-    memoryLimitMb: config.duckdbMemoryMb || undefined,
+    memoryLimitMb: duckdbMemoryMbFor(config.duckdbMemoryMb, deps.containerMemoryBytes),
     threads: config.duckdbThreads || undefined,
     tempDirectory: path.join(config.scratchDir || os.tmpdir(), 'sluice-duckdb-spill'),
   });

@@ -1,5 +1,5 @@
 import { loadConfig } from '@sluice/config';
-import { mergeConfigSchema } from './config';
+import { duckdbMemoryMbFor, mergeConfigSchema } from './config';
 
 describe('merge-compaction config', () => {
   it('defaults to every role, embedded', () => {
@@ -21,5 +21,13 @@ describe('merge-compaction config', () => {
       /SLUICE_VACUUM_RETENTION_MS must be ≥ 60000/,
     );
     expect(loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '60000' }).vacuumRetentionMs).toBe(60_000);
+  });
+
+  it("bounds DuckDB by the setting, else by half the container's memory limit, else leaves DuckDB's default", () => {
+    const GiB = 1024 ** 3;
+    expect(duckdbMemoryMbFor(1024, 8 * GiB)).toBe(1024); // an explicit setting wins
+    expect(duckdbMemoryMbFor(0, 2 * GiB)).toBe(1024);
+    expect(duckdbMemoryMbFor(0, 100 * 1024 ** 2)).toBe(64); // never below 64 MiB
+    expect(duckdbMemoryMbFor(0, undefined)).toBeUndefined();
   });
 });

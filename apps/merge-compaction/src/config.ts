@@ -80,7 +80,11 @@ export const mergeConfigSchema = {
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
   retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
-  duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', { default: 0, min: 0, doc: 'DuckDB memory_limit in MiB (0 = DuckDB default, 80 % of the machine); set it under the container limit; beyond it DuckDB spills to SLUICE_SCRATCH_DIR or fails the step (retried)' }),
+  duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', {
+    default: 0,
+    min: 0,
+    doc: "DuckDB memory_limit in MiB (0 = half the container's cgroup memory limit, or DuckDB's default of 80 % of the machine when there is none); beyond it DuckDB spills to SLUICE_SCRATCH_DIR or fails the step (retried)",
+  }),
   duckdbThreads: int('SLUICE_DUCKDB_THREADS', { default: 0, min: 0, max: 256, doc: 'DuckDB threads; 0 = one per core' }),
   scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: 'local dir for DuckDB output before it moves into storage; empty = OS temp' }),
   ...telemetryConfigFields,
@@ -88,3 +92,14 @@ export const mergeConfigSchema = {
 
 /** The loaded, frozen merge-compaction configuration. */
 export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;
+
+/**
+ * DuckDB's memory_limit in MiB: SLUICE_DUCKDB_MEMORY_MB when set, else half the container's
+ * memory limit (DuckDB would otherwise take 80 % of the node's memory and get the pod OOM-killed),
+ * else undefined: DuckDB's own default, for a process with the machine to itself.
+ */
+export function duckdbMemoryMbFor(configuredMb: number, containerLimitBytes: number | undefined): number | undefined {
+  if (configuredMb > 0) return configuredMb;
+  if (containerLimitBytes === undefined) return undefined;
+  return Math.max(64, Math.floor(containerLimitBytes / 2 / 1024 ** 2));
+}

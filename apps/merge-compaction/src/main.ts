@@ -1,16 +1,33 @@
-import { describeConfig, loadConfig } from '@sluice/config';
+import { readFileSync } from 'node:fs';
+import { describeConfig, loadConfig, parseCgroupMemoryLimit } from '@sluice/config';
 import { createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
-import { mergeConfigSchema } from './config';
+import { duckdbMemoryMbFor, mergeConfigSchema } from './config';
+
+/** The container's memory limit: cgroup v2, else v1; undefined outside a limited cgroup. */
+function containerMemoryBytes(): number | undefined {
+  for (const file of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
+    try {
+      return parseCgroupMemoryLimit(readFileSync(file, 'utf8'));
+    } catch {
+      // not this cgroup version
+    }
+  }
+  return undefined;
+}
 
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
   const config = loadConfig(mergeConfigSchema, process.env);
   const telemetry = createTelemetry({ service: 'merge-compaction', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
-  log.info({ config: { ...describeConfig(mergeConfigSchema, config), roles: [...config.roles] } }, 'merge-compaction starting');
+  const containerBytes = containerMemoryBytes();
+  log.info(
+    { config: { ...describeConfig(mergeConfigSchema, config), roles: [...config.roles] }, containerMemoryBytes: containerBytes ?? null, duckdbMemoryMb: duckdbMemoryMbFor(config.duckdbMemoryMb, containerBytes) ?? 'duckdb default' },
+    'merge-compaction starting',
+  );
 
-  const app = await build({ config, logger: log, metrics: telemetry.metrics, metricsText: () => telemetry.metricsText(), tracer: telemetry });
+  const app = await build({ config, logger: log, metrics: telemetry.metrics, metricsText: () => telemetry.metricsText(), tracer: telemetry, containerMemoryBytes: containerBytes });
   await app.start();
 
   let stopping = false;
