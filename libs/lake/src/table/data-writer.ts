@@ -30,7 +30,9 @@ export interface WriteFilesInput {
   maxRowsPerFile?: number;
   /**
    * Rows per Parquet row group (the table's `sluice.parquet.rowGroupRows`). With `sortBy`, rows
-   * are then also written in that order, so each group covers a narrow range of it.
+   * are then also written in that order, so each group covers a narrow range of it — roughly:
+   * the partitioned COPY writes with DuckDB's threads in parallel, interleaving sorted runs
+   * (DuckDB 1.5 has no per-partition ORDER_BY for COPY); compaction's single-file COPY is exact.
    */
   rowGroupRows?: number;
   dataChange: boolean;
