@@ -4,16 +4,24 @@
 # files a service reads at run time copied beside main.js. Used by deploy/Dockerfile and by the
 # local stack the benchmarks, chaos scenarios and stack tests run (tools/src/bench/stack.ts),
 # so what is measured and tested is what ships.
-#   bash deploy/bundle.sh <service> <out-dir>     (run from the workspace root)
+#   bash deploy/bundle.sh <service> <out-dir>            (run from the workspace root)
+#   bash deploy/bundle.sh --entry <file.ts> <out-dir>    any entry point, same build (benchmarks)
 set -euo pipefail
-app=${1:?service name}
-out=${2:?output directory}
-case "$app" in
-  ingest|validate|merge-compaction|query-api) ;;
-  *) echo "bundle.sh: unknown service '$app'" >&2; exit 2 ;;
-esac
+if [ "${1:-}" = --entry ]; then
+  entry=${2:?entry file}
+  app=
+  out=${3:?output directory}
+else
+  app=${1:?service name}
+  out=${2:?output directory}
+  case "$app" in
+    ingest|validate|merge-compaction|query-api) ;;
+    *) echo "bundle.sh: unknown service '$app'" >&2; exit 2 ;;
+  esac
+  entry="apps/$app/src/main.ts"
+fi
 mkdir -p "$out"
-node_modules/.bin/esbuild "apps/$app/src/main.ts" --bundle --platform=node --target=node20 \
+node_modules/.bin/esbuild "$entry" --bundle --platform=node --target=node20 \
   --format=cjs --packages=external --tsconfig=tsconfig.base.json --sourcemap \
   --outfile="$out/main.js" --log-level=warning
 # Run-time files, found by each service relative to its main (src/ in development, the bundle's

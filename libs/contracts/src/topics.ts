@@ -18,6 +18,12 @@ export const SILVER_PARTITION_COLUMNS = Object.freeze(['bucket'] as const);
 /** Bronze and silver column holding `keyHashOf(entity key)`; silver files are clustered by it. */
 export const KEY_HASH_COLUMN = '_key_hash';
 
+/**
+ * Rows per Parquet row group in silver files (four DuckDB vectors): with files in key-hash order,
+ * an entity lookup by key hash reads one group of a file, not all of it.
+ */
+export const SILVER_ROW_GROUP_ROWS = 8192;
+
 /** The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. */
 export const RAW_TOPIC: TopicSpec = Object.freeze({
   name: 'sluice.raw',

@@ -4,17 +4,16 @@
 //
 //   npx tsx tools/bench/contracts/contracts-bench.ts [--rounds 5] [--seconds 2] [--events 20000] [--json]
 //
-// The code under test runs as it does in production: workloads.ts is bundled with esbuild the
-// way deploy/Dockerfile bundles the services, and each workload runs in its own node process, so
+// The code under test runs as it does in production: workloads.ts is bundled by deploy/bundle.sh
+// with the settings the service images are built with, and each workload runs in its own node process, so
 // no workload's type feedback shapes another's machine code (a validate process only ever runs
 // its own path). Rates are per CPU-second of that process. Every round runs every workload once,
 // baselines (JSON.parse + avsc with no checks; avsc alone) beside the paths they bound, so a
 // burst of load on the shared machine hits both; the report gives the median over rounds and the
 // median of the per-round ratios.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { ROOT, bundleEntry } from '../../src/bench/service-bundle';
 import { WORKLOAD_NAMES } from './workloads';
 
 function arg(name: string, fallback: number): number {
@@ -25,25 +24,6 @@ function arg(name: string, fallback: number): number {
 const ROUNDS = arg('rounds', 5);
 const SECONDS = arg('seconds', 2);
 const EVENTS = arg('events', 20_000);
-const ROOT = join(__dirname, '..', '..', '..');
-
-function bundle(): string {
-  const dir = join(ROOT, '.sluice', 'bench', 'contracts');
-  mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, 'workloads.js');
-  buildSync({
-    entryPoints: [join(__dirname, 'workloads.ts')],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    packages: 'external',
-    tsconfig: join(ROOT, 'tsconfig.base.json'),
-    outfile,
-    logLevel: 'warning',
-  });
-  return outfile;
-}
 
 interface Sample {
   readonly workload: string;
@@ -63,8 +43,9 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function main(): void {
-  const script = bundle();
+async function main(): Promise<void> {
+  // Built by deploy/bundle.sh with the services' esbuild settings.
+  const script = await bundleEntry(join(__dirname, 'workloads.ts'), join(ROOT, '.sluice', 'bench', 'contracts'));
   const rates = new Map<string, number[]>(WORKLOAD_NAMES.map((w) => [w, []]));
   const bytes = new Map<string, number>();
   for (let round = 1; round <= ROUNDS; round++) {
@@ -108,4 +89,4 @@ function main(): void {
   );
 }
 
-main();
+void main();

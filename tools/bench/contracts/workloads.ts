@@ -1,6 +1,6 @@
 // One contracts workload, measured alone in this process (see contracts-bench.ts, which bundles
-// this file the way deploy/Dockerfile bundles the services and runs it once per workload):
-//   node workloads.js <workload> <seconds> <events>
+// this file with deploy/bundle.sh, as the services are bundled, and runs it once per workload):
+//   node main.js <workload> <seconds> <events>
 // Prints one JSON line: { workload, opsPerCpuSecond, ... }.
 import {
   AvroDecoder,

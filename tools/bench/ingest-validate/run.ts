@@ -12,10 +12,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '@sluice/kafka';
-import { bundleService, spawnService, type ServiceName } from '../../src/bench/service-bundle';
+import { bundleService, spawnService } from '../../src/bench/service-bundle';
 import { watchProcess } from './proc-stats';
 
 type Autocannon = (opts: Record<string, unknown>) => Promise<{
@@ -29,7 +28,6 @@ type Autocannon = (opts: Record<string, unknown>) => Promise<{
 // autocannon ships no types; the part used here is small.
 const loadAutocannon = async (): Promise<Autocannon> => ((await import('autocannon')) as unknown as { default: Autocannon }).default;
 
-const ROOT = path.resolve(__dirname, '../../..');
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '15' },
@@ -94,11 +92,6 @@ function baselineJsonParse(body: string[]): number {
   return n / ((performance.now() - started) / 1000);
 }
 
-/** The service as its image runs it (deploy/bundle.sh), built under .sluice/bench. */
-function bundle(service: ServiceName): Promise<string> {
-  return bundleService(service, path.join(ROOT, '.sluice', 'bench', 'bin', service));
-}
-
 async function main(): Promise<void> {
   const admin = new KafkaAdmin({ brokers, clientId: 'bench' });
   for (const name of [topics.raw, ...topics.valid]) await admin.createTopic({ name, partitions: PARTITIONS });
@@ -109,7 +102,7 @@ async function main(): Promise<void> {
   const baseline = baselineJsonParse(lines);
 
   // ---- Phase 1: ingest
-  const ingest = start(await bundle('ingest'), {
+  const ingest = start(await bundleService('ingest'), {
     KAFKA_BROKERS: brokers,
     INGEST_PORT: '0',
     INGEST_RAW_TOPIC: topics.raw,
@@ -139,7 +132,7 @@ async function main(): Promise<void> {
 
   // ---- Phase 2: validate drains the raw topic
   const group = `${prefix}validate`;
-  const validate = start(await bundle('validate'), {
+  const validate = start(await bundleService('validate'), {
     KAFKA_BROKERS: brokers,
     VALIDATE_GROUP_ID: group,
     VALIDATE_INSTANCE_ID: 'bench-0',

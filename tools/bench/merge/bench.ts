@@ -17,7 +17,6 @@ import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { LakeTable, LocalStorage } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '127.0.0.1:19092';
 const orders = CONTRACTS.orders;
 const STATUSES = ['created', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
@@ -75,7 +74,7 @@ function cpuSeconds(pid: number): number {
 
 async function startService(env: Record<string, string>, logFile: string): Promise<ChildProcess> {
   // As its image runs it (deploy/bundle.sh), built under .sluice/bench.
-  const main = await bundleService('merge-compaction', path.join(ROOT, '.sluice', 'bench', 'bin', 'merge-compaction'));
+  const main = await bundleService('merge-compaction');
   const child = spawnService(main, env);
   fs.open(logFile, 'a').then((h) => {
     const s = h.createWriteStream();

@@ -7,16 +7,15 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, bucketOf, keyHashOf } from '@sluice/contracts';
+import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, LakeTable, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
 
 const o = args({ rows: 1_000_000, duration: 10, connections: 50, days: 7, port: 18390, baselineRuns: 200, rebuild: false });
 const ROOT = path.resolve(__dirname, '../../..');
-// Laid out as merge-compaction writes silver: key-hash column, files clustered by it, 8,192-row
-// row groups (apps/merge-compaction/src/tables/table-set.ts). (`rows-N` held the older layout.)
+// Laid out as merge-compaction writes silver: key-hash column, files clustered by it,
+// SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` held the older layout.)
 const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-rows-${o.rows}`);
-const SILVER_ROW_GROUP_ROWS = 8192;
 const TABLE = 'silver_orders';
 const TOKEN = 'bench-token-0123456789abcdef';
 const DAY0 = Date.UTC(2026, 0, 1);
@@ -184,7 +183,7 @@ interface Server {
 
 async function startServer(cacheEntries: number): Promise<Server> {
   // As its image runs it (deploy/bundle.sh), built under .sluice/bench.
-  const main = await bundleService('query-api', path.join(ROOT, '.sluice', 'bench', 'bin', 'query-api'));
+  const main = await bundleService('query-api');
   const proc = spawnService(
     main,
     {

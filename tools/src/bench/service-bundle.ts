@@ -9,12 +9,22 @@ export const ROOT = path.resolve(__dirname, '../../..');
 export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
 
 /**
- * Bundles a service with deploy/bundle.sh, the script its image is built with, into `outDir`;
- * returns the path of its main.js. Benchmarks and chaos runs measure what ships, not the
- * TypeScript loader (tsx adds a loader thread, per-import getters and transpile memory).
+ * Bundles a service with deploy/bundle.sh, the script its image is built with, into `outDir`
+ * (default `.sluice/bench/bin/<service>`); returns the path of its main.js. Benchmarks and chaos
+ * runs measure what ships, not the TypeScript loader (tsx adds a loader thread, per-import
+ * getters and transpile memory).
  */
-export async function bundleService(service: ServiceName, outDir: string): Promise<string> {
-  await promisify(execFile)('bash', [path.join(ROOT, 'deploy', 'bundle.sh'), service, outDir], { cwd: ROOT });
+export function bundleService(service: ServiceName, outDir = path.join(ROOT, '.sluice', 'bench', 'bin', service)): Promise<string> {
+  return runBundle([service, outDir], outDir);
+}
+
+/** Bundles any entry point (a benchmark's workload) with the same esbuild settings as the services. */
+export function bundleEntry(entry: string, outDir: string): Promise<string> {
+  return runBundle(['--entry', entry, outDir], outDir);
+}
+
+async function runBundle(args: readonly string[], outDir: string): Promise<string> {
+  await promisify(execFile)('bash', [path.join(ROOT, 'deploy', 'bundle.sh'), ...args], { cwd: ROOT });
   return path.join(outDir, 'main.js');
 }
 

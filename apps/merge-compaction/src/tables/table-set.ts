@@ -1,10 +1,7 @@
-import type { AnyContract, GoldAggregate } from '@sluice/contracts';
+import { SILVER_ROW_GROUP_ROWS, type AnyContract, type GoldAggregate } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
 import { LakeTable, TABLE_PROPERTIES, type ColumnSpec, type Storage } from '@sluice/lake';
 import { bronzeColumns, goldColumns, silverColumns } from './layout';
-
-/** Rows per Parquet row group in silver files (four DuckDB vectors). */
-export const SILVER_ROW_GROUP_ROWS = 8192;
 
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
 export type StorageFactory = (tableName: string) => Storage;
