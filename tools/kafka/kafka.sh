@@ -115,6 +115,10 @@ logger.raftserver.name=kafka.server.KafkaRaftServer
 logger.raftserver.level=INFO
 logger.kafkamain.name=kafka.Kafka\$
 logger.kafkamain.level=INFO
+# Group rebalances (members joining, failing, generations) at INFO: a consumer left without
+# partitions after a broker restart is diagnosed from these lines.
+logger.groups.name=org.apache.kafka.coordinator.group
+logger.groups.level=INFO
 CONF
 }
 

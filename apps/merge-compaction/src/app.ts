@@ -133,6 +133,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       dedupWatermarkMs: config.dedupWatermarkMs,
       dedupMaxIds: config.dedupMaxIds,
       retryMaxMs: config.retryMaxMs,
+      stallTimeoutMs: config.stallTimeoutMs,
       logger: logger.child({ role: 'tier1' }),
       metrics,
       tracer: deps.tracer,

@@ -79,6 +79,11 @@ export const mergeConfigSchema = {
   }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
   retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
+  stallTimeoutMs: int('SLUICE_STALL_TIMEOUT_MS', {
+    default: 240_000,
+    min: 10_000,
+    doc: "a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; keep it below the consumer's 300 s max.poll.interval.ms",
+  }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
   duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', {
     default: 0,

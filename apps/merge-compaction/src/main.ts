@@ -54,6 +54,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Not live: tier 1's loop died, or a poll hung in the Kafka client or a rebalance hook. A hung
+  // call cannot be closed, so report it and exit at once; the next start resumes from bronze's offsets.
+  setInterval(() => {
+    if (stopping || app.live()) return;
+    log.fatal({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs }, 'merge-compaction is not live (tier 1 stopped or hung); exiting');
+    process.exit(2);
+  }, 5_000).unref();
 }
 
 main().catch((err) => {

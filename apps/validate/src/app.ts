@@ -1,7 +1,7 @@
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
 import { TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
-import type { Logger, SluiceMetrics } from '@sluice/telemetry';
+import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
 import { validateError } from './errors';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';
@@ -23,6 +23,7 @@ export interface ValidateDeps {
     | 'maxBatchMessages'
     | 'maxBatchWaitMs'
     | 'transactionTimeoutMs'
+    | 'stallTimeoutMs'
     | 'sessionTimeoutMs'
     | 'schemaRegistryUrl'
   >;
@@ -42,6 +43,10 @@ export interface ValidateService {
   run(): Promise<void>;
   /** True once connected and not closing. */
   ready(): boolean;
+  /** False once connecting or one batch has run longer than the stall timeout (a hung client). */
+  live(): boolean;
+  /** The step in progress and for how long, or undefined between steps (for the stall report). */
+  running(): { step: string; forMs: number } | undefined;
   /** Finishes the current batch (its transaction commits or aborts), then closes the clients. Idempotent. */
   close(): Promise<void>;
   /** Running totals since start. */
@@ -67,6 +72,12 @@ export function build(deps: ValidateDeps): ValidateService {
   let connected = false;
   let closing = false;
   const retryBackoffMs = { first: 100, max: 5000 };
+  // A batch may legitimately wait out its transaction's timeout (undeliverable output), so a
+  // limit below it would restart healthy instances during every broker outage.
+  if (config.stallTimeoutMs <= config.transactionTimeoutMs) {
+    throw new RangeError(`VALIDATE_STALL_TIMEOUT_MS (${config.stallTimeoutMs}) must exceed VALIDATE_TRANSACTION_TIMEOUT_MS (${config.transactionTimeoutMs})`);
+  }
+  const watch = new StallWatch(config.stallTimeoutMs, clock);
   let loop: Promise<void> | undefined;
 
   const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
@@ -129,10 +140,13 @@ export function build(deps: ValidateDeps): ValidateService {
   const processUntilClosed = async (): Promise<void> => {
     let backoff = retryBackoffMs.first;
     while (!closing) {
+      watch.begin('batch');
       try {
         await processor.processOnce();
+        watch.end();
         backoff = retryBackoffMs.first;
       } catch (err) {
+        watch.end();
         if (closing) return;
         if (!isRetryable(err)) throw err;
         logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message, retryInMs: backoff }, 'batch aborted; retrying');
@@ -145,13 +159,20 @@ export function build(deps: ValidateDeps): ValidateService {
   return {
     processor,
     async run() {
-      await processor.connect();
+      watch.begin('connect');
+      try {
+        await processor.connect();
+      } finally {
+        watch.end();
+      }
       connected = true;
       logger.info({ rawTopic, dlqTopic, groupId: config.groupId, instanceId: config.instanceId }, 'validate running');
       loop = processUntilClosed();
       await loop;
     },
     ready: () => connected && !closing,
+    live: () => watch.live(),
+    running: () => watch.running(),
     async close() {
       closing = true;
       // Let the batch in hand commit (or abort) before the clients go away.

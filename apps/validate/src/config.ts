@@ -21,6 +21,11 @@ export const validateConfigSchema = {
   maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
   maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
   transactionTimeoutMs: int('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),
+  stallTimeoutMs: int('VALIDATE_STALL_TIMEOUT_MS', {
+    default: 120_000,
+    min: 10_000,
+    doc: 'a batch (poll, produce, commit or abort) or connect running longer than this is a hung Kafka client: /healthz fails and the process exits; must exceed the transaction timeout',
+  }),
   sessionTimeoutMs: int('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
   ...telemetryConfigFields,
 };

@@ -12,7 +12,14 @@ async function main(): Promise<void> {
   log.info({ config: describeConfig(validateConfigSchema, config) }, 'validate starting');
 
   const service = build({ config, logger: log, metrics: telemetry.metrics, tracer: telemetry });
-  const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready);
+  const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready, service.live);
+  // A hung Kafka call never returns, so close() would hang too: report it and exit at once; a
+  // fresh instance fences the open transaction and resumes from the committed offsets.
+  setInterval(() => {
+    if (service.live()) return;
+    log.fatal({ running: service.running(), stallTimeoutMs: config.stallTimeoutMs }, 'validate stalled: a Kafka call did not return; exiting');
+    process.exit(2);
+  }, 5_000).unref();
 
   let stopping = false;
   const stop = (signal: string): void => {

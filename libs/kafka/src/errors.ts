@@ -111,6 +111,11 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR_UNKNOWN_MEMBER_ID, 'KAFKA_REBALANCE_IN_PROGRESS'],
   [E.ERR_STALE_MEMBER_EPOCH, 'KAFKA_REBALANCE_IN_PROGRESS'],
   [E.ERR__ASSIGNMENT_LOST, 'KAFKA_REBALANCE_IN_PROGRESS'],
+  // librdkafka purges a transactional producer's queue when the transaction must abort (its
+  // coordinator or partition leader was lost mid-transaction); the messages were not committed,
+  // so the transaction is aborted and the batch retried. (A plain producer purges only on close.)
+  [E.ERR__PURGE_QUEUE, 'KAFKA_TRANSACTION_ABORTED'],
+  [E.ERR__PURGE_INFLIGHT, 'KAFKA_TRANSACTION_ABORTED'],
   [E.ERR__FENCED, 'KAFKA_PRODUCER_FENCED'],
   [E.ERR_PRODUCER_FENCED, 'KAFKA_PRODUCER_FENCED'],
   [E.ERR_INVALID_PRODUCER_EPOCH, 'KAFKA_PRODUCER_FENCED'],

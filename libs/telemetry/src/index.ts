@@ -38,6 +38,7 @@ export { LOG_LEVELS, type LogLevel, type Logger, type LogDestination, type Logge
 export { CHANNELS, type TableStatsEvent, type ProducerQueueEvent } from './channels';
 export { type HookRequest, type HookReply, httpMetricsHook } from './http-hook';
 export { type OpsServerOptions, type OpsServer, startOpsServer } from './ops-server';
+export { StallWatch } from './stall-watch';
 export { telemetryConfigFields, type TelemetryConfig, telemetryOptionsFromConfig } from './config';
 export { type Sample, type Exposition, type ExpositionCheck, parseExposition, checkExposition, sampleValue } from './exposition';
 export { type TelemetryOptions, type Telemetry, createTelemetry } from './telemetry';

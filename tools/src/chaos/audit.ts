@@ -3,7 +3,7 @@ import { isSluiceError } from '@sluice/errors';
 import { LakeQueryEngine, LakeTable, tableStorageFactory, type LakeRootS3Options, type Storage } from '@sluice/lake';
 import { sleep } from '../bench/stack';
 import { DLQ_HEADERS } from '../dlq/dlq-record';
-import { readDlq } from '../dlq/read-dlq';
+import { readDlq, readTopic } from '../dlq/read-dlq';
 import { flatten, type Oracle } from '../generator';
 
 /**
@@ -20,6 +20,8 @@ export interface AuditTarget {
   readonly lake: LakeLocation;
   readonly brokers: string;
   readonly dlqTopic: string;
+  /** The raw and valid topics, to say where events missing from bronze stopped (optional). */
+  readonly topics?: { readonly raw: string; readonly valid: (contract: ContractName) => string };
   /** DLQ records expected without any event_id (poison bytes the scenario produced to raw). */
   readonly poisonWithoutId?: number;
   /** Poison records produced to raw with an event_id: each must be in the DLQ exactly once, any reason. */
@@ -111,7 +113,9 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
     const missing = [...want].filter((id) => !got.has(id));
     const extra = [...got.keys()].filter((id) => !want.has(id));
     if (dupes.length) problems.push(`${c.tables.bronze}: ${dupes.length} event_ids duplicated (e.g. ${dupes[0][0]} ×${dupes[0][1]})`);
-    if (missing.length) problems.push(`${c.tables.bronze}: ${missing.length} acknowledged events lost (e.g. ${missing[0]})`);
+    if (missing.length) {
+      problems.push(`${c.tables.bronze}: ${missing.length} acknowledged events lost (e.g. ${missing[0]})${target.topics ? `; ${await locate(target.brokers, target.topics, contract, missing)}` : ''}`);
+    }
     if (extra.length) problems.push(`${c.tables.bronze}: ${extra.length} events nobody acknowledged (e.g. ${extra[0]})`);
 
     const wantSilver = oracle.silver(contract);
@@ -172,6 +176,25 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
 }
 
 /**
+ * Where events missing from bronze stopped: how many the raw topic holds (any isolation) and how
+ * many the contract's valid topic holds committed. In valid but not in bronze points at
+ * merge-compaction; in raw only, at validate; in neither, at the producer or the broker.
+ */
+async function locate(brokers: string, topics: NonNullable<AuditTarget['topics']>, contract: ContractName, missing: readonly string[]): Promise<string> {
+  const ids = missing.slice(0, 200); // a byte search per id and record: a sample says enough
+  const count = async (topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<number | string> => {
+    try {
+      const values = (await readTopic(brokers, topic, 60_000, isolation)).map((m) => m.value).filter((v): v is Buffer => v !== null);
+      return ids.filter((id) => values.some((v) => v.includes(id))).length;
+    } catch (err) {
+      return `unread (${err instanceof Error ? err.message : String(err)})`;
+    }
+  };
+  const [raw, valid] = [await count(topics.raw, 'read_uncommitted'), await count(topics.valid(contract), 'read_committed')];
+  return `of ${ids.length === missing.length ? 'these' : `the first ${ids.length}`}, ${raw} are in raw and ${valid} committed in ${topics.valid(contract)}`;
+}
+
+/**
  * Waits until the pipeline has caught up with the oracle (bronze counts reached, silver folded
  * to bronze's offsets, DLQ complete) or `timeoutMs` passed, then diffs.
  */
@@ -191,7 +214,13 @@ export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, time
     } catch {
       drained = false; // a table mid-creation or the lake briefly unreadable: look again
     }
-    if (drained || Date.now() > deadline) break;
+    if (drained) break;
+    if (Date.now() > deadline) {
+      // Said first: "lost" below may then be a stall (a stage that stopped moving), not a loss.
+      const diff = await diffAgainstOracle(target, oracle);
+      const stalled = `not drained within ${Math.round(timeoutMs / 1000)} s of the load's end: what follows may be a stalled stage rather than lost events`;
+      return { ...diff, problems: diff.problems.length ? [stalled, ...diff.problems] : [], drainSeconds: (Date.now() - started) / 1000 };
+    }
     await sleep(1000);
   }
   const drainSeconds = (Date.now() - started) / 1000;

@@ -145,8 +145,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       prefix: `${runId}.`,
       log,
       env: {
-        validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50' },
-        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000' },
+        // Stall limits below the defaults, so a hung Kafka call heals (exit, supervisor restart)
+        // within the drain time; the validate limit still exceeds its 60 s transaction timeout.
+        validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50', VALIDATE_STALL_TIMEOUT_MS: '75000' },
+        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000', SLUICE_STALL_TIMEOUT_MS: '60000' },
       },
       lakeS3: s3Proxy && o.s3 ? { ...o.s3, endpoint: s3Proxy.url, prefix: `chaos/${runId}` } : undefined,
     });
@@ -200,7 +202,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         ? { endpoint: o.s3.endpoint, credentials: { accessKeyId: o.s3.accessKey, secretAccessKey: o.s3.secretKey }, cacheDir: path.join(o.workDir, 's3-cache', 'audit'), cacheBytesPerTable: 1024 ** 3 }
         : undefined,
     };
-    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) };
+    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) };
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
     const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
@@ -232,6 +234,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     mount?.unmount();
     if (!o.keep) rmSync(o.workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A failed run in a few short lines for a test assertion: the faults and each service's warnings
+ * first (they say what went wrong), then the findings cut to `maxChars` each. The CI summary
+ * keeps only the start of a failure message, and one finding can quote whole rows.
+ */
+export function failureReport(result: ChaosResult, maxChars = 160): string[] {
+  const findings = [...result.problems, ...result.audit.problems];
+  if (findings.length === 0) return [];
+  const cut = (line: string) => (line.length > maxChars ? `${line.slice(0, maxChars)}…` : line);
+  return [...result.faults.map((f) => `fault: ${f}`), ...result.warnings, ...findings].map(cut);
 }
 
 const WARNING_LEVELS = new Set(['warn', 'error', 'fatal']);

@@ -7,13 +7,21 @@ import type { DlqMessage } from './dlq-record';
  * writes the DLQ in transactions) are taken first, then a throw-away consumer group reads under
  * read_committed until its position reached them. Commits nothing.
  */
-export async function readDlq(brokers: string, topic: string, timeoutMs = 60_000): Promise<DlqMessage[]> {
+export function readDlq(brokers: string, topic: string, timeoutMs = 60_000): Promise<DlqMessage[]> {
+  return readTopic(brokers, topic, timeoutMs, 'read_committed');
+}
+
+/**
+ * Reads a whole topic as it is now, up to its end offsets (the last stable offsets under
+ * read_committed, the high watermarks under read_uncommitted). Commits nothing.
+ */
+export async function readTopic(brokers: string, topic: string, timeoutMs: number, isolation: 'read_committed' | 'read_uncommitted'): Promise<DlqMessage[]> {
   const admin = new KafkaAdmin({ brokers, clientId: 'sluice-dlq-tool' });
   let ends: Map<string, number>;
   try {
     const [described] = await admin.describeTopics([topic]);
     const partitions = Array.from({ length: described.partitions }, (_, partition) => ({ topic, partition }));
-    ends = await admin.fetchEndOffsets(partitions, true);
+    ends = await admin.fetchEndOffsets(partitions, isolation === 'read_committed');
   } finally {
     await admin.close();
   }
@@ -27,6 +35,7 @@ export async function readDlq(brokers: string, topic: string, timeoutMs = 60_000
     groupId: `sluice-dlq-tool-${randomBytes(6).toString('hex')}`,
     topics: [topic],
     autoOffsetReset: 'earliest',
+    isolationLevel: isolation,
     maxBatchMessages: 5000,
     maxBatchWaitMs: 200,
   });

@@ -1,7 +1,7 @@
 import type { AnyContract, AvroDecoder } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
 import type { BatchConsumer, ConsumedMessage, OnAssign, OnRevoke, PartitionRef, TopicPartitionOffset } from '@sluice/kafka';
-import type { Logger, SluiceMetrics } from '@sluice/telemetry';
+import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import { Backoff, sleep } from '../flow/backoff';
 import { BackpressureController } from '../flow/backpressure';
 import { decodeRecord, type BronzeRecord } from './bronze-record';
@@ -35,6 +35,12 @@ export interface Tier1Options {
   readonly dedupMaxIds: number;
   readonly retryBaseMs?: number;
   readonly retryMaxMs: number;
+  /**
+   * Longest one poll (with the rebalance hooks it runs) may take before the worker counts as hung
+   * and `live` turns false; the hooks retry storage reads, so this also bounds a storage outage
+   * met during a rebalance. Default 240 000 (below librdkafka's 300 s max.poll.interval.ms).
+   */
+  readonly stallTimeoutMs?: number;
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
   /** Records `merge.bronze-append` spans for sampled records; none without it. */
@@ -73,6 +79,9 @@ export class Tier1Worker {
   private stopping = false;
   private readonly abort = new AbortController();
   private failed: unknown;
+  private readonly watch: StallWatch;
+  private unassignedSince: number | undefined;
+  private unassignedReportedAt = 0;
   /** Counters tests and /readyz read. */
   readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0, dedupBronzeDuplicates: 0 };
 
@@ -81,6 +90,7 @@ export class Tier1Worker {
     this.batcher = new MicroBatcher(options.bounds, this.now);
     this.flow = new BackpressureController({ maxBufferedBytes: options.maxBufferedBytes });
     this.backoff = new Backoff(options.retryBaseMs ?? 100, options.retryMaxMs);
+    this.watch = new StallWatch(options.stallTimeoutMs ?? 240_000, this.now);
   }
 
   /** True once connected and looping, and not stopping. */
@@ -88,9 +98,14 @@ export class Tier1Worker {
     return this.loop !== undefined && !this.stopping && this.failed === undefined;
   }
 
-  /** False after the loop died on an unexpected error (liveness). */
+  /** False after the loop died on an unexpected error, or while a poll has hung (liveness). */
   get live(): boolean {
-    return this.failed === undefined;
+    return this.failed === undefined && this.watch.live();
+  }
+
+  /** The poll step in progress and for how long (for the stall report), or undefined. */
+  running(): { step: string; forMs: number } | undefined {
+    return this.watch.running();
   }
 
   /** Connects and starts the loop in the background. */
@@ -123,16 +138,21 @@ export class Tier1Worker {
   private async run(): Promise<void> {
     const consumer = this.consumer as Tier1Consumer;
     while (!this.stopping) {
-      for (const seek of this.seeks.splice(0)) await consumer.seek(seek).catch(() => undefined);
       let messages;
+      this.watch.begin('seek');
       try {
+        for (const seek of this.seeks.splice(0)) await consumer.seek(seek).catch(() => undefined);
+        this.watch.label('poll');
         messages = await consumer.poll();
       } catch (err) {
+        this.watch.end();
         // A failed assignment hook or a transient client error: keep the process, back off.
         this.options.logger.error({ err }, 'tier1 poll failed');
         await sleep(this.backoff.next(), this.abort.signal);
         continue;
       }
+      this.watch.end();
+      this.reportUnassigned(consumer);
       for (const m of messages) this.take(m);
       if (this.stopping) break;
       if (this.pending === undefined && this.batcher.due() !== undefined) this.closeBatch();
@@ -149,6 +169,23 @@ export class Tier1Worker {
           .finally(() => (this.inflight = undefined));
       }
       this.updateFlow(consumer);
+    }
+  }
+
+  /**
+   * Says once a minute while this worker polls without partitions: normal for a member beyond
+   * the partition count, a wedged group join otherwise (the group's view tells which).
+   */
+  private reportUnassigned(consumer: Tier1Consumer): void {
+    if (consumer.assignment().length > 0) {
+      this.unassignedSince = undefined;
+      return;
+    }
+    const now = this.now();
+    this.unassignedSince ??= now;
+    if (now - this.unassignedSince >= 60_000 && now - this.unassignedReportedAt >= 60_000) {
+      this.unassignedReportedAt = now;
+      this.options.logger.info({ forMs: now - this.unassignedSince }, 'polling without partitions assigned');
     }
   }
 
@@ -306,10 +343,12 @@ export class Tier1Worker {
     // The windows share the process's id budget evenly.
     const share = this.dedupShare(this.owned.size + parts.length);
     for (const [contract, list] of byContract) {
+      this.watch.label(`poll: assign ${contract.name}: read bronze offsets`);
       const written = await this.retrying('read bronze offsets', () =>
         this.options.store.writtenOffsets(contract, list.map((p) => this.book.appId(p))),
       );
       for (const p of list) {
+        this.watch.label(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
         const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
         this.owned.set(tpKey(p), { contract, dedup });
@@ -323,6 +362,7 @@ export class Tier1Worker {
 
   private async onRevoke(parts: PartitionRef[]): Promise<void> {
     // Let a running write finish first (it is the last chance to store these partitions' offsets).
+    this.watch.label('poll: revoke: wait for the bronze write in flight');
     await this.inflight;
     for (const p of parts) {
       this.book.revoke(p);

@@ -1,0 +1,89 @@
+import { AvroDecoder, CONTRACTS } from '@sluice/contracts';
+import type { OnAssign, PartitionRef } from '@sluice/kafka';
+import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import type { BronzeStore } from './bronze-store';
+import { DeadLetters } from './dead-letters';
+import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
+
+// A poll that never returns (a native consumer call, or a rebalance hook waiting on storage)
+// used to leave merge-compaction live and ready while it consumed nothing.
+describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
+  const orders = CONTRACTS.orders;
+  const topic = 'test.orders.valid';
+  let telemetry: Telemetry;
+  let t: number;
+  let worker: Tier1Worker | undefined;
+  // The hung calls, answered at the end so stop() can finish.
+  let releases: Array<() => void> = [];
+  const hang = <T>(value: T): Promise<T> => new Promise<T>((resolve) => releases.push(() => resolve(value)));
+
+  beforeAll(() => {
+    telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
+  });
+  afterAll(() => telemetry.shutdown());
+  beforeEach(() => (t = 0));
+  afterEach(async () => {
+    const stopped = worker?.stop();
+    for (const release of releases) release();
+    releases = [];
+    await stopped;
+    worker = undefined;
+  });
+
+  function start(poll: (hooks: { onAssign: OnAssign }) => Promise<[]>, store: Partial<BronzeStore> = {}): Promise<void> {
+    const consumer = (hooks: { onAssign: OnAssign }): Tier1Consumer => ({
+      connect: async () => undefined,
+      poll: () => poll(hooks),
+      pause: () => undefined,
+      resume: () => undefined,
+      paused: () => [],
+      assignment: () => [],
+      seek: async () => undefined,
+      close: async () => undefined,
+    });
+    worker = new Tier1Worker({
+      contracts: [orders],
+      contractOfTopic: new Map([[topic, orders]]),
+      decoder: new AvroDecoder([orders]),
+      store: store as BronzeStore,
+      deadLetters: new DeadLetters(async () => undefined, 'test.dlq'),
+      createConsumer: consumer,
+      bounds: { maxMs: 100, maxBytes: 1 << 20, maxRecords: 100 },
+      maxBufferedBytes: 1 << 20,
+      dedupWatermarkMs: 0,
+      dedupMaxIds: 1000,
+      retryMaxMs: 100,
+      stallTimeoutMs: 30_000,
+      logger: telemetry.logger,
+      metrics: telemetry.metrics,
+      now: () => t,
+    });
+    return worker.start();
+  }
+
+  it('stays live while a poll runs within the limit and turns not-live past it, naming the step', async () => {
+    await start(() => hang<[]>([]));
+    await new Promise((r) => setImmediate(r));
+    t = 30_000;
+    expect(worker?.live).toBe(true);
+    t = 30_001;
+    expect(worker?.live).toBe(false);
+    expect(worker?.running()).toEqual({ step: 'poll', forMs: 30_001 });
+  });
+
+  it('names the rebalance hook a poll hung in', async () => {
+    const partition: PartitionRef = { topic, partition: 3 };
+    // The hook reads the bronze offsets, and that read never answers.
+    await start(
+      async ({ onAssign }) => {
+        await onAssign([partition]);
+        return [];
+      },
+      { writtenOffsets: () => hang(new Map()), recentEventIds: async () => ({ ids: [], truncated: false }) },
+    );
+    await new Promise((r) => setImmediate(r));
+    t = 45_000;
+    expect(worker?.live).toBe(false);
+    expect(worker?.running()).toEqual({ step: 'poll: assign orders: read bronze offsets', forMs: 45_000 });
+  });
+});
