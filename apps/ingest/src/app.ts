@@ -25,6 +25,8 @@ export interface IngestDeps {
   schemaIds?: SchemaIdLearner;
   /** Readiness beyond the publisher (e.g. an admin metadata probe); defaults to publisher.isAvailable. */
   isReady?: () => boolean;
+  /** Liveness (/healthz); false = a wedged Kafka producer only a restart recovers. Default: always live. */
+  isLive?: () => boolean;
   clock?: () => number;
   logger?: FastifyBaseLogger;
   /** Metrics (events in by outcome, HTTP latency) and a producer span per request, with its trace context in every record's headers. */
@@ -100,7 +102,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
     }
   });
 
-  app.get('/healthz', async () => ({ status: 'alive' }));
+  app.get('/healthz', async (_req, reply) => {
+    const live = deps.isLive?.() ?? true;
+    return reply.code(live ? 200 : 503).send({ status: live ? 'alive' : 'wedged' });
+  });
   app.get('/readyz', async (_req, reply) => {
     const ready = !shuttingDown && isReady();
     return reply.code(ready ? 200 : 503).send({ ready, shuttingDown });

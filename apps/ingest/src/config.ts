@@ -27,6 +27,11 @@ export const ingestConfigSchema = {
   deliveryTimeoutMs: int('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),
   shutdownTimeoutMs: int('INGEST_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
   probeIntervalMs: int('INGEST_PROBE_INTERVAL_MS', { default: 1000, min: 100, doc: 'broker availability probe period' }),
+  wedgeAfterMs: int('INGEST_WEDGE_AFTER_MS', {
+    default: 60_000,
+    min: 2000,
+    doc: 'deliveries failing this long while the broker answers probes = a wedged producer: /healthz fails and the process exits; at least twice the delivery timeout',
+  }),
   ...telemetryConfigFields,
 };
 

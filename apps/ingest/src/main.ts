@@ -36,6 +36,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // A wedged producer never delivers again and cannot be flushed: exit at once (nothing
+  // unacknowledged is lost; producers retry what got no answer) for a fresh one.
+  setInterval(() => {
+    if (stopping || ingest.isLive()) return;
+    log.fatal({ wedgeAfterMs: config.wedgeAfterMs }, 'ingest producer wedged: deliveries keep failing while the broker answers; exiting');
+    process.exit(2);
+  }, 5_000).unref();
 }
 
 main().catch((err) => {

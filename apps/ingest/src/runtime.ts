@@ -9,6 +9,8 @@ import { AvroDecoder, CONTRACTS, RAW_TOPIC, SchemaIdLearner, createRegistryClien
 export interface IngestRuntime extends IngestApp {
   /** Drains: refuse new requests, finish in-flight ones, flush the producer, close clients. */
   close(): Promise<void>;
+  /** False once the producer is wedged (see KafkaPublisher.isLive): main.ts exits. */
+  isLive(): boolean;
 }
 
 /**
@@ -17,6 +19,10 @@ export interface IngestRuntime extends IngestApp {
  */
 export async function createIngest(config: IngestConfig, logger?: Logger, telemetry?: Pick<Telemetry, 'metrics' | 'withSpan'>): Promise<IngestRuntime> {
   const rawTopic = config.rawTopic || RAW_TOPIC.name;
+  // A delivery may fail legitimately for one delivery timeout after the broker is back.
+  if (config.wedgeAfterMs < 2 * config.deliveryTimeoutMs) {
+    throw new RangeError(`INGEST_WEDGE_AFTER_MS (${config.wedgeAfterMs}) must be at least twice INGEST_DELIVERY_TIMEOUT_MS (${config.deliveryTimeoutMs})`);
+  }
   const producer = new KafkaProducer({
     brokers: config.brokers,
     clientId: 'sluice-ingest',
@@ -31,6 +37,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
       await admin.describeTopics([rawTopic]);
     },
     probeIntervalMs: config.probeIntervalMs,
+    wedgeAfterMs: config.wedgeAfterMs,
     onAvailabilityChange: (available, reason) => logger?.warn({ available, reason }, 'Kafka availability changed'),
   });
   publisher.start();
@@ -50,6 +57,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     schemaIds: config.schemaRegistryUrl
       ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch, retries: 1 }))
       : undefined,
+    isLive: () => publisher.isLive(),
     logger,
     telemetry,
   });
@@ -73,5 +81,5 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     await producer.close(config.shutdownTimeoutMs);
     await admin.close();
   };
-  return { ...built, close: () => (closing ??= close()) };
+  return { ...built, close: () => (closing ??= close()), isLive: () => publisher.isLive() };
 }

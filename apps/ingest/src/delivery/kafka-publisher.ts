@@ -13,6 +13,12 @@ export interface KafkaPublisherOptions {
   /** Time between probes, ms. */
   probeIntervalMs: number;
   onAvailabilityChange?: (available: boolean, reason: string) => void;
+  /**
+   * Deliveries failing for this long (no success in between) while the broker answered a probe
+   * after they began mean a wedged producer, not an outage: `isLive()` turns false.
+   */
+  wedgeAfterMs: number;
+  now?: () => number;
 }
 
 // Errors that say "the broker is not there", as opposed to "this request was bad".
@@ -28,11 +34,19 @@ export class KafkaPublisher implements EventPublisher {
   private available = true;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
+  /** Deliveries have failed since the last successful one. */
+  private failing = false;
+  /** While failing: since when every probe has answered (undefined until one does, reset by a failed probe). */
+  private answeringSince: number | undefined;
+  private lastFailureAt = 0;
+  private readonly now: () => number;
 
   constructor(
     private readonly producer: ProducerPort,
     private readonly options: KafkaPublisherOptions,
-  ) {}
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** Starts the periodic probe. */
   start(): void {
@@ -53,12 +67,29 @@ export class KafkaPublisher implements EventPublisher {
     return this.producer.hasCapacity(count);
   }
 
+  /**
+   * False once the producer looks wedged: deliveries kept failing as if the broker were down for
+   * `wedgeAfterMs` while every probe found it answering. Seen after a broker restart (librdkafka
+   * never delivered again; a new producer did at once). Only a restart recovers, so /healthz
+   * fails and the process exits. During an outage the probes fail too, which restarts the clock:
+   * ingest stays up answering 503.
+   */
+  isLive(): boolean {
+    return this.answeringSince === undefined || this.lastFailureAt - this.answeringSince < this.options.wedgeAfterMs;
+  }
+
   async publish(topic: string, records: RawRecord[]): Promise<void> {
     try {
       await this.producer.sendBatch(records.map((r) => ({ topic, key: r.key, value: r.value, headers: r.headers })));
+      this.failing = false;
+      this.answeringSince = undefined;
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
-      if (DOWN_CODES.has(code)) this.setAvailable(false, code);
+      if (DOWN_CODES.has(code)) {
+        this.failing = true;
+        this.lastFailureAt = this.now();
+        this.setAvailable(false, code);
+      }
       throw err;
     }
   }
@@ -68,8 +99,10 @@ export class KafkaPublisher implements EventPublisher {
     this.probing = true;
     try {
       await this.options.probe();
+      if (this.failing) this.answeringSince ??= this.now();
       this.setAvailable(true, 'probe answered');
     } catch (err) {
+      this.answeringSince = undefined;
       this.setAvailable(false, (err as { code?: string }).code ?? 'probe failed');
     } finally {
       this.probing = false;

@@ -1,0 +1,73 @@
+import { SluiceError } from '@sluice/errors';
+import { KafkaPublisher, type ProducerPort } from './kafka-publisher';
+
+// After a broker restart the producer once kept timing out every delivery for minutes while the
+// broker answered metadata probes; ingest stayed "alive" and answered 503 until it was restarted.
+describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)', () => {
+  let t: number;
+  let deliver: boolean;
+  let brokerAnswers: boolean;
+  const producer: ProducerPort = {
+    hasCapacity: () => true,
+    sendBatch: async () => {
+      if (!deliver) throw new SluiceError('KAFKA_TIMEOUT', 'produce: Local: Message timed out', { retryable: true });
+      return undefined;
+    },
+  };
+  const record = { key: 'k', value: Buffer.from('v'), headers: {} };
+  let publisher: KafkaPublisher;
+  const probe = () => (publisher as unknown as { runProbe(): Promise<void> }).runProbe();
+  const publish = () => publisher.publish('raw', [record]).catch(() => undefined);
+
+  beforeEach(() => {
+    t = 0;
+    deliver = true;
+    brokerAnswers = true;
+    publisher = new KafkaPublisher(producer, {
+      probe: async () => {
+        if (!brokerAnswers) throw new SluiceError('KAFKA_BROKER_UNREACHABLE', 'down', { retryable: true });
+      },
+      probeIntervalMs: 1000,
+      wedgeAfterMs: 60_000,
+      now: () => t,
+    });
+  });
+
+  it('turns not-live when deliveries fail for the limit while every probe finds the broker', async () => {
+    deliver = false;
+    await publish();
+    await probe();
+    for (t = 15_000; t < 60_000; t += 15_000) {
+      await publish();
+      await probe();
+      expect(publisher.isLive()).toBe(true);
+    }
+    t = 60_000;
+    await publish();
+    expect(publisher.isLive()).toBe(false);
+    // A delivery that gets through means the producer works again.
+    deliver = true;
+    await publish();
+    expect(publisher.isLive()).toBe(true);
+  });
+
+  it('stays live through an outage of any length: failed probes restart the clock', async () => {
+    deliver = false;
+    brokerAnswers = false;
+    for (t = 0; t <= 300_000; t += 15_000) {
+      await publish();
+      await probe();
+    }
+    expect(publisher.isLive()).toBe(true);
+    // The broker is back; one more delivery timeout passes before deliveries succeed.
+    brokerAnswers = true;
+    await probe();
+    t += 15_000;
+    await publish();
+    expect(publisher.isLive()).toBe(true);
+    deliver = true;
+    t += 1_000;
+    await publish();
+    expect(publisher.isLive()).toBe(true);
+  });
+});
