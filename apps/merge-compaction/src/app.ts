@@ -117,6 +117,10 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           // One poll may add at most ~1/4 of the memory bound (records of ≥128 bytes with overhead).
           maxBatchMessages: Math.max(16, Math.min(10_000, config.batchMaxEvents, Math.floor(config.maxBufferedBytes / 4 / 128))),
           maxBatchWaitMs: Math.min(100, config.batchMaxMs),
+          // A poll (with its hooks) past the stall limit ends the process, so polls are at most
+          // that far apart. Also the rebalance timeout: how long a join can wait for a member that
+          // died with the broker, so it follows the stall limit rather than the 300 s default.
+          maxPollIntervalMs: config.stallTimeoutMs + 30_000,
           // librdkafka's prefetch counts against the memory bound too.
           maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 1024 / Math.max(1, topics.length * 8))),
           ...hooks,

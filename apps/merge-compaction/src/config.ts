@@ -82,7 +82,7 @@ export const mergeConfigSchema = {
   stallTimeoutMs: int('SLUICE_STALL_TIMEOUT_MS', {
     default: 240_000,
     min: 10_000,
-    doc: "a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; keep it below the consumer's 300 s max.poll.interval.ms",
+    doc: 'a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
   }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
   duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', {

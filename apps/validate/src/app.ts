@@ -116,6 +116,10 @@ export function build(deps: ValidateDeps): ValidateService {
       maxBatchMessages: config.maxBatchMessages,
       maxBatchWaitMs: config.maxBatchWaitMs,
       sessionTimeoutMs: config.sessionTimeoutMs,
+      // Polls are at most one batch (bounded by the stall limit) plus a retry back-off apart. This
+      // is also the rebalance timeout: how long a join can wait for a member that died with the
+      // broker (seen after a broker restart), so it follows the stall limit, not the 300 s default.
+      maxPollIntervalMs: config.stallTimeoutMs + 30_000,
       // No static membership (group.instance.id): after a broker restart a static member can be
       // fenced by its own rejoin and die (seen in the chaos broker scenario) or hang without
       // partitions (confluentinc/librdkafka#3437). A dead instance's partitions move after the

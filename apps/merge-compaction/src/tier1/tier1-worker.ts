@@ -38,7 +38,7 @@ export interface Tier1Options {
   /**
    * Longest one poll (with the rebalance hooks it runs) may take before the worker counts as hung
    * and `live` turns false; the hooks retry storage reads, so this also bounds a storage outage
-   * met during a rebalance. Default 240 000 (below librdkafka's 300 s max.poll.interval.ms).
+   * met during a rebalance. Default 240 000 (keep it below the consumer's max.poll.interval.ms).
    */
   readonly stallTimeoutMs?: number;
   readonly logger: Logger;
