@@ -1,5 +1,5 @@
 import { describeConfig, loadConfig } from '@sluice/config';
-import { PROMETHEUS_CONTENT_TYPE, createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { PROMETHEUS_CONTENT_TYPE, createTelemetry, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { ingestConfigSchema } from './config';
 import { createIngest } from './runtime';
 
@@ -21,8 +21,9 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'ingest draining');
     const timer = setTimeout(() => {
+      // Something did not return (a hung producer call would also hold up process.exit()).
       log.error('shutdown timed out');
-      process.exit(1);
+      hardExit(log);
     }, config.shutdownTimeoutMs + 5000);
     timer.unref();
     ingest
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   setInterval(() => {
     if (stopping || ingest.isLive()) return;
     log.fatal({ wedgeAfterMs: config.wedgeAfterMs }, 'ingest producer wedged: deliveries keep failing while the broker answers; exiting');
-    process.exit(2);
+    hardExit(log);
   }, 5_000).unref();
 }
 

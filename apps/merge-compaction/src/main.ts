@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describeConfig, loadConfig, parseCgroupMemoryLimit } from '@sluice/config';
-import { createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { duckdbMemoryMbFor, mergeConfigSchema } from './config';
 
@@ -34,13 +34,15 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) {
       // A second signal: leave at once. Safe: a commit is atomic, unreferenced files are vacuumed.
-      process.exit(1);
+      hardExit(log);
+      return;
     }
     stopping = true;
     log.info({ signal }, 'merge-compaction draining');
     const timer = setTimeout(() => {
+      // Something did not return (a hung client call would also hold up process.exit()).
       log.error('shutdown timed out; exiting (nothing partial is committed)');
-      process.exit(1);
+      hardExit(log);
     }, config.shutdownTimeoutMs);
     timer.unref();
     app
@@ -55,11 +57,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // Not live: tier 1's loop died, or a poll hung in the Kafka client or a rebalance hook. A hung
-  // call cannot be closed, so report it and exit at once; the next start resumes from bronze's offsets.
+  // call cannot be closed (nor can process.exit() join its thread), so report it and end at once;
+  // the next start resumes from bronze's offsets.
   setInterval(() => {
     if (stopping || app.live()) return;
     log.fatal({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs }, 'merge-compaction is not live (tier 1 stopped or hung); exiting');
-    process.exit(2);
+    hardExit(log);
   }, 5_000).unref();
 }
 

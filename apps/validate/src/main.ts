@@ -1,5 +1,5 @@
 import { describeConfig, loadConfig } from '@sluice/config';
-import { createTelemetry, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { validateConfigSchema } from './config';
 import { startValidateOps } from './ops';
@@ -13,12 +13,12 @@ async function main(): Promise<void> {
 
   const service = build({ config, logger: log, metrics: telemetry.metrics, tracer: telemetry });
   const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready, service.live);
-  // A hung Kafka call never returns, so close() would hang too: report it and exit at once; a
+  // A hung Kafka call never returns, so close() would hang too: report it and end at once; a
   // fresh instance fences the open transaction and resumes from the committed offsets.
   setInterval(() => {
     if (service.live()) return;
     log.fatal({ running: service.running(), stallTimeoutMs: config.stallTimeoutMs }, 'validate stalled: a Kafka call did not return; exiting');
-    process.exit(2);
+    hardExit(log);
   }, 5_000).unref();
 
   let stopping = false;
@@ -43,11 +43,12 @@ async function main(): Promise<void> {
     await service.run();
   } catch (err) {
     if (stopping) return;
-    // Non-retryable (fenced, fatal): exit and let the supervisor start a fresh instance.
+    // Non-retryable (fenced, fatal): end and let the supervisor start a fresh instance.
     log.fatal({ err }, 'validate stopped on a non-retryable error');
-    // Bounded: after a hung transactional call (KAFKA_FATAL) the native client may never close.
+    // Bounded: after a hung transactional call (KAFKA_FATAL) the native client may never close,
+    // and its blocked worker thread would keep process.exit() waiting too.
     await Promise.race([service.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 15_000))]);
-    process.exit(2);
+    hardExit(log);
   }
 }
 

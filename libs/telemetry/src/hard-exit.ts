@@ -1,0 +1,13 @@
+import type { Logger } from './logger';
+
+/**
+ * Ends the process after a fatal line even when a native call holds a libuv worker thread
+ * forever (a hung Kafka client call). `process.exit()` joins the worker threads first, so it
+ * would hang as well — seen: validate logged its fatal error and then stayed up, idle, for good.
+ * A SIGKILL to itself cannot be held up; the supervisor sees the kill and starts a fresh
+ * instance. The log is flushed first (bounded to one second).
+ */
+export function hardExit(logger: Pick<Logger, 'flush'>, kill: () => void = () => process.kill(process.pid, 'SIGKILL')): void {
+  setTimeout(kill, 1_000);
+  logger.flush(() => kill());
+}
