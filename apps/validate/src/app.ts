@@ -77,7 +77,7 @@ export function build(deps: ValidateDeps): ValidateService {
   if (config.stallTimeoutMs <= config.transactionTimeoutMs) {
     throw new RangeError(`VALIDATE_STALL_TIMEOUT_MS (${config.stallTimeoutMs}) must exceed VALIDATE_TRANSACTION_TIMEOUT_MS (${config.transactionTimeoutMs})`);
   }
-  const watch = new StallWatch(config.stallTimeoutMs, clock);
+  const watch = new StallWatch(config.stallTimeoutMs);
   let loop: Promise<void> | undefined;
 
   const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
@@ -137,6 +137,9 @@ export function build(deps: ValidateDeps): ValidateService {
       lingerMs: 5,
     },
     transform,
+    // Each phase is a bounded client call (transactional ones fail KAFKA_FATAL past their
+    // timeout), so the stall clock restarts per phase: only a call that never returns trips it.
+    onStep: (step) => watch.progress(`batch: ${step}`),
   });
 
   // processor.run() would retry silently; this loop does the same but says so, once per failed

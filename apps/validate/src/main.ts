@@ -26,6 +26,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal, totals: service.totals() }, 'validate stopping');
+    // A close that does not return means a hung client call, which would hold up process.exit() too.
+    setTimeout(() => {
+      log.error('shutdown timed out');
+      hardExit(log);
+    }, 30_000).unref();
     service
       .close()
       .then(() => ops.close())

@@ -12,6 +12,21 @@ describe('StallWatch', () => {
     expect(watch.running()).toEqual({ step: 'batch', forMs: 5_000 });
   });
 
+  it('restarts the clock on progress within a step, and ignores progress between steps', () => {
+    let t = 0;
+    const watch = new StallWatch(5_000, () => t);
+    watch.progress('ignored');
+    expect(watch.running()).toBeUndefined();
+    watch.begin('batch: poll');
+    t = 4_000;
+    watch.progress('batch: commit');
+    t = 8_000; // 8 s into the step, 4 s into its current call
+    expect(watch.live()).toBe(true);
+    expect(watch.running()).toEqual({ step: 'batch: commit', forMs: 4_000 });
+    t = 9_001;
+    expect(watch.live()).toBe(false);
+  });
+
   it('is not live once a step outlives the limit, and live again when a new step starts', () => {
     let t = 0;
     const watch = new StallWatch(5_000, () => t);

@@ -13,7 +13,7 @@ export class StallWatch {
   constructor(
     /** Longest a step may run before it counts as hung, ms. */
     readonly limitMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** A step begins (one at a time). */
@@ -25,6 +25,15 @@ export class StallWatch {
   /** Names what the running step is doing now, without restarting its clock (for the report). */
   label(step: string): void {
     this.step = step;
+  }
+
+  /**
+   * The running step moved on to `step` (a call returned, even with an error): its clock restarts,
+   * so a step made of several bounded calls is judged call by call. No-op between steps.
+   */
+  progress(step: string): void {
+    if (this.since === undefined) return;
+    this.begin(step);
   }
 
   /** The step returned, whether it succeeded or failed. */

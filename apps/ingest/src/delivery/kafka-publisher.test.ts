@@ -35,8 +35,8 @@ describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)',
 
   it('turns not-live when deliveries fail for the limit while every probe finds the broker', async () => {
     deliver = false;
-    await publish();
     await probe();
+    await publish();
     for (t = 15_000; t < 60_000; t += 15_000) {
       await publish();
       await probe();
@@ -47,6 +47,16 @@ describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)',
     expect(publisher.isLive()).toBe(false);
     // A delivery that gets through means the producer works again.
     deliver = true;
+    await publish();
+    expect(publisher.isLive()).toBe(true);
+  });
+
+  it('does not count a quiet spell: one failure, no traffic for minutes, then one more failure', async () => {
+    await probe();
+    deliver = false;
+    await publish();
+    t = 20 * 60_000;
+    await probe();
     await publish();
     expect(publisher.isLive()).toBe(true);
   });

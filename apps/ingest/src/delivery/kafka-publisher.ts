@@ -14,8 +14,9 @@ export interface KafkaPublisherOptions {
   probeIntervalMs: number;
   onAvailabilityChange?: (available: boolean, reason: string) => void;
   /**
-   * Deliveries failing for this long (no success in between) while the broker answered a probe
-   * after they began mean a wedged producer, not an outage: `isLive()` turns false.
+   * Deliveries failing for this long (no success, no failed probe and no quiet spell of half
+   * this in between) while the broker answers probes mean a wedged producer, not an outage:
+   * `isLive()` turns false.
    */
   wedgeAfterMs: number;
   now?: () => number;
@@ -34,10 +35,10 @@ export class KafkaPublisher implements EventPublisher {
   private available = true;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
-  /** Deliveries have failed since the last successful one. */
-  private failing = false;
-  /** While failing: since when every probe has answered (undefined until one does, reset by a failed probe). */
+  /** Since when every probe has answered (undefined after a failed probe). */
   private answeringSince: number | undefined;
+  /** First of an unbroken run of failed deliveries while the broker answers (undefined: none). */
+  private wedgeSince: number | undefined;
   private lastFailureAt = 0;
   private readonly now: () => number;
 
@@ -45,7 +46,7 @@ export class KafkaPublisher implements EventPublisher {
     private readonly producer: ProducerPort,
     private readonly options: KafkaPublisherOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
   }
 
   /** Starts the periodic probe. */
@@ -75,19 +76,22 @@ export class KafkaPublisher implements EventPublisher {
    * ingest stays up answering 503.
    */
   isLive(): boolean {
-    return this.answeringSince === undefined || this.lastFailureAt - this.answeringSince < this.options.wedgeAfterMs;
+    return this.wedgeSince === undefined || this.lastFailureAt - this.wedgeSince < this.options.wedgeAfterMs;
   }
 
   async publish(topic: string, records: RawRecord[]): Promise<void> {
     try {
       await this.producer.sendBatch(records.map((r) => ({ topic, key: r.key, value: r.value, headers: r.headers })));
-      this.failing = false;
-      this.answeringSince = undefined;
+      this.wedgeSince = undefined;
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
       if (DOWN_CODES.has(code)) {
-        this.failing = true;
-        this.lastFailureAt = this.now();
+        const now = this.now();
+        // A run of failures breaks on a quiet spell (no traffic is no evidence) and starts only
+        // while the broker answers; a failure during an outage is just the outage.
+        if (this.answeringSince === undefined) this.wedgeSince = undefined;
+        else if (this.wedgeSince === undefined || now - this.lastFailureAt > this.options.wedgeAfterMs / 2) this.wedgeSince = now;
+        this.lastFailureAt = now;
         this.setAvailable(false, code);
       }
       throw err;
@@ -99,10 +103,11 @@ export class KafkaPublisher implements EventPublisher {
     this.probing = true;
     try {
       await this.options.probe();
-      if (this.failing) this.answeringSince ??= this.now();
+      this.answeringSince ??= this.now();
       this.setAvailable(true, 'probe answered');
     } catch (err) {
       this.answeringSince = undefined;
+      this.wedgeSince = undefined;
       this.setAvailable(false, (err as { code?: string }).code ?? 'probe failed');
     } finally {
       this.probing = false;

@@ -36,9 +36,10 @@ export interface Tier1Options {
   readonly retryBaseMs?: number;
   readonly retryMaxMs: number;
   /**
-   * Longest one poll (with the rebalance hooks it runs) may take before the worker counts as hung
-   * and `live` turns false; the hooks retry storage reads, so this also bounds a storage outage
-   * met during a rebalance. Default 240 000 (keep it below the consumer's max.poll.interval.ms).
+   * Longest one poll may take before the worker counts as hung and `live` turns false; inside
+   * rebalance hooks the clock restarts at each storage read (and each retry), so a slow or
+   * failing store is never taken for a hang, a read that never answers is. Default 240 000
+   * (keep it below the consumer's max.poll.interval.ms).
    */
   readonly stallTimeoutMs?: number;
   readonly logger: Logger;
@@ -90,7 +91,7 @@ export class Tier1Worker {
     this.batcher = new MicroBatcher(options.bounds, this.now);
     this.flow = new BackpressureController({ maxBufferedBytes: options.maxBufferedBytes });
     this.backoff = new Backoff(options.retryBaseMs ?? 100, options.retryMaxMs);
-    this.watch = new StallWatch(options.stallTimeoutMs ?? 240_000, this.now);
+    this.watch = new StallWatch(options.stallTimeoutMs ?? 240_000, options.now);
   }
 
   /** True once connected and looping, and not stopping. */
@@ -343,12 +344,12 @@ export class Tier1Worker {
     // The windows share the process's id budget evenly.
     const share = this.dedupShare(this.owned.size + parts.length);
     for (const [contract, list] of byContract) {
-      this.watch.label(`poll: assign ${contract.name}: read bronze offsets`);
+      this.watch.progress(`poll: assign ${contract.name}: read bronze offsets`);
       const written = await this.retrying('read bronze offsets', () =>
         this.options.store.writtenOffsets(contract, list.map((p) => this.book.appId(p))),
       );
       for (const p of list) {
-        this.watch.label(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
+        this.watch.progress(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
         const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
         this.owned.set(tpKey(p), { contract, dedup });
@@ -356,14 +357,16 @@ export class Tier1Worker {
       }
     }
     this.reshareDedup();
+    this.watch.progress('poll');
     this.options.logger.info({ partitions: out.map((o) => `${o.topic}-${o.partition}@${o.offset}`) }, 'partitions assigned, resuming from bronze offsets');
     return out;
   }
 
   private async onRevoke(parts: PartitionRef[]): Promise<void> {
     // Let a running write finish first (it is the last chance to store these partitions' offsets).
-    this.watch.label('poll: revoke: wait for the bronze write in flight');
+    this.watch.progress('poll: revoke: wait for the bronze write in flight');
     await this.inflight;
+    this.watch.progress('poll');
     for (const p of parts) {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
@@ -414,6 +417,8 @@ export class Tier1Worker {
         const delay = backoff.next();
         this.options.logger.warn({ err, retryInMs: delay }, `${what} failed, retrying`);
         await sleep(delay, this.abort.signal);
+        // Storage answered (with an error): a slow outage, not a hang; judge the next attempt alone.
+        this.watch.progress(`poll: ${what} (retrying)`);
       }
     }
   }

@@ -31,6 +31,8 @@ export interface TransactionalProcessorOptions {
   transform: Transform;
   /** First retry delay after a retryable failure, ms (doubles up to 5 s); default 100. */
   retryBackoffMs?: number;
+  /** Called as each phase of a batch starts (poll, begin, transform, send, offsets, commit, abort, rewind): for liveness checks and stall reports. */
+  onStep?: (step: string) => void;
 }
 
 /** What one processed batch did. */

@@ -39,16 +39,23 @@ export class TransactionalProcessor {
    * transaction. On failure: aborts, rewinds, rethrows (a KafkaError, or the transform's error).
    */
   async processOnce(): Promise<ProcessResult> {
+    const step = this.options.onStep ?? (() => undefined);
+    step('poll');
     const batch = await this.consumer.poll();
     if (batch.length === 0) return { input: 0, output: 0 };
     const started = performance.now();
     let output = 0;
     try {
+      step('begin');
       await this.producer.begin();
+      step('transform');
       const records = await this.options.transform(batch);
       output = records.length;
+      step('send');
       if (records.length > 0) await this.producer.sendBatch(records);
+      step('offsets');
       await this.producer.sendOffsets(this.consumer, nextOffsets(batch));
+      step('commit');
       await this.producer.commit();
     } catch (err) {
       await this.abortAndRewind(batch, err, started, output);
@@ -96,6 +103,7 @@ export class TransactionalProcessor {
   }
 
   private async abortAndRewind(batch: readonly ConsumedMessage[], cause: unknown, started: number, output: number): Promise<void> {
+    this.options.onStep?.('abort');
     try {
       await this.producer.abort();
     } catch (abortErr) {
@@ -110,6 +118,7 @@ export class TransactionalProcessor {
       latencyMs: performance.now() - started,
       code: isSluiceError(cause) ? cause.code : 'TRANSFORM_FAILED',
     });
+    this.options.onStep?.('rewind');
     for (const position of firstOffsets(batch)) {
       try {
         await this.consumer.seek(position);
