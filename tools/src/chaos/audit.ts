@@ -101,6 +101,9 @@ const EVENT_ID_IN_TEXT = /"event_id"\s*:\s*"([^"]+)"/;
  */
 export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Promise<Omit<AuditReport, 'drainSeconds'>> {
   const problems: string[] = [];
+  // Read at most once per audit, and only when some event is missing from bronze.
+  let raw: Promise<Buffer[] | string> | undefined;
+  const rawValues = () => (raw ??= target.topics ? valuesOf(target.brokers, target.topics.raw, 'read_uncommitted') : Promise.resolve('no topics given'));
   const bronzeRows: Record<string, number> = {};
   const silverRows: Record<string, number> = {};
   for (const contract of oracle.contracts()) {
@@ -114,7 +117,7 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
     const extra = [...got.keys()].filter((id) => !want.has(id));
     if (dupes.length) problems.push(`${c.tables.bronze}: ${dupes.length} event_ids duplicated (e.g. ${dupes[0][0]} ×${dupes[0][1]})`);
     if (missing.length) {
-      problems.push(`${c.tables.bronze}: ${missing.length} acknowledged events lost (e.g. ${missing[0]})${target.topics ? `; ${await locate(target.brokers, target.topics, contract, missing)}` : ''}`);
+      problems.push(`${c.tables.bronze}: ${missing.length} acknowledged events lost (e.g. ${missing[0]})${target.topics ? `; ${await locate(target.brokers, target.topics, contract, missing, rawValues)}` : ''}`);
     }
     if (extra.length) problems.push(`${c.tables.bronze}: ${extra.length} events nobody acknowledged (e.g. ${extra[0]})`);
 
@@ -180,18 +183,27 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
  * many the contract's valid topic holds committed. In valid but not in bronze points at
  * merge-compaction; in raw only, at validate; in neither, at the producer or the broker.
  */
-async function locate(brokers: string, topics: NonNullable<AuditTarget['topics']>, contract: ContractName, missing: readonly string[]): Promise<string> {
+async function locate(
+  brokers: string,
+  topics: NonNullable<AuditTarget['topics']>,
+  contract: ContractName,
+  missing: readonly string[],
+  rawValues: () => Promise<Buffer[] | string>,
+): Promise<string> {
   const ids = missing.slice(0, 200); // a byte search per id and record: a sample says enough
-  const count = async (topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<number | string> => {
-    try {
-      const values = (await readTopic(brokers, topic, 60_000, isolation)).map((m) => m.value).filter((v): v is Buffer => v !== null);
-      return ids.filter((id) => values.some((v) => v.includes(id))).length;
-    } catch (err) {
-      return `unread (${err instanceof Error ? err.message : String(err)})`;
-    }
-  };
-  const [raw, valid] = [await count(topics.raw, 'read_uncommitted'), await count(topics.valid(contract), 'read_committed')];
+  const count = (values: Buffer[] | string): number | string => (typeof values === 'string' ? values : ids.filter((id) => values.some((v) => v.includes(id))).length);
+  const raw = count(await rawValues());
+  const valid = count(await valuesOf(brokers, topics.valid(contract), 'read_committed'));
   return `of ${ids.length === missing.length ? 'these' : `the first ${ids.length}`}, ${raw} are in raw and ${valid} committed in ${topics.valid(contract)}`;
+}
+
+/** A topic's record values, or why it could not be read (bounded to 30 s). */
+async function valuesOf(brokers: string, topic: string, isolation: 'read_committed' | 'read_uncommitted'): Promise<Buffer[] | string> {
+  try {
+    return (await readTopic(brokers, topic, 30_000, isolation)).map((m) => m.value).filter((v): v is Buffer => v !== null);
+  } catch (err) {
+    return `unread (${err instanceof Error ? err.message : String(err)})`;
+  }
 }
 
 /**

@@ -22,6 +22,9 @@ describe('lossless log JSON', () => {
       delete slow.pad;
       expect(fast).toEqual(slow);
     }
+    // Duplicate keys (invalid in a log) resolve last-wins on both paths.
+    expect(parseJsonLossless('{"a":1,"a":2}')).toEqual({ a: 2 });
+    expect(parseJsonLossless('{"a":1,"a":2,"pad":"0000000000000000"}')).toEqual({ a: 2, pad: '0000000000000000' });
     // 16 digits inside a string only cost the slow path; values stay exact either way.
     const big = parseJsonLossless('{"path":"f-1234567890123456.parquet","v":9007199254740993}') as { v: unknown };
     expect(big.v).toBe(9007199254740993n);

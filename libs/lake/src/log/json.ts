@@ -10,13 +10,17 @@ const SIXTEEN_DIGITS = /\d{16}/;
  * run of 16 digits anywhere (most commits, and most `stats` strings) go through JSON.parse, which
  * then returns the same values several times faster (in a CPU profile of merge-compaction at
  * 1k events/s, lossless parsing of commits, checkpoints and stats took 4.5 s of 35 s busy main
- * thread). Duplicate keys, invalid in a log, then resolve last-wins as in JSON.parse.
+ * thread).
  */
 export function parseJsonLossless(text: string): unknown {
   if (!SIXTEEN_DIGITS.test(text)) return JSON.parse(text);
-  return parse(text, null, (value: string) => {
-    if (isInteger(value)) return isSafeNumber(value) ? Number(value) : BigInt(value);
-    return Number(value);
+  return parse(text, null, {
+    parseNumber: (value: string) => {
+      if (isInteger(value)) return isSafeNumber(value) ? Number(value) : BigInt(value);
+      return Number(value);
+    },
+    // Last wins, as in JSON.parse, so both paths treat a malformed log alike.
+    onDuplicateKey: ({ newValue }) => newValue,
   });
 }
 
