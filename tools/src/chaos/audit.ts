@@ -213,6 +213,7 @@ async function valuesOf(brokers: string, topic: string, isolation: 'read_committ
 export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, timeoutMs: number): Promise<AuditReport> {
   const started = Date.now();
   const deadline = started + timeoutMs;
+  let timedOut = false;
   for (;;) {
     let drained = true;
     try {
@@ -228,13 +229,15 @@ export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, time
     }
     if (drained) break;
     if (Date.now() > deadline) {
-      // Said first: "lost" below may then be a stall (a stage that stopped moving), not a loss.
-      const diff = await diffAgainstOracle(target, oracle);
-      const stalled = `not drained within ${Math.round(timeoutMs / 1000)} s of the load's end: what follows may be a stalled stage rather than lost events`;
-      return { ...diff, problems: diff.problems.length ? [stalled, ...diff.problems] : [], drainSeconds: (Date.now() - started) / 1000 };
+      timedOut = true;
+      break;
     }
     await sleep(1000);
   }
   const drainSeconds = (Date.now() - started) / 1000;
-  return { ...(await diffAgainstOracle(target, oracle)), drainSeconds };
+  const diff = await diffAgainstOracle(target, oracle);
+  if (!timedOut || diff.problems.length === 0) return { ...diff, drainSeconds };
+  // Said first: "lost" below may then be a stall (a stage that stopped moving), not a loss.
+  const stalled = `not drained within ${Math.round(timeoutMs / 1000)} s of the load's end: what follows may be a stalled stage rather than lost events`;
+  return { ...diff, problems: [stalled, ...diff.problems], drainSeconds };
 }

@@ -35,8 +35,8 @@ export class KafkaPublisher implements EventPublisher {
   private available = true;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
-  /** Since when every probe has answered (undefined after a failed probe). */
-  private answeringSince: number | undefined;
+  /** The last probe found the broker. */
+  private answering = false;
   /** First of an unbroken run of failed deliveries while the broker answers (undefined: none). */
   private wedgeSince: number | undefined;
   private lastFailureAt = 0;
@@ -89,7 +89,7 @@ export class KafkaPublisher implements EventPublisher {
         const now = this.now();
         // A run of failures breaks on a quiet spell (no traffic is no evidence) and starts only
         // while the broker answers; a failure during an outage is just the outage.
-        if (this.answeringSince === undefined) this.wedgeSince = undefined;
+        if (!this.answering) this.wedgeSince = undefined;
         else if (this.wedgeSince === undefined || now - this.lastFailureAt > this.options.wedgeAfterMs / 2) this.wedgeSince = now;
         this.lastFailureAt = now;
         this.setAvailable(false, code);
@@ -103,10 +103,10 @@ export class KafkaPublisher implements EventPublisher {
     this.probing = true;
     try {
       await this.options.probe();
-      this.answeringSince ??= this.now();
+      this.answering = true;
       this.setAvailable(true, 'probe answered');
     } catch (err) {
-      this.answeringSince = undefined;
+      this.answering = false;
       this.wedgeSince = undefined;
       this.setAvailable(false, (err as { code?: string }).code ?? 'probe failed');
     } finally {

@@ -39,23 +39,22 @@ export class TransactionalProcessor {
    * transaction. On failure: aborts, rewinds, rethrows (a KafkaError, or the transform's error).
    */
   async processOnce(): Promise<ProcessResult> {
-    const step = this.options.onStep ?? (() => undefined);
-    step('poll');
+    this.step('poll');
     const batch = await this.consumer.poll();
     if (batch.length === 0) return { input: 0, output: 0 };
     const started = performance.now();
     let output = 0;
     try {
-      step('begin');
+      this.step('begin');
       await this.producer.begin();
-      step('transform');
+      this.step('transform');
       const records = await this.options.transform(batch);
       output = records.length;
-      step('send');
+      this.step('send');
       if (records.length > 0) await this.producer.sendBatch(records);
-      step('offsets');
+      this.step('offsets');
       await this.producer.sendOffsets(this.consumer, nextOffsets(batch));
-      step('commit');
+      this.step('commit');
       await this.producer.commit();
     } catch (err) {
       await this.abortAndRewind(batch, err, started, output);
@@ -102,8 +101,12 @@ export class TransactionalProcessor {
     await this.producer.close();
   }
 
+  private step(name: string): void {
+    this.options.onStep?.(name);
+  }
+
   private async abortAndRewind(batch: readonly ConsumedMessage[], cause: unknown, started: number, output: number): Promise<void> {
-    this.options.onStep?.('abort');
+    this.step('abort');
     try {
       await this.producer.abort();
     } catch (abortErr) {
@@ -118,7 +121,7 @@ export class TransactionalProcessor {
       latencyMs: performance.now() - started,
       code: isSluiceError(cause) ? cause.code : 'TRANSFORM_FAILED',
     });
-    this.options.onStep?.('rewind');
+    this.step('rewind');
     for (const position of firstOffsets(batch)) {
       try {
         await this.consumer.seek(position);
