@@ -1,5 +1,5 @@
 import { describeConfig, loadConfig } from '@sluice/config';
-import { PROMETHEUS_CONTENT_TYPE, createTelemetry, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { PROMETHEUS_CONTENT_TYPE, createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { ingestConfigSchema } from './config';
 import { createIngest } from './runtime';
 
@@ -39,11 +39,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   // A wedged producer never delivers again and cannot be flushed: exit at once (nothing
   // unacknowledged is lost; producers retry what got no answer) for a fresh one.
-  setInterval(() => {
-    if (stopping || ingest.isLive()) return;
-    log.fatal({ wedgeAfterMs: config.wedgeAfterMs }, 'ingest producer wedged: deliveries keep failing while the broker answers; exiting');
-    hardExit(log);
-  }, 5_000).unref();
+  exitWhenNotLive(log, () => stopping || ingest.isLive(), 'ingest producer wedged: deliveries keep failing while the broker answers; exiting', () => ({ wedgeAfterMs: config.wedgeAfterMs }));
 }
 
 main().catch((err) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describeConfig, loadConfig, parseCgroupMemoryLimit } from '@sluice/config';
-import { createTelemetry, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { duckdbMemoryMbFor, mergeConfigSchema } from './config';
 
@@ -59,11 +59,7 @@ async function main(): Promise<void> {
   // Not live: tier 1's loop died, or a poll hung in the Kafka client or a rebalance hook. A hung
   // call cannot be closed (nor can process.exit() join its thread), so report it and end at once;
   // the next start resumes from bronze's offsets.
-  setInterval(() => {
-    if (stopping || app.live()) return;
-    log.fatal({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs }, 'merge-compaction is not live (tier 1 stopped or hung); exiting');
-    hardExit(log);
-  }, 5_000).unref();
+  exitWhenNotLive(log, () => stopping || app.live(), 'merge-compaction is not live (tier 1 stopped or hung); exiting', () => ({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs }));
 }
 
 main().catch((err) => {

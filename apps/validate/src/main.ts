@@ -1,5 +1,5 @@
 import { describeConfig, loadConfig } from '@sluice/config';
-import { createTelemetry, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { validateConfigSchema } from './config';
 import { startValidateOps } from './ops';
@@ -15,11 +15,7 @@ async function main(): Promise<void> {
   const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready, service.live);
   // A hung Kafka call never returns, so close() would hang too: report it and end at once; a
   // fresh instance fences the open transaction and resumes from the committed offsets.
-  setInterval(() => {
-    if (service.live()) return;
-    log.fatal({ running: service.running(), stallTimeoutMs: config.stallTimeoutMs }, 'validate stalled: a Kafka call did not return; exiting');
-    hardExit(log);
-  }, 5_000).unref();
+  exitWhenNotLive(log, service.live, 'validate stalled: a Kafka call did not return; exiting', () => ({ running: service.running(), stallTimeoutMs: config.stallTimeoutMs }));
 
   let stopping = false;
   const stop = (signal: string): void => {

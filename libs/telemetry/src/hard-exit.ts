@@ -11,3 +11,15 @@ export function hardExit(logger: Pick<Logger, 'flush'>, kill: () => void = () =>
   setTimeout(kill, 1_000);
   logger.flush(() => kill());
 }
+
+/**
+ * Checks `live` every 5 s; once it is false, logs `message` at fatal with `details()` and ends
+ * the process with {@link hardExit} (a hung client call would keep a normal exit waiting).
+ */
+export function exitWhenNotLive(logger: Pick<Logger, 'fatal' | 'flush'>, live: () => boolean, message: string, details: () => object): void {
+  setInterval(() => {
+    if (live()) return;
+    logger.fatal(details(), message);
+    hardExit(logger);
+  }, 5_000).unref();
+}

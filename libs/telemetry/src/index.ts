@@ -39,7 +39,7 @@ export { CHANNELS, type TableStatsEvent, type ProducerQueueEvent } from './chann
 export { type HookRequest, type HookReply, httpMetricsHook } from './http-hook';
 export { type OpsServerOptions, type OpsServer, startOpsServer } from './ops-server';
 export { StallWatch } from './stall-watch';
-export { hardExit } from './hard-exit';
+export { exitWhenNotLive, hardExit } from './hard-exit';
 export { telemetryConfigFields, type TelemetryConfig, telemetryOptionsFromConfig } from './config';
 export { type Sample, type Exposition, type ExpositionCheck, parseExposition, checkExposition, sampleValue } from './exposition';
 export { type TelemetryOptions, type Telemetry, createTelemetry } from './telemetry';
