@@ -3,8 +3,9 @@ import * as path from 'node:path';
 import { LakeQueryEngine, LakeTable, LocalStorage, type ColumnSpec } from '../src';
 import { tempDir } from './helpers';
 
-// JS rows stage low-cardinality text as dictionary codes and short decimals as DOUBLE (fast
-// paths taken only above 1024 rows); every value must still land exactly as given.
+// JS rows travel in slices: numbers, dates-as-epoch and short decimals as DOUBLE lists, text
+// joined per slice and split again in SQL (a list of strings when a value holds the separator or
+// the null marker); every value must still land exactly as given, row for row.
 const columns: ColumnSpec[] = [
   { name: 'id', type: 'long' },
   { name: 'status', type: 'string' },
@@ -18,7 +19,7 @@ const columns: ColumnSpec[] = [
 const STATUSES = [`it's`, 'ü"ñ', '🚀 ok', 'a,b\nc', '', null];
 const AMOUNTS = ['0.29', '-0.07', '9999999999.99', '0', '12.5', 1.25, '-0.00', null];
 const WIDE = ['12345678901234567.1234567891', '0.0000000001', null];
-const N = 3000;
+const N = 20_000; // more than two slices of 8,192 rows
 const rowAt = (i: number) => ({
   id: i,
   status: STATUSES[i % STATUSES.length],
@@ -30,7 +31,7 @@ const rowAt = (i: number) => ({
   note: `n'${i}"ß`, // high cardinality: stays on the text path
 });
 
-describe('JS row staging (dictionary codes, DOUBLE decimals)', () => {
+describe('JS row staging (sliced lists, joined text, DOUBLE decimals)', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await tempDir('lake-staging');
@@ -39,7 +40,7 @@ describe('JS row staging (dictionary codes, DOUBLE decimals)', () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it('dictionary and double-staged decimals round-trip exactly: quotes, non-ASCII, nulls, bigint beyond 2^53, DATE, TIMESTAMPTZ', async () => {
+  it('joined text and double-staged decimals round-trip exactly over several slices: quotes, non-ASCII, nulls, bigint beyond 2^53, DATE, TIMESTAMPTZ', async () => {
     const table = await LakeTable.create(new LocalStorage(path.join(dir, 't')), { columns });
     const rows = Array.from({ length: N }, (_, i) => rowAt(i));
     await table.append({ rows });
@@ -83,5 +84,32 @@ describe('JS row staging (dictionary codes, DOUBLE decimals)', () => {
     }
     const bad = Array.from({ length: 1500 }, (_, i) => ({ ...rowAt(i), amount: i === 9 ? 'ten' : '1.00' }));
     await expect(table.append({ rows: bad })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });
+  });
+
+  it('text holding the separator or the null marker, empty strings, all-null columns and one-row batches land exactly', async () => {
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'v')), {
+      columns: [
+        { name: 'id', type: 'long' },
+        { name: 'plain', type: 'string' },
+        { name: 'hostile', type: 'string' },
+        { name: 'empty', type: 'string' },
+        { name: 'none', type: 'string' },
+        { name: 'flag', type: 'boolean' },
+      ],
+    });
+    const HOSTILE = ['a\u001fb', '\u001e', '\u001f', '', null, 'x\u001e\u001fy'];
+    const rowOf = (i: number) => ({ id: i, plain: i % 4 === 0 ? null : `p${i}`, hostile: HOSTILE[i % HOSTILE.length], empty: i % 3 === 0 ? null : '', none: null, flag: i % 5 === 0 ? null : i % 2 === 0 });
+    await table.append({ rows: Array.from({ length: 10_000 }, (_, i) => rowOf(i)) });
+    await table.append({ rows: [rowOf(10_000)] });
+    await table.append({ rows: [{ id: 10_001, plain: '', hostile: '', empty: '', none: null, flag: true }] });
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({ t: await table.currentView() });
+    try {
+      const got = await session.queryJson('SELECT id, plain, hostile, empty, none, flag FROM t ORDER BY id');
+      const want = [...Array.from({ length: 10_001 }, (_, i) => rowOf(i)), { id: 10_001, plain: '', hostile: '', empty: '', none: null, flag: true }];
+      expect(got).toEqual(want.map((w) => ({ ...w, id: String(w.id) })));
+    } finally {
+      session.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { BOOLEAN, DOUBLE, DuckDBDataChunk, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { ident, sqlString } from '../duck';
 import { lakeError } from '../errors';
 import { duckType, type DeltaField } from './schema';
@@ -23,11 +23,6 @@ export async function ingestSource(
   fields: readonly DeltaField[],
   source: WriteSource,
   scratchDir: string,
-  /**
-   * `compact: false` stages as before dictionary codes and DOUBLE decimals (every text value its
-   * own native call): the same-run baseline of tools/bench/lake/ingest-profile.ts.
-   */
-  tuning: { compact?: boolean } = {},
 ): Promise<string> {
   const table = `__lake_in_${randomUUID().replace(/-/g, '')}`;
   const casts = fields.map((f) => {
@@ -39,7 +34,7 @@ export async function ingestSource(
     if ('sql' in source) {
       await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM (${source.sql})`);
     } else if (fields.every((f) => typeof f.type === 'string' && f.type !== 'binary')) {
-      await appendFlatRows(conn, table, fields, source.rows, tuning.compact ?? true);
+      await appendFlatRows(conn, table, fields, source.rows);
     } else {
       await fs.mkdir(scratchDir, { recursive: true });
       const file = path.join(scratchDir, `${table}.ndjson`);
@@ -68,126 +63,183 @@ export async function ingestSource(
   return table;
 }
 
-type Staging = { type: DuckDBType; sql: string; cast: (v: unknown) => unknown; select: (col: string) => string };
+/**
+ * How one column of JS rows travels into DuckDB. Rows go in slices; each slice of a column is
+ * one stage value: a list of numbers or booleans (node-api copies the list's items into the
+ * vector in one native call), or the slice's text values joined into one string and split again
+ * in SQL. One native call per slice instead of one per text value, which was the dominant cost
+ * of JS-row ingestion (docs/bench/lake.md).
+ */
+interface Staging {
+  /** Type of the stage column. */
+  readonly type: DuckDBType;
+  /** The stage value of rows [from, to) of the column. */
+  readonly slice: (from: number, to: number) => DuckDBValue;
+  /** SQL over the stage column giving one value per row (unnested, still loosely typed). */
+  readonly unnest: (col: string) => string;
+  /** SQL turning an unnested value into the column's type. */
+  readonly cast: (col: string) => string;
+}
 
-const CHUNK_ROWS = 2048;
+/** Rows per stage row. */
+const SLICE_ROWS = 8192;
+/** Joins a slice's text values; a column whose values contain it travels as a list instead. */
+const SEPARATOR = '\x1f';
+/** Stands for null among joined text values; a column whose values contain it travels as a list. */
+const NULL_TEXT = '\x1e';
 
 /**
- * Flat schemas: rows go column-wise through DuckDB's appender into loosely typed staging columns
- * (DOUBLE, VARCHAR, BOOLEAN), then one SQL cast to the schema types — several times faster than
- * serialising JSON, and DuckDB's casts decide what is valid.
+ * Flat schemas: rows are read into columns by generated code, each column is staged in slices
+ * (see {@link Staging}) into a one-row-per-slice table, and one SQL statement unnests the slices
+ * in lockstep and casts to the schema types — DuckDB's casts decide what is valid.
  */
-async function appendFlatRows(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], rows: readonly Record<string, unknown>[], compact: boolean): Promise<void> {
-  const staging = fields.map((f) => (compact ? dictionaryFor(f, rows, stagingFor(f, rows, true)) : stagingFor(f, rows, false)));
+async function appendFlatRows(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], rows: readonly Record<string, unknown>[]): Promise<void> {
+  const columns = readColumns(fields, rows);
+  const staging = fields.map((f, i) => stagingFor(f, columns[i]));
   const stage = `${table}_stage`;
-  await conn.run(`CREATE TEMP TABLE ${stage} (${fields.map((f, i) => `${ident(f.name)} ${staging[i].sql}`).join(', ')})`);
+  await conn.run(`CREATE TEMP TABLE ${stage} (${fields.map((_, i) => `c${i} ${staging[i].type.toString()}`).join(', ')})`);
   try {
-    const appender = await conn.createAppender(stage, 'main', 'temp');
-    try {
-      const types = staging.map((s) => s.type);
-      for (let off = 0; off < rows.length; off += CHUNK_ROWS) {
-        const n = Math.min(CHUNK_ROWS, rows.length - off);
-        const chunk = DuckDBDataChunk.create(types, n);
-        fields.forEach((f, c) => {
-          const values = new Array(n);
-          const cast = staging[c].cast;
-          for (let r = 0; r < n; r++) {
-            const v = rows[off + r][f.name];
-            values[r] = v === null || v === undefined ? null : cast(v);
-          }
-          chunk.setColumnValues(c, values);
-        });
+    const slices = Math.ceil(rows.length / SLICE_ROWS);
+    if (slices > 0) {
+      const chunk = DuckDBDataChunk.create(staging.map((s) => s.type), slices);
+      staging.forEach((s, c) => {
+        const values: DuckDBValue[] = new Array(slices);
+        for (let k = 0; k < slices; k++) values[k] = s.slice(k * SLICE_ROWS, Math.min((k + 1) * SLICE_ROWS, rows.length));
+        chunk.setColumnValues(c, values);
+      });
+      const appender = await conn.createAppender(stage, 'main', 'temp');
+      try {
         appender.appendDataChunk(chunk);
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
       }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
     }
-    await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${fields.map((f, i) => `${staging[i].select(ident(f.name))} AS ${ident(f.name)}`).join(', ')} FROM ${stage}`);
+    const unnested = staging.map((s, i) => `${s.unnest(`c${i}`)} AS c${i}`).join(', ');
+    const typed = fields.map((f, i) => `${staging[i].cast(`c${i}`)} AS ${ident(f.name)}`).join(', ');
+    await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${typed} FROM (SELECT ${unnested} FROM ${stage})`);
   } finally {
     await conn.run(`DROP TABLE IF EXISTS ${stage}`);
   }
+  // Every slice's lists have its row count, so the unnest pairs them row by row; a mismatch
+  // would pad with nulls and mix rows. Cheap to rule out.
+  const count = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0][0]);
+  if (count !== rows.length) throw new Error(`staging produced ${count} rows from ${rows.length}`);
+}
+
+type ColumnReader = (rows: readonly unknown[], c: unknown[][]) => void;
+/** One compiled reader per column list (a handful of table schemas per process). */
+const columnReaders = new Map<string, ColumnReader>();
+
+/**
+ * The rows' values column by column, read by generated code that names each field as a constant
+ * (one monomorphic property load per value; a loop over field names made every load a keyed
+ * lookup by a varying name). Names enter the code only as JSON string literals.
+ */
+function readColumns(fields: readonly DeltaField[], rows: readonly Record<string, unknown>[]): unknown[][] {
+  const body = fields.map((f, i) => `c[${i}][r] = row[${JSON.stringify(f.name)}];`).join(' ');
+  let read = columnReaders.get(body);
+  if (read === undefined) {
+    read = new Function('rows', 'c', `for (let r = 0; r < rows.length; r++) { const row = rows[r]; ${body} }`) as ColumnReader;
+    columnReaders.set(body, read);
+  }
+  const columns = fields.map(() => new Array<unknown>(rows.length));
+  read(rows, columns);
+  return columns;
 }
 
 const asString = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const isNull = (v: unknown) => v === null || v === undefined;
 
-function stagingFor(f: DeltaField, rows: readonly Record<string, unknown>[], compact: boolean): Staging {
+function stagingFor(f: DeltaField, values: readonly unknown[]): Staging {
   const target = duckType(f.type);
-  const all = (test: (v: unknown) => boolean) => rows.every((r) => r[f.name] === null || r[f.name] === undefined || test(r[f.name]));
-  const varchar: Staging = { type: VARCHAR, sql: 'VARCHAR', cast: asString, select: (c) => `CAST(${c} AS ${target})` };
+  const all = (test: (v: unknown) => boolean) => values.every((v) => isNull(v) || test(v));
+  const castTo = (c: string) => `CAST(${c} AS ${target})`;
+  const number = (toNumber: (v: unknown) => number, cast: (c: string) => string) => listStaging(DOUBLE, values, toNumber, cast);
+  const text = (toText: (v: unknown) => string, cast: (c: string) => string) => textStaging(values, toText, cast);
   switch (f.type) {
     case 'string':
-      return { ...varchar, select: (c) => c };
+      return text(asString, (c) => c);
     case 'long':
     case 'integer':
     case 'short':
     case 'byte': {
-      const bad = rows.find((r) => typeof r[f.name] === 'number' && !Number.isInteger(r[f.name]));
-      if (bad) throw lakeError('LAKE_INVALID_INPUT', `column ${f.name} is ${f.type} but got ${String(bad[f.name])}`);
-      if (all((v) => typeof v === 'number')) return { type: DOUBLE, sql: 'DOUBLE', cast: (v) => v, select: (c) => `CAST(${c} AS ${target})` };
-      return varchar;
+      const bad = values.find((v) => typeof v === 'number' && !Number.isInteger(v));
+      if (bad !== undefined) throw lakeError('LAKE_INVALID_INPUT', `column ${f.name} is ${f.type} but got ${String(bad)}`);
+      return all((v) => typeof v === 'number') ? number(Number, castTo) : text(asString, castTo);
     }
     case 'float':
     case 'double':
-      return all((v) => typeof v === 'number') ? { type: DOUBLE, sql: 'DOUBLE', cast: (v) => v, select: (c) => `CAST(${c} AS ${target})` } : varchar;
+      return all((v) => typeof v === 'number') ? number(Number, castTo) : text(asString, castTo);
     case 'boolean':
-      return all((v) => typeof v === 'boolean') ? { type: BOOLEAN, sql: 'BOOLEAN', cast: (v) => v, select: (c) => c } : varchar;
+      return all((v) => typeof v === 'boolean') ? listStaging(BOOLEAN, values, Boolean, (c) => c) : text(asString, castTo);
     case 'timestamp':
       // Dates travel as epoch milliseconds (exact in a double), strings are parsed by DuckDB.
-      return all((v) => v instanceof Date)
-        ? { type: DOUBLE, sql: 'DOUBLE', cast: (v) => (v as Date).getTime(), select: (c) => `CAST(epoch_ms(CAST(${c} AS BIGINT)) AS TIMESTAMPTZ)` }
-        : varchar;
+      return all((v) => v instanceof Date) ? number((v) => (v as Date).getTime(), (c) => `CAST(epoch_ms(CAST(${c} AS BIGINT)) AS TIMESTAMPTZ)`) : text(asString, castTo);
     case 'date':
-      return { ...varchar, cast: (v) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v)) };
+      return text((v) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v)), castTo);
     default: {
       // Decimals whose digits a double holds exactly travel as DOUBLE (DuckDB rounds to the
       // scale, which restores the exact value); anything else as exact digit strings.
       const scale = /^decimal\(\d+,\s*(\d+)\)$/.exec(typeof f.type === 'string' ? f.type : '')?.[1];
-      if (compact && scale !== undefined && all((v) => (typeof v === 'string' || typeof v === 'number') && exactInDouble(String(v), Number(scale)))) {
-        return { type: DOUBLE, sql: 'DOUBLE', cast: (v) => Number(v), select: (c) => `CAST(${c} AS ${target})` };
-      }
-      return varchar;
+      if (scale !== undefined && all((v) => (typeof v === 'string' || typeof v === 'number') && exactInDouble(String(v), Number(scale)))) return number(Number, castTo);
+      return text(asString, castTo);
     }
   }
 }
 
-const PLAIN_DECIMAL = /^[+-]?(\d+)(?:\.(\d+))?$/;
+/** Each slice as a list of numbers or booleans (node-api copies a list's items in one native call). */
+function listStaging(item: typeof DOUBLE | typeof BOOLEAN, values: readonly unknown[], convert: (v: unknown) => unknown, cast: (c: string) => string): Staging {
+  return {
+    type: LIST(item),
+    slice: (from, to) => {
+      const items = new Array<DuckDBValue>(to - from);
+      for (let r = from; r < to; r++) items[r - from] = isNull(values[r]) ? null : (convert(values[r]) as DuckDBValue);
+      return listValue(items);
+    },
+    unnest: (c) => `unnest(${c})`,
+    cast,
+  };
+}
+
+/**
+ * Each slice's text values joined with {@link SEPARATOR}, nulls as {@link NULL_TEXT}; when a
+ * value holds either character, a list of strings instead (each value its own native call:
+ * slower, exact).
+ */
+function textStaging(values: readonly unknown[], toText: (v: unknown) => string, cast: (c: string) => string): Staging {
+  const texts = new Array<string | null>(values.length);
+  let joinable = true;
+  for (let r = 0; r < values.length; r++) {
+    const v = values[r];
+    const t = isNull(v) ? null : typeof v === 'string' ? v : toText(v);
+    if (t !== null && joinable && (t.indexOf(SEPARATOR) >= 0 || t.indexOf(NULL_TEXT) >= 0)) joinable = false;
+    texts[r] = t;
+  }
+  if (!joinable) return { type: LIST(VARCHAR), slice: (from, to) => listValue(texts.slice(from, to)), unnest: (c) => `unnest(${c})`, cast };
+  return {
+    type: VARCHAR,
+    slice: (from, to) => {
+      const parts = texts.slice(from, to);
+      for (let i = 0; i < parts.length; i++) if (parts[i] === null) parts[i] = NULL_TEXT;
+      return parts.join(SEPARATOR);
+    },
+    unnest: (c) => `unnest(string_split(${c}, chr(31)))`,
+    cast: (c) => cast(`nullif(${c}, chr(30))`),
+  };
+}
+
+const PLAIN_DECIMAL = /^[+-]?\d+(?:\.\d+)?$/;
 
 /** A plain decimal literal of at most 15 significant digits and at most `scale` fraction digits. */
 function exactInDouble(text: string, scale: number): boolean {
-  const m = PLAIN_DECIMAL.exec(text);
-  if (!m) return false;
-  const fraction = m[2] ?? '';
-  return fraction.length <= scale && m[1].replace(/^0+/, '').length + fraction.length <= 15;
-}
-
-/** Most distinct values a column may have to travel as dictionary codes. */
-const MAX_DICTIONARY = 256;
-
-/**
- * Low-cardinality text columns (status, op, currency…) travel as DOUBLE codes into a list literal
- * of their distinct values: the appender copies a DOUBLE vector in one native call, whereas every
- * VARCHAR value costs a native call of its own (the dominant cost of JS-row ingestion).
- */
-function dictionaryFor(f: DeltaField, rows: readonly Record<string, unknown>[], staging: Staging): Staging {
-  if (staging.type !== VARCHAR || rows.length < 4 * MAX_DICTIONARY) return staging;
-  const codes = new Map<string, number>();
-  for (const r of rows) {
-    const v = r[f.name];
-    if (v === null || v === undefined) continue;
-    const text = staging.cast(v) as string;
-    if (!codes.has(text)) {
-      if (codes.size === MAX_DICTIONARY) return staging;
-      codes.set(text, codes.size);
-    }
-  }
-  const list = `[${[...codes.keys()].map(sqlString).join(', ')}]::VARCHAR[]`;
-  return {
-    type: DOUBLE,
-    sql: 'DOUBLE',
-    cast: (v) => codes.get(staging.cast(v) as string),
-    select: (c) => staging.select(`(${list})[CAST(${c} AS INTEGER) + 1]`),
-  };
+  if (!PLAIN_DECIMAL.test(text)) return false;
+  const dot = text.indexOf('.');
+  const fraction = dot < 0 ? 0 : text.length - dot - 1;
+  let first = text.charCodeAt(0) === 0x2b || text.charCodeAt(0) === 0x2d ? 1 : 0;
+  while (text.charCodeAt(first) === 0x30) first++; // leading zeros are not significant
+  const integerDigits = Math.max(0, (dot < 0 ? text.length : dot) - first);
+  return fraction <= scale && integerDigits + fraction <= 15;
 }
 
 function rowsToNdjson(rows: readonly Record<string, unknown>[]): string {
