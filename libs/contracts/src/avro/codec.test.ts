@@ -66,6 +66,13 @@ describe('framings', () => {
     expect(small.length).toBe(5 + 2);
   });
 
+  it('hands out messages that stay intact while later ones are encoded (many slabs)', () => {
+    const type = avroTypeOf(ORDERS_V2);
+    const events = Array.from({ length: 5_000 }, (_, i) => ({ ...validOrder(), version: i, order_id: `order-${i}-${'k'.repeat(i % 97)}` }));
+    const messages = events.map((e) => encodeSingleObject(ORDERS_V2, e));
+    messages.forEach((m, i) => expect(type.fromBuffer(m.subarray(10))).toEqual(events[i]));
+  });
+
   it('recognises neither framing in JSON text', () => {
     expect(readFraming(new TextEncoder().encode('{"a":1}'))).toBeUndefined();
   });

@@ -59,17 +59,27 @@ export function readFraming(bytes: Uint8Array): Framing | undefined {
   return undefined;
 }
 
-// Encoding goes into one scratch buffer after the header, then out as a single copy.
-let scratch = Buffer.allocUnsafe(64 * 1024);
+// Messages are encoded straight into a shared slab and handed out as views of it, as Node's own
+// Buffer pool does for small allocations: no copy per message. A full slab is left to the views
+// that still hold it and a new one is started.
+const SLAB_BYTES = 64 * 1024;
+let slab = Buffer.allocUnsafe(SLAB_BYTES);
+let slabUsed = 0;
 
 function encodeFramed(schema: AvroSchema, value: unknown, header: Buffer): Buffer {
   const type = avroTypeOf(schema);
   for (;;) {
-    header.copy(scratch, 0);
-    const end = type.encode(value, scratch, header.length);
-    if (end >= 0) return Buffer.from(scratch.subarray(0, end));
-    // avsc returns minus the missing byte count when the buffer is too small: grow and retry.
-    scratch = Buffer.allocUnsafe(Math.max(scratch.length * 2, header.length - end + scratch.length));
+    header.copy(slab, slabUsed);
+    const end = header.length + slabUsed > slab.length ? -1 : type.encode(value, slab, slabUsed + header.length);
+    if (end >= 0) {
+      const message = slab.subarray(slabUsed, end);
+      slabUsed = end;
+      return message;
+    }
+    // Did not fit (avsc returns minus the missing byte count, so the message needs
+    // slab.length - end - slabUsed bytes): a fresh slab, as large as the message if larger.
+    slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, slab.length - end - slabUsed));
+    slabUsed = 0;
   }
 }
 

@@ -28,6 +28,10 @@ describe('parseIsoMillis', () => {
     '2026-06-01T12:00:00.Z',
     '２０２６-06-01T12:00:00.000Z', // full-width digits
     '+02026-06-01T12:00:00Z',
+    '2026-06-01T12:00:00.12:Z', // ':' and '/' sit just outside '0'..'9'
+    '2026-06-01T12:0/:00.123Z',
+    '20:6-06-01T12:00:00.000Z',
+    '2026-06-01T12:00:00.1a3Z',
     '',
   ])('rejects %s', (text) => {
     expect(parseIsoMillis(text)).toBeUndefined();

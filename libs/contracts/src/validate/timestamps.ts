@@ -37,31 +37,34 @@ export function parseIsoMillis(text: string): number | undefined {
   return epoch >= 0 ? epoch : undefined;
 }
 
-const DIGIT_POSITIONS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
-
-function digitsAt(text: string, from: number, count: number): number {
-  let n = 0;
-  for (let i = from; i < from + count; i++) n = n * 10 + (text.charCodeAt(i) - 0x30);
-  return n;
+/** The two-digit number at `i`, or -1 when either character is not a digit. */
+function twoDigits(text: string, i: number): number {
+  const a = text.charCodeAt(i) - 0x30;
+  const b = text.charCodeAt(i + 1) - 0x30;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 
 /** `YYYY-MM-DDTHH:MM:SS.mmmZ` without a regex; undefined when the text is not exactly that (the regex path decides). */
 function parseCanonical(text: string): number | undefined {
-  for (const i of DIGIT_POSITIONS) {
-    const c = text.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return undefined;
+  // - - T : : .
+  if (text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d || text.charCodeAt(10) !== 0x54 || text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a || text.charCodeAt(19) !== 0x2e) {
+    return undefined;
   }
-  if (text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':' || text[16] !== ':' || text[19] !== '.') return undefined;
-  const year = digitsAt(text, 0, 4);
-  const month = digitsAt(text, 5, 2);
-  const day = digitsAt(text, 8, 2);
-  const hour = digitsAt(text, 11, 2);
-  const minute = digitsAt(text, 14, 2);
-  const second = digitsAt(text, 17, 2);
+  const century = twoDigits(text, 0);
+  const yearOfCentury = twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  const centis = twoDigits(text, 20);
+  const lastMilli = text.charCodeAt(22) - 0x30;
+  if ((century | yearOfCentury | month | day | hour | minute | second | centis) < 0 || lastMilli < 0 || lastMilli > 9) return undefined;
+  const year = century * 100 + yearOfCentury;
   if (year < 1970 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]) return undefined;
   if (month === 2 && day === 29 && !isLeapYear(year)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, digitsAt(text, 20, 3));
+  return Date.UTC(year, month - 1, day, hour, minute, second, centis * 10 + lastMilli);
 }
 
 function isLeapYear(year: number): boolean {
