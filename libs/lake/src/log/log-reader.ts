@@ -126,43 +126,60 @@ function versionAtTimestamp(listing: LogListing, timestampMs: number, uri: strin
   return found;
 }
 
-async function replay(storage: Storage, listing: LogListing, version: number): Promise<Snapshot> {
-  const cpVersion = Math.max(-1, ...[...listing.checkpoints.keys()].filter((v) => v <= version));
-  const exists = listing.commits.has(version) || cpVersion === version;
-  if (!exists) {
-    throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });
+/** Log state while commits are applied in order. */
+class ReplayState {
+  protocol: ProtocolAction | undefined;
+  metaData: MetadataAction | undefined;
+  readonly adds = new Map<string, AddAction>();
+  readonly removes = new Map<string, RemoveAction>();
+  readonly txns = new Map<string, TxnAction>();
+
+  /** The state of a loaded snapshot (copied: snapshots stay immutable). */
+  static of(snapshot: Snapshot): ReplayState {
+    const state = new ReplayState();
+    state.protocol = snapshot.protocol;
+    state.metaData = snapshot.metadata;
+    for (const f of snapshot.files) state.adds.set(f.path, f.add);
+    for (const r of snapshot.tombstones) state.removes.set(r.path, r);
+    for (const t of snapshot.txnActions()) state.txns.set(t.appId, t);
+    return state;
   }
-  let protocol: ProtocolAction | undefined;
-  let metaData: MetadataAction | undefined;
-  const adds = new Map<string, AddAction>();
-  const removes = new Map<string, RemoveAction>();
-  const txns = new Map<string, TxnAction>();
-  const apply = (c: Omit<CommitActions, 'version'>) => {
-    if (c.protocol) protocol = c.protocol;
-    if (c.metaData) metaData = c.metaData;
-    for (const t of c.txns) txns.set(t.appId, t);
+
+  apply(c: Omit<CommitActions, 'version'>): void {
+    if (c.protocol) this.protocol = c.protocol;
+    if (c.metaData) this.metaData = c.metaData;
+    for (const t of c.txns) this.txns.set(t.appId, t);
     for (const r of c.removes) {
-      adds.delete(r.path);
-      removes.set(r.path, r);
+      this.adds.delete(r.path);
+      this.removes.set(r.path, r);
     }
     for (const a of c.adds) {
-      removes.delete(a.path);
-      adds.set(a.path, a);
+      this.removes.delete(a.path);
+      this.adds.set(a.path, a);
     }
-  };
+  }
 
-  if (cpVersion >= 0) apply(await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!));
-  const first = cpVersion + 1;
+  snapshot(version: number, timestampMs: number, uri: string): Snapshot {
+    const { protocol, metaData } = this;
+    if (!protocol || !metaData) {
+      throw lakeError('LAKE_LOG_CORRUPT', `${uri}: no protocol or metaData action up to version ${version}`, { details: { version } });
+    }
+    checkReadable(protocol, uri);
+    return new Snapshot({ version, timestampMs, protocol, metadata: metaData, adds: this.adds.values(), tombstones: this.removes.values(), txns: this.txns });
+  }
+}
+
+/** Reads commits `from`..`to` (all must be listed; fetched in parallel for S3 latency) and applies them in order. */
+async function applyCommits(storage: Storage, listing: LogListing, from: number, to: number, state: ReplayState): Promise<void> {
   const keys: Array<{ v: number; key: string }> = [];
-  for (let v = first; v <= version; v++) {
+  for (let v = from; v <= to; v++) {
     if (!listing.commits.has(v)) {
-      throw lakeError(first === 0 && v === 0 ? 'LAKE_VERSION_NOT_FOUND' : 'LAKE_LOG_CORRUPT', `${storage.uri}: ${commitKey(v)} is missing (gap in the log before version ${version})`, {
-        details: { missing: commitKey(v), version },
+      throw lakeError(from === 0 && v === 0 ? 'LAKE_VERSION_NOT_FOUND' : 'LAKE_LOG_CORRUPT', `${storage.uri}: ${commitKey(v)} is missing (gap in the log before version ${to})`, {
+        details: { missing: commitKey(v), version: to },
       });
     }
     keys.push({ v, key: commitKey(v) });
   }
-  // Fetch in parallel (S3 latency), apply in order.
   const bodies = await Promise.all(
     keys.map(async ({ key }) => {
       const body = await storage.getIfExists(key);
@@ -170,15 +187,43 @@ async function replay(storage: Storage, listing: LogListing, version: number): P
       return body;
     }),
   );
-  keys.forEach(({ v, key }, i) => apply(parseCommit(v, key, bodies[i])));
+  keys.forEach(({ v, key }, i) => state.apply(parseCommit(v, key, bodies[i])));
+}
 
-  if (!protocol || !metaData) {
-    throw lakeError('LAKE_LOG_CORRUPT', `${storage.uri}: no protocol or metaData action up to version ${version}`, { details: { version } });
+async function replay(storage: Storage, listing: LogListing, version: number): Promise<Snapshot> {
+  const cpVersion = Math.max(-1, ...[...listing.checkpoints.keys()].filter((v) => v <= version));
+  const exists = listing.commits.has(version) || cpVersion === version;
+  if (!exists) {
+    throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });
   }
-  checkReadable(protocol, storage.uri);
+  const state = new ReplayState();
+  if (cpVersion >= 0) state.apply(await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!));
+  await applyCommits(storage, listing, cpVersion + 1, version, state);
   const ts = listing.commits.get(version)?.modifiedMs ?? 0;
   const monotonic = commitTimestamps(listing).find((c) => c.version === version)?.timestampMs ?? ts;
-  return new Snapshot({ version, timestampMs: monotonic, protocol, metadata: metaData, adds: adds.values(), tombstones: removes.values(), txns });
+  return state.snapshot(version, monotonic, storage.uri);
+}
+
+/**
+ * The latest snapshot, given an earlier one of the same table: commits are immutable, so the
+ * state at `base` plus the commits after it is the state now, and only those are read (no
+ * checkpoint). Returns `base` itself when nothing was committed since. Falls back to a full
+ * {@link loadSnapshot} when the commits after `base` are no longer all there (log cleanup ran
+ * past it).
+ */
+export async function loadSnapshotAfter(storage: Storage, base: Snapshot): Promise<Snapshot> {
+  const listing = await listLogFrom(storage, base.version + 1);
+  let latest = base.version;
+  while (listing.commits.has(latest + 1)) latest++;
+  const newer = [...listing.commits.keys()].some((v) => v > latest) || [...listing.checkpoints.keys()].some((v) => v > latest);
+  if (newer) return loadSnapshot(storage); // a gap after base: cleaned up, or not ours to patch
+  if (latest === base.version) return base;
+  const state = ReplayState.of(base);
+  await applyCommits(storage, listing, base.version + 1, latest, state);
+  // The monotonised commit time, continued from base's as commitTimestamps does.
+  let timestampMs = base.timestampMs;
+  for (let v = base.version + 1; v <= latest; v++) timestampMs = Math.max(listing.commits.get(v)!.modifiedMs, timestampMs + 1);
+  return state.snapshot(latest, timestampMs, storage.uri);
 }
 
 /** Reads a classic (V1, possibly multi-part) checkpoint through DuckDB. */

@@ -8,7 +8,7 @@ import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
-import { commitTimestamps, listLog, loadSnapshot, type SnapshotTarget } from '../log/log-reader';
+import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { PrefixedStorage } from '../storage/prefixed-storage';
@@ -202,6 +202,10 @@ export class LakeTable {
   readonly name: string;
   private readonly scratchDir: string;
   private readonly maxAttempts: number;
+  /** The newest snapshot loaded so far: a later load reads only the commits after it. */
+  private latest: Snapshot | undefined;
+  /** The amortised-merge tail, a table of its own under {@link TAIL_PREFIX} (it may not exist yet). */
+  private tailHandle: LakeTable | undefined;
 
   private constructor(storage: Storage, options: LakeTableOptions) {
     this.storage = storage;
@@ -265,8 +269,10 @@ export class LakeTable {
 
   /** A snapshot: latest by default, or `{ version }`, or `{ timestampMs }` (N.json mtimes). */
   async snapshot(target: SnapshotTarget = {}): Promise<Snapshot> {
-    const snap = await loadSnapshot(this.storage, target);
-    if (target.version === undefined && target.timestampMs === undefined && hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap));
+    if (target.version !== undefined || target.timestampMs !== undefined) return loadSnapshot(this.storage, target);
+    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest);
+    if (this.latest === undefined || snap.version > this.latest.version) this.latest = snap;
+    if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap));
     return snap;
   }
 
@@ -556,9 +562,8 @@ export class LakeTable {
   }
 
   private async vacuumTail(options: VacuumOptions, retentionMs: number): Promise<{ keys: string[]; bytes: number }> {
-    const storage = new PrefixedStorage(this.storage, TAIL_PREFIX);
-    if ((await storage.list('_delta_log/')).length === 0) return { keys: [], bytes: 0 };
-    const tail = new LakeTable(storage, { scratchDir: this.scratchDir, name: `${this.name}#tail` });
+    const tail = this.tail();
+    if ((await tail.storage.list('_delta_log/')).length === 0) return { keys: [], bytes: 0 };
     const r = await tail.vacuum({ ...options, retentionMs });
     return { keys: r.filesDeleted.map((key) => TAIL_PREFIX + key), bytes: r.bytesDeleted };
   }
@@ -640,10 +645,10 @@ export class LakeTable {
    * removes tail files, so rows are seen twice at worst, and version ordering resolves that).
    */
   async currentView(): Promise<ViewSpec> {
-    const tailStorage = new PrefixedStorage(this.storage, TAIL_PREFIX);
+    const tailStorage = this.tail().storage;
     let tail: Snapshot | undefined;
     try {
-      tail = await loadSnapshot(tailStorage);
+      tail = await this.tail().snapshot();
     } catch (err) {
       if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
     }
@@ -723,19 +728,24 @@ export class LakeTable {
     return { ...result, foldedPartitions: folding.length, pendingRows, durationMs: performance.now() - started };
   }
 
-  /** Opens (or creates) the amortised-merge tail, keeping its columns in step with this table. */
+  /** The tail's table handle, made once (it keeps its own latest snapshot). */
+  private tail(): LakeTable {
+    this.tailHandle ??= new LakeTable(new PrefixedStorage(this.storage, TAIL_PREFIX), { scratchDir: this.scratchDir, maxCommitAttempts: this.maxAttempts, name: `${this.name}#tail` });
+    return this.tailHandle;
+  }
+
+  /** The amortised-merge tail, created when missing, with its columns kept in step with this table. */
   private async tailTable(snap: Snapshot, spec: MergeSpec): Promise<LakeTable> {
-    const storage = new PrefixedStorage(this.storage, TAIL_PREFIX);
-    const options = { scratchDir: this.scratchDir, maxCommitAttempts: this.maxAttempts, name: `${this.name}#tail` };
+    const tail = this.tail();
     const extra: ColumnSpec[] = spec.deleteColumn && !snap.schema.fields.some((f) => f.name === spec.deleteColumn) ? [{ name: spec.deleteColumn, type: 'string' }] : [];
     const wanted: ColumnSpec[] = [...snap.schema.fields.map((f) => ({ name: f.name, type: f.type, nullable: true })), ...extra];
-    let tail: LakeTable;
+    let tailSnap: Snapshot;
     try {
-      tail = await LakeTable.open(storage, options);
+      tailSnap = await tail.snapshot();
     } catch (err) {
       if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
       try {
-        return await LakeTable.create(storage, {
+        await LakeTable.create(tail.storage, {
           columns: wanted,
           partitionColumns: snap.partitionColumns,
           properties: {
@@ -744,13 +754,13 @@ export class LakeTable {
             [TAIL_PROPERTIES.deleteColumn]: spec.deleteColumn ?? '',
             [TAIL_PROPERTIES.deleteValue]: spec.deleteValue ?? 'delete',
           },
-        }, options);
+        });
       } catch (createErr) {
         if ((createErr as { code?: string }).code !== 'LAKE_TABLE_EXISTS') throw createErr;
-        tail = await LakeTable.open(storage, options);
       }
+      tailSnap = await tail.snapshot();
     }
-    const have = new Set((await tail.snapshot()).schema.fields.map((f) => f.name));
+    const have = new Set(tailSnap.schema.fields.map((f) => f.name));
     const missing = wanted.filter((c) => !have.has(c.name));
     if (missing.length > 0) await tail.addColumns(missing);
     return tail;
