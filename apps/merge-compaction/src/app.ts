@@ -165,7 +165,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         tables,
         intervalMs: config.compactionIntervalMs,
         retryMaxMs: config.retryMaxMs,
-        maintenance,
+        maintenance: { ...maintenance, dutyPercent: config.compactionDutyPercent },
         vacuumDerived: true,
         logger: logger.child({ role: 'compaction' }),
       })

@@ -69,6 +69,12 @@ export const mergeConfigSchema = {
   compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),
   compactionSmallFileBytes: int('SLUICE_COMPACTION_SMALL_FILE_BYTES', { default: 32 * 1024 * 1024, min: 1, doc: 'a file below this is small' }),
   compactionTargetFileBytes: int('SLUICE_COMPACTION_TARGET_FILE_BYTES', { default: 128 * 1024 * 1024, min: 1024, doc: 'target size of compacted files' }),
+  compactionDutyPercent: int('SLUICE_COMPACTION_DUTY_PERCENT', {
+    default: 50,
+    min: 1,
+    max: 100,
+    doc: 'share of time the compaction role works in a pass: after each partition it pauses (100/duty - 1)x as long as that partition took (at most 5 s), so a pass over many partitions leaves CPU and DuckDB threads to tier 1 and tier 2 between them; 100 = no pauses',
+  }),
   // The retention must outlast the longest gap between writing a data file and committing it:
   // vacuum deletes unreferenced files older than the retention, and a file a writer has written
   // but not yet committed is unreferenced. With 0, vacuum deleted files a MERGE then committed.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LakeTable, LocalStorage, type LiveFile } from '@sluice/lake';
 import { createTelemetry, sampleValue, type Telemetry } from '@sluice/telemetry';
-import { maintainTable, planCompaction } from './maintenance';
+import { MAX_COMPACTION_PAUSE_MS, maintainTable, pauseAfter, planCompaction } from './maintenance';
 
 const file = (bucket: string, size: number, date = '2026-01-01'): LiveFile =>
   ({ path: `${bucket}/${size}`, key: `${bucket}/${size}`, partitionValues: { event_date: date, bucket }, size, modificationTime: 0 }) as unknown as LiveFile;
@@ -21,6 +21,20 @@ describe('planCompaction', () => {
 
   it('plans nothing below the threshold', () => {
     expect(planCompaction([file('0', 1)], ['event_date', 'bucket'], { minSmallFiles: 2, smallFileBytes: 1000 })).toEqual([]);
+  });
+});
+
+describe('pauseAfter (the duty cycle of the compaction role)', () => {
+  it('pauses as long as the work at 50 %, three times as long at 25 %, never at 100 % or when unset', () => {
+    expect(pauseAfter(200, 50)).toBe(200);
+    expect(pauseAfter(200, 25)).toBe(600);
+    expect(pauseAfter(200, 100)).toBe(0);
+    expect(pauseAfter(200)).toBe(0);
+  });
+
+  it('caps the pause, so a huge partition does not stall the pass (or a shutdown) for minutes', () => {
+    expect(pauseAfter(60_000, 50)).toBe(MAX_COMPACTION_PAUSE_MS);
+    expect(pauseAfter(60_000, 1)).toBe(MAX_COMPACTION_PAUSE_MS);
   });
 });
 
@@ -64,5 +78,23 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     expect(sampleValue(text, 'sluice_merge_compaction_commit_duration_seconds_count', { table: name, operation: 'OPTIMIZE' })).toBe(1);
     // create + 3 appends + 1 compaction, each published once by libs/lake.
     expect(sampleValue(text, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' })).toBe(5);
+  });
+
+  it('with a deadline already passed compacts one partition, says unfinished and leaves vacuum for the call that finishes', async () => {
+    const name = `silver_${randomUUID().replaceAll('-', '')}`;
+    const table = await LakeTable.create(
+      new LocalStorage(join(dir, name)),
+      { name, columns: [{ name: 'id', type: 'long' }, { name: 'day', type: 'string' }], partitionColumns: ['day'] },
+      { name, scratchDir: dir },
+    );
+    for (let i = 0; i < 6; i++) await table.append({ rows: [{ id: i, day: `2026-01-0${1 + (i % 3)}` }] });
+    const options = { minSmallFiles: 2, smallFileBytes: 1024 * 1024, targetFileBytes: 1024 * 1024, retentionMs: 0, vacuum: true, logger: telemetry.logger, metrics: telemetry.metrics };
+
+    const first = await maintainTable(table, options, undefined, performance.now() - 1);
+    expect(first).toEqual({ partitionsCompacted: 1, filesRemoved: 2, conflicts: 0, filesVacuumed: 0, unfinished: true });
+    const rest = await maintainTable(table, options);
+    expect(rest).toMatchObject({ partitionsCompacted: 2, filesRemoved: 4, unfinished: false });
+    expect(rest.filesVacuumed).toBeGreaterThan(0);
+    expect((await table.snapshot()).files).toHaveLength(3);
   });
 });

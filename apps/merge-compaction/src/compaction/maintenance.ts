@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isSluiceError } from '@sluice/errors';
 import type { LakeTable, LiveFile } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
@@ -13,6 +14,12 @@ export interface MaintenanceOptions {
   /** Removed files stay this long before vacuum deletes them (readers of old versions, orphan safety). */
   readonly retentionMs: number;
   readonly vacuum: boolean;
+  /**
+   * Share of wall time (1–100 %) a pass spends compacting: after each partition it pauses
+   * {@link pauseAfter} of that partition's time. Absent = 100 (tier 2's own silver/gold
+   * compaction, which must not delay its folds).
+   */
+  readonly dutyPercent?: number;
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
 }
@@ -23,6 +30,8 @@ export interface MaintenanceOutcome {
   readonly filesRemoved: number;
   readonly conflicts: number;
   readonly filesVacuumed: number;
+  /** The deadline came with partitions still to compact (and vacuum not run yet): call again. */
+  readonly unfinished: boolean;
 }
 
 /** A compaction plan: partitions (Delta partition values) with enough small files. */
@@ -43,8 +52,18 @@ export function planCompaction(
   return [...groups.values()].filter((g) => g.smallFiles >= options.minSmallFiles).sort((a, b) => b.smallFiles - a.smallFiles);
 }
 
+/** Longest pause between two partitions of a pass. */
+export const MAX_COMPACTION_PAUSE_MS = 5_000;
+
+/** The pause after a partition that took `workedMs`, for a duty cycle of `dutyPercent`. */
+export function pauseAfter(workedMs: number, dutyPercent = 100): number {
+  if (dutyPercent >= 100) return 0;
+  return Math.min(MAX_COMPACTION_PAUSE_MS, Math.round((workedMs * (100 - dutyPercent)) / dutyPercent));
+}
+
 /**
- * Per-partition compaction and vacuum of one table. A compaction that loses a race (its files
+ * Per-partition compaction and vacuum of one table; with a `deadline` (a `performance.now()`
+ * time) it stops between partitions once the deadline has passed and says so. A compaction that loses a race (its files
  * were removed or rewritten meanwhile) is abandoned and re-planned next pass: it is never
  * retried against, and never blocks, a data commit (invariant 7).
  *
@@ -52,13 +71,18 @@ export function planCompaction(
  * libs/lake's events through libs/telemetry; only `commits{outcome="error"}` is recorded here,
  * because the lake publishes no failure event (docs/design/telemetry.md, "Who records what").
  */
-export async function maintainTable(table: LakeTable, options: MaintenanceOptions, sortBy?: readonly string[]): Promise<MaintenanceOutcome> {
+export async function maintainTable(table: LakeTable, options: MaintenanceOptions, sortBy?: readonly string[], deadline?: number): Promise<MaintenanceOutcome> {
   const snap = await table.snapshot();
   const plan = planCompaction(snap.files, snap.partitionColumns, options);
   let filesRemoved = 0;
   let conflicts = 0;
   let partitionsCompacted = 0;
-  for (const p of plan) {
+  let pause = 0;
+  for (const [i, p] of plan.entries()) {
+    // At least one partition per call, so a slice always makes progress.
+    if (i > 0 && deadline !== undefined && performance.now() >= deadline) return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed: 0, unfinished: true };
+    if (pause > 0) await sleep(pause);
+    const started = performance.now();
     try {
       const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, sortBy });
       if (r.version === undefined) continue;
@@ -75,6 +99,7 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
       conflicts += 1;
       options.logger.info({ table: table.name, partition: p.partition, err }, 'compaction lost a race; re-planned next pass');
     }
+    pause = pauseAfter(performance.now() - started, options.dutyPercent);
   }
   let filesVacuumed = 0;
   if (options.vacuum) {
@@ -84,5 +109,5 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
       options.logger.info({ table: table.name, files: filesVacuumed, bytes: v.bytesDeleted }, 'vacuumed');
     }
   }
-  return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed };
+  return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed, unfinished: false };
 }

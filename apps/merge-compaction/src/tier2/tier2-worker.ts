@@ -1,11 +1,14 @@
 import type { AnyContract } from '@sluice/contracts';
-import type { LakeQueryEngine } from '@sluice/lake';
+import type { LakeQueryEngine, LakeTable } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { maintainTable, type MaintenanceOptions } from '../compaction/maintenance';
 import { Periodic } from '../flow/periodic';
 import { KEY_HASH, WINDOW_MS, silverKeys } from '../tables/layout';
 import type { TableSet } from '../tables/table-set';
 import { ContractFolder } from './fold';
+
+/** Shortest maintenance slice between two fold steps. */
+const MIN_MAINTENANCE_SLICE_MS = 100;
 
 /** Options of {@link Tier2Worker}. */
 export interface Tier2Options {
@@ -33,6 +36,8 @@ export class Tier2Worker {
   private readonly folders: ContractFolder[];
   private readonly job: Periodic;
   private lastMaintenance = 0;
+  /** A maintenance round is under way: it goes on in slices between folds until done. */
+  private maintaining = false;
   /** Counters tests read. */
   readonly stats = { steps: 0, silverRows: 0, goldWindows: 0 };
 
@@ -67,17 +72,29 @@ export class Tier2Worker {
       this.stats.goldWindows += out.goldWindows;
       behind ||= out.behind;
     }
-    if (Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs) {
-      this.lastMaintenance = Date.now();
-      await this.maintain();
+    if (this.maintaining || Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs) {
+      const starting = !this.maintaining;
+      if (starting) this.lastMaintenance = Date.now();
+      // A slice as long as the fold cadence: compacting every silver bucket in one go held
+      // the folds back for seconds (docs/bench/merge.md).
+      this.maintaining = !(await this.maintain(starting, performance.now() + Math.max(MIN_MAINTENANCE_SLICE_MS, this.o.intervalMs)));
     }
     return behind;
   }
 
-  private async maintain(): Promise<void> {
+  /** One slice of a maintenance round (the tail fold-all only when the round starts); true when the round is done. */
+  private async maintain(starting: boolean, deadline: number): Promise<boolean> {
+    let done = true;
+    const step = async (table: LakeTable, sortBy: string): Promise<void> => {
+      if (performance.now() >= deadline) {
+        done = false; // out of time: this table's turn comes in the next slice
+        return;
+      }
+      done = !(await maintainTable(table, this.o.maintenance, [sortBy], deadline)).unfinished && done;
+    };
     for (const { contract } of this.o.contracts) {
       const silver = await this.o.tables.existing(contract.tables.silver);
-      if (silver && this.o.foldPercent > 0) {
+      if (starting && silver && this.o.foldPercent > 0) {
         // ADR 0001: fold every pending tail bucket now and then, so readers outside Sluice (Spark,
         // delta-rs) see silver at most one maintenance interval behind.
         const r = await silver.merge({
@@ -90,11 +107,12 @@ export class Tier2Worker {
         });
         if (r.foldedPartitions) this.o.logger.info({ table: silver.name, buckets: r.foldedPartitions, version: r.version }, 'silver tail folded for outside readers');
       }
-      if (silver) await maintainTable(silver, this.o.maintenance, [KEY_HASH]);
+      if (silver) await step(silver, KEY_HASH);
       for (const aggregate of contract.aggregates) {
         const gold = await this.o.tables.existing(aggregate.table);
-        if (gold) await maintainTable(gold, this.o.maintenance, [WINDOW_MS]);
+        if (gold) await step(gold, WINDOW_MS);
       }
     }
+    return done;
   }
 }
