@@ -1,15 +1,10 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeQueryEngine, LakeTable, LocalStorage, type ColumnSpec } from '../src';
-import { deltaProbe, tempDir } from './helpers';
+import { LakeQueryEngine, LakeTable, LocalStorage } from '../src';
+import { KEY_V_BUCKET, commitFile, deltaProbe, keyRows, tempDir } from './helpers';
 
-const columns: ColumnSpec[] = [
-  { name: 'key', type: 'long' },
-  { name: 'v', type: 'long' },
-  { name: 'bucket', type: 'integer' },
-];
-const rows = (from: number, to: number, v = 1) => Array.from({ length: to - from }, (_, i) => ({ key: from + i, v, bucket: (from + i) % 2 }));
-const commitFile = (root: string, v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.json`);
+const columns = KEY_V_BUCKET;
+const rows = keyRows;
 
 describe('failure behaviour, refusals and concurrent writers', () => {
   let dir: string;

@@ -12,6 +12,19 @@ export async function tempDir(label = 'lake'): Promise<string> {
   return dir;
 }
 
+/** The small table most log tests use: a key, a version and a bucket partition column. */
+export const KEY_V_BUCKET: { name: string; type: 'long' | 'integer' }[] = [
+  { name: 'key', type: 'long' },
+  { name: 'v', type: 'long' },
+  { name: 'bucket', type: 'integer' },
+];
+
+/** Rows of {@link KEY_V_BUCKET} for keys [from, to), all at version `v`, bucket = key % 2. */
+export const keyRows = (from: number, to: number, v = 1) => Array.from({ length: to - from }, (_, i) => ({ key: from + i, v, bucket: (from + i) % 2 }));
+
+/** The path of commit `v` of the table at `root`. */
+export const commitFile = (root: string, v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.json`);
+
 /** The venv python with `deltalake` installed by tools/setup/steps.d/10-python.sh. */
 export const VENV_PYTHON = path.join(os.homedir(), '.cache/sluice/venv/bin/python');
 

@@ -1,17 +1,12 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeTable, LocalStorage, type ColumnSpec, type Snapshot } from '../src';
-import { tempDir } from './helpers';
+import { LakeTable, LocalStorage, type Snapshot } from '../src';
+import { KEY_V_BUCKET, commitFile, keyRows, tempDir } from './helpers';
 
 // A LakeTable keeps the newest snapshot it loaded and later reads only the commits after it.
 // Whatever it builds that way must equal a full replay by a reader that never saw the table.
-const columns: ColumnSpec[] = [
-  { name: 'key', type: 'long' },
-  { name: 'v', type: 'long' },
-  { name: 'bucket', type: 'integer' },
-];
-const rows = (from: number, to: number, v = 1) => Array.from({ length: to - from }, (_, i) => ({ key: from + i, v, bucket: (from + i) % 2 }));
-const commitFile = (root: string, v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.json`);
+const columns = KEY_V_BUCKET;
+const rows = keyRows;
 
 /** What a snapshot says about the table, in a comparable form. */
 function state(s: Snapshot) {
