@@ -87,6 +87,8 @@ const SLICE_ROWS = 8192;
 const SEPARATOR = '\x1f';
 /** Stands for null among joined text values; a column whose values contain it travels as a list. */
 const NULL_TEXT = '\x1e';
+/** Longest joined slice; a column with more text in one slice travels as a list. */
+const MAX_JOINED_CHARS = 32 * 1024 * 1024;
 
 /**
  * Flat schemas: rows are read into columns by generated code, each column is staged in slices
@@ -209,14 +211,19 @@ function listStaging(item: typeof DOUBLE | typeof BOOLEAN, values: readonly unkn
  */
 function textStaging(values: readonly unknown[], toText: (v: unknown) => string, cast: (c: string) => string): Staging {
   const texts = new Array<string | null>(values.length);
+  const sliceChars = new Array<number>(Math.ceil(values.length / SLICE_ROWS)).fill(0);
   let joinable = true;
   for (let r = 0; r < values.length; r++) {
     const v = values[r];
     const t = isNull(v) ? null : typeof v === 'string' ? v : toText(v);
-    if (t !== null && joinable && (t.indexOf(SEPARATOR) >= 0 || t.indexOf(NULL_TEXT) >= 0)) joinable = false;
+    if (t !== null) {
+      if (joinable && (t.indexOf(SEPARATOR) >= 0 || t.indexOf(NULL_TEXT) >= 0)) joinable = false;
+      sliceChars[Math.floor(r / SLICE_ROWS)] += t.length;
+    }
     texts[r] = t;
   }
-  if (!joinable) return { type: LIST(VARCHAR), slice: (from, to) => listValue(texts.slice(from, to)), unnest: (c) => `unnest(${c})`, cast };
+  // Long values would make one huge string per slice (V8 strings stop at ~2^29 characters).
+  if (!joinable || sliceChars.some((n) => n > MAX_JOINED_CHARS)) return { type: LIST(VARCHAR), slice: (from, to) => listValue(texts.slice(from, to)), unnest: (c) => `unnest(${c})`, cast };
   return {
     type: VARCHAR,
     slice: (from, to) => {
