@@ -190,7 +190,6 @@ function generateRecordChecker(compiled: readonly CompiledField[], helpers: Reco
   const lines: string[] = [
     'return function checkRecord(v, p, issues) {',
     '  if (!h.isPlainObject(v)) return h.mismatch(issues, p, "an object", v);',
-    '  const plain = Object.getPrototypeOf(v) === Object.prototype;',
     '  let present = 0;',
     '  let raw;',
   ];
@@ -200,9 +199,7 @@ function generateRecordChecker(compiled: readonly CompiledField[], helpers: Reco
     lines.push(
       `  raw = v[${name}];`,
       `  let f${i};`,
-      // On a plain object (JSON.parse's) a defined value is its own unless Object.prototype has
-      // that name (e.g. "constructor"); other prototypes are asked every time.
-      `  if (raw === undefined || (${f.name in Object.prototype ? '' : '!plain && '}!hasOwn.call(v, ${name}))) f${i} = h.missing(${i}, p, issues);`,
+      `  if (raw === undefined || !hasOwn.call(v, ${name})) f${i} = h.missing(${i}, p, issues);`,
       `  else { present++; f${i} = c${i}(raw, ${at}, issues); }`,
     );
   });
