@@ -141,6 +141,8 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       logger: logger.child({ role: 'tier1' }),
       metrics,
       tracer: deps.tracer,
+      // With tier 2 in this process, a bronze commit starts its fold at once (tier2 is built below).
+      onCommitted: () => tier2?.wake(),
     });
   }
   const tier2 = config.roles.has('tier2')

@@ -11,6 +11,10 @@ export class Periodic {
   private loop: Promise<void> | undefined;
   private readonly backoff: Backoff;
   private lastOk = Date.now();
+  /** Set by {@link wake}: run the next tick without waiting out the interval. */
+  private woken = false;
+  /** Ends the current interval wait early, while there is one. */
+  private endWait: (() => void) | undefined;
   /** Consecutive failed ticks. */
   failures = 0;
 
@@ -34,6 +38,15 @@ export class Periodic {
     this.loop ??= this.run();
   }
 
+  /**
+   * New work arrived (e.g. tier 1 committed to bronze in this process): tick now instead of at the
+   * end of the interval; during a tick, run again as soon as it returns.
+   */
+  wake(): void {
+    this.woken = true;
+    this.endWait?.();
+  }
+
   /** Stops after the running tick (which is never interrupted half-way: commits are atomic anyway). */
   async stop(): Promise<void> {
     this.abort.abort();
@@ -43,6 +56,7 @@ export class Periodic {
   private async run(): Promise<void> {
     while (!this.abort.signal.aborted) {
       let more = false;
+      this.woken = false;
       try {
         more = await this.tick(this.abort.signal);
         this.failures = 0;
@@ -55,7 +69,20 @@ export class Periodic {
         await sleep(delay, this.abort.signal);
         continue;
       }
-      if (!more) await sleep(this.intervalMs, this.abort.signal);
+      if (!more && !this.woken) await this.waitInterval();
     }
+  }
+
+  /** The interval, cut short by {@link wake} or stop. */
+  private waitInterval(): Promise<void> {
+    if (this.abort.signal.aborted) return Promise.resolve();
+    const wait = new AbortController();
+    this.endWait = () => wait.abort();
+    const stop = () => wait.abort();
+    this.abort.signal.addEventListener('abort', stop, { once: true });
+    return sleep(this.intervalMs, wait.signal).finally(() => {
+      this.endWait = undefined;
+      this.abort.signal.removeEventListener('abort', stop);
+    });
   }
 }

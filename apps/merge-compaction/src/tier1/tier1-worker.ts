@@ -46,6 +46,8 @@ export interface Tier1Options {
   readonly metrics: SluiceMetrics;
   /** Records `merge.bronze-append` spans for sampled records; none without it. */
   readonly tracer?: Tier1Tracer;
+  /** Called after each bronze commit (tier 2 in the same process starts its fold at once). */
+  readonly onCommitted?: () => void;
   readonly now?: () => number;
 }
 
@@ -316,6 +318,7 @@ export class Tier1Worker {
       { table: contract.tables.bronze, version, rows: keep.length, duplicates, appendMs, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
       'bronze commit',
     );
+    this.options.onCommitted?.();
   }
 
   /** Another worker moved the offsets: re-read them from the table and seek there. */

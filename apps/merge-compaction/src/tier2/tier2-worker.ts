@@ -58,6 +58,11 @@ export class Tier2Worker {
     this.job.start();
   }
 
+  /** Bronze has new rows (tier 1 in this process committed): fold now, not at the next interval. */
+  wake(): void {
+    this.job.wake();
+  }
+
   stop(): Promise<void> {
     return this.job.stop();
   }
