@@ -70,7 +70,7 @@ export interface ChaosResult {
   readonly audit: AuditReport;
   readonly passed: boolean;
   /**
-   * On a failed run, each service's warnings and errors grouped by message (count, first time),
+   * On a failed run, each service's warnings, errors and consumer-group events grouped by message (count, first and last time),
    * so a CI log shows what the services saw without the work directory.
    */
   readonly warnings: string[];
@@ -249,10 +249,15 @@ export function failureReport(result: ChaosResult, maxChars = 160): string[] {
 }
 
 const WARNING_LEVELS = new Set(['warn', 'error', 'fatal']);
+/** Consumer-group events, listed too: whether a silent consumer held partitions after a fault. */
+const GROUP_EVENT = /^partitions (assigned|revoked)/;
 
-/** A service log's warn/error/fatal lines grouped by message and code: "id: N× msg [code] (first at …)". */
+/**
+ * A service log's warn/error/fatal lines and its consumer-group events grouped by message and
+ * code: "id: N× msg [code] (first at …, last at …)".
+ */
 export function warningsOf(id: string, logText: string): string[] {
-  const groups = new Map<string, { n: number; first: string }>();
+  const groups = new Map<string, { n: number; first: string; last: string }>();
   for (const line of logText.split('\n')) {
     let entry: { level?: string; msg?: string; code?: string; err?: { code?: string }; time?: string };
     try {
@@ -260,12 +265,17 @@ export function warningsOf(id: string, logText: string): string[] {
     } catch {
       continue;
     }
-    if (!WARNING_LEVELS.has(entry.level ?? '')) continue;
+    if (!WARNING_LEVELS.has(entry.level ?? '') && !GROUP_EVENT.test(entry.msg ?? '')) continue;
     const code = entry.code ?? entry.err?.code;
     const key = `${entry.msg ?? '(no message)'}${code ? ` [${code}]` : ''}`;
+    const time = entry.time?.slice(11, 23) ?? '?';
     const g = groups.get(key);
-    if (g) g.n++;
-    else groups.set(key, { n: 1, first: entry.time?.slice(11, 23) ?? '?' });
+    if (g) {
+      g.n++;
+      g.last = time;
+    } else {
+      groups.set(key, { n: 1, first: time, last: time });
+    }
   }
-  return [...groups].map(([key, g]) => `${id}: ${g.n}× ${key} (first at ${g.first})`);
+  return [...groups].map(([key, g]) => `${id}: ${g.n}× ${key} (first at ${g.first}${g.n > 1 ? `, last at ${g.last}` : ''})`);
 }
