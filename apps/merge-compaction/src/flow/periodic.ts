@@ -75,14 +75,10 @@ export class Periodic {
 
   /** The interval, cut short by {@link wake} or stop. */
   private waitInterval(): Promise<void> {
-    if (this.abort.signal.aborted) return Promise.resolve();
-    const wait = new AbortController();
-    this.endWait = () => wait.abort();
-    const stop = () => wait.abort();
-    this.abort.signal.addEventListener('abort', stop, { once: true });
-    return sleep(this.intervalMs, wait.signal).finally(() => {
+    const woken = new AbortController();
+    this.endWait = () => woken.abort();
+    return sleep(this.intervalMs, AbortSignal.any([this.abort.signal, woken.signal])).finally(() => {
       this.endWait = undefined;
-      this.abort.signal.removeEventListener('abort', stop);
     });
   }
 }

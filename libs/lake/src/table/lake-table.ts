@@ -645,10 +645,10 @@ export class LakeTable {
    * removes tail files, so rows are seen twice at worst, and version ordering resolves that).
    */
   async currentView(): Promise<ViewSpec> {
-    const tailStorage = this.tail().storage;
+    const tailTable = this.tail();
     let tail: Snapshot | undefined;
     try {
-      tail = await this.tail().snapshot();
+      tail = await tailTable.snapshot();
     } catch (err) {
       if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
     }
@@ -659,7 +659,7 @@ export class LakeTable {
       storage: this.storage,
       snapshot,
       pending: {
-        storage: tailStorage,
+        storage: tailTable.storage,
         snapshot: tail,
         keys: JSON.parse(c[TAIL_PROPERTIES.keys]) as string[],
         versionColumn: c[TAIL_PROPERTIES.version],
