@@ -77,12 +77,9 @@ export class LakeAdapter implements LakePort {
     // (part-<uuid> names), so one set of both serves.
     const wanted = new Set([...files, ...pendingFiles].map((f) => f.path));
     try {
-      const session = await this.options.engine.open({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } });
-      try {
-        return await session.queryJson(read.sql, read.params, { timeoutMs: read.timeoutMs });
-      } finally {
-        session.close();
-      }
+      // A pooled, prepared read: the same files and SQL again (lookups into one bucket, a panel
+      // polled while its files do not change) skip connection, view and planning costs.
+      return await this.options.engine.read({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } }, read.sql, read.params, { timeoutMs: read.timeoutMs });
     } catch (err) {
       throw translate(err, snapshot.table);
     }

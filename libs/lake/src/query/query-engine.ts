@@ -1,4 +1,4 @@
-import { DuckDBConnection, DuckDBInstance, StatementType, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, type DuckDBResultReader, type DuckDBPreparedStatement, StatementType, type DuckDBValue } from '@duckdb/node-api';
 import * as path from 'node:path';
 import { ident, sharedDuckDB } from '../duck';
 import { lakeError } from '../errors';
@@ -53,6 +53,8 @@ export type QueryParams = DuckDBValue[] | Record<string, DuckDBValue>;
  */
 export class LakeQueryEngine {
   private readonly locked: boolean;
+  /** Connections of {@link read}, each with its prepared statements. */
+  private readonly idle: PooledConnection[] = [];
   private constructor(private readonly instance: DuckDBInstance, locked: boolean) {
     this.locked = locked;
   }
@@ -90,9 +92,7 @@ export class LakeQueryEngine {
       // A locked engine is UTC instance-wide and refuses SET (a failed statement per session).
       if (!this.locked) await conn.run(`SET TimeZone='UTC'`);
       for (const [name, spec] of Object.entries(views)) {
-        const files = spec.files ? spec.snapshot.files.filter(spec.files) : spec.snapshot.files;
-        const rel = await filesRelationSql(spec.storage, spec.snapshot.schema, spec.snapshot.partitionColumns, files);
-        await conn.run(`CREATE TEMP VIEW ${ident(name)} AS ${spec.pending ? await resolvedSql(rel, spec, spec.pending) : rel}`);
+        await conn.run(`CREATE TEMP VIEW ${ident(name)} AS ${await viewSql(spec)}`);
       }
     } catch (err) {
       conn.closeSync();
@@ -100,6 +100,93 @@ export class LakeQueryEngine {
     }
     return new LakeSession(conn, this.locked);
   }
+
+  /**
+   * Runs one statement over `views` and returns JSON-safe rows, like {@link LakeSession.queryJson},
+   * without a session: on a pooled connection that keeps the prepared statement, so the next call
+   * with the same views and SQL only binds and executes. The views become the statement's CTEs,
+   * whose text names every file read; data files are immutable, so equal text means equal data.
+   * A point lookup then costs DuckDB's execution alone, not a connection, views and planning
+   * (docs/bench/query-api.md).
+   */
+  async read(views: Readonly<Record<string, ViewSpec>>, sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
+    let statementSql: string;
+    try {
+      statementSql = await withViews(views, sql);
+    } catch (err) {
+      throw (err as { code?: string }).code ? err : translateReadError('reading views', err);
+    }
+    const pooled = this.idle.pop() ?? (await this.connectPooled());
+    try {
+      const reader = await runStatement(pooled.conn, options, () => pooled.statement(statementSql, this.locked), params);
+      return reader.getRowObjectsJson() as Record<string, unknown>[];
+    } catch (err) {
+      // A statement that failed (a vacuumed file, an interrupt mid-plan) is not worth keeping.
+      pooled.forget(statementSql);
+      throw err;
+    } finally {
+      if (this.idle.length < MAX_IDLE_CONNECTIONS) this.idle.push(pooled);
+      else pooled.close();
+    }
+  }
+
+  private async connectPooled(): Promise<PooledConnection> {
+    const conn = await this.instance.connect();
+    if (!this.locked) await conn.run(`SET TimeZone='UTC'`);
+    return new PooledConnection(conn);
+  }
+}
+
+/** Idle pooled connections kept by an engine; more are opened under load and closed after. */
+const MAX_IDLE_CONNECTIONS = 8;
+/** Prepared statements kept per pooled connection, least recently used dropped first. */
+const STATEMENTS_PER_CONNECTION = 64;
+
+/** A connection of {@link LakeQueryEngine.read} and the statements prepared on it. */
+class PooledConnection {
+  /** By SQL text; Map order is use order, the least recently used first. */
+  private readonly statements = new Map<string, DuckDBPreparedStatement>();
+
+  constructor(readonly conn: DuckDBConnection) {}
+
+  async statement(sql: string, selectOnly: boolean): Promise<DuckDBPreparedStatement> {
+    const hit = this.statements.get(sql);
+    if (hit) {
+      this.statements.delete(sql);
+      this.statements.set(sql, hit);
+      return hit;
+    }
+    const prepared = await prepareChecked(this.conn, sql, selectOnly);
+    this.statements.set(sql, prepared);
+    if (this.statements.size > STATEMENTS_PER_CONNECTION) this.forget(this.statements.keys().next().value as string);
+    return prepared;
+  }
+
+  forget(sql: string): void {
+    this.statements.get(sql)?.destroySync();
+    this.statements.delete(sql);
+  }
+
+  close(): void {
+    for (const sql of [...this.statements.keys()]) this.forget(sql);
+    this.conn.closeSync();
+  }
+}
+
+/** The SQL of one view: the chosen files of the snapshot, resolved against the tail when there is one. */
+async function viewSql(spec: ViewSpec): Promise<string> {
+  const files = spec.files ? spec.snapshot.files.filter(spec.files) : spec.snapshot.files;
+  const rel = await filesRelationSql(spec.storage, spec.snapshot.schema, spec.snapshot.partitionColumns, files);
+  return spec.pending ? resolvedSql(rel, spec, spec.pending) : rel;
+}
+
+/** `sql` with each view as a leading CTE (merged into the statement's own WITH, if it has one). */
+async function withViews(views: Readonly<Record<string, ViewSpec>>, sql: string): Promise<string> {
+  const ctes: string[] = [];
+  for (const [name, spec] of Object.entries(views)) ctes.push(`${ident(name)} AS (${await viewSql(spec)})`);
+  if (ctes.length === 0) return sql;
+  const own = /^\s*WITH(\s+RECURSIVE)?\s+/i.exec(sql);
+  return own ? `WITH${own[1] ?? ''} ${ctes.join(', ')}, ${sql.slice(own[0].length)}` : `WITH ${ctes.join(', ')} ${sql}`;
 }
 
 /** Table rows superseded by newer tail rows are hidden; the newest non-tombstone tail row per key is added. */
@@ -153,39 +240,58 @@ export class LakeSession {
     this.conn.closeSync();
   }
 
-  private async run(sql: string, params: QueryParams | undefined, options: QueryOptions) {
-    const { timeoutMs } = options;
-    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-      throw lakeError('LAKE_INVALID_INPUT', `query timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
+  private run(sql: string, params: QueryParams | undefined, options: QueryOptions): Promise<DuckDBResultReader> {
+    return runStatement(this.conn, options, () => prepareChecked(this.conn, sql, this.selectOnly), params);
+  }
+}
+
+/** Prepares `sql`; with `selectOnly` (locked mode) refuses anything but a plain SELECT: COPY/ATTACH/EXPORT could write inside the lake. */
+async function prepareChecked(conn: DuckDBConnection, sql: string, selectOnly: boolean): Promise<DuckDBPreparedStatement> {
+  const prepared = await conn.prepare(sql);
+  if (selectOnly && prepared.statementType !== StatementType.SELECT) {
+    prepared.destroySync();
+    throw lakeError('LAKE_QUERY_FAILED', 'only SELECT statements are allowed in a locked query session');
+  }
+  return prepared;
+}
+
+/**
+ * Binds and runs a statement on `conn` under the timeout of `options`: DuckDB is interrupted at
+ * the deadline and the call settles once it has stopped. DuckDB errors are translated here.
+ */
+async function runStatement(
+  conn: DuckDBConnection,
+  options: QueryOptions,
+  prepare: () => Promise<DuckDBPreparedStatement>,
+  params: QueryParams | undefined,
+): Promise<DuckDBResultReader> {
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw lakeError('LAKE_INVALID_INPUT', `query timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
+  }
+  const started = performance.now();
+  let timedOut = false;
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          conn.interrupt();
+        }, timeoutMs);
+  try {
+    const prepared = await prepare();
+    if (params) prepared.bind(params as never);
+    return await prepared.runAndReadAll();
+  } catch (err) {
+    if ((err as { code?: string }).code) throw err;
+    if (timedOut) {
+      throw lakeError('LAKE_QUERY_TIMEOUT', `query interrupted after ${timeoutMs} ms (stopped after ${Math.round(performance.now() - started)} ms)`, {
+        cause: err,
+        details: { timeoutMs },
+      });
     }
-    const started = performance.now();
-    let timedOut = false;
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true;
-            this.conn.interrupt();
-          }, timeoutMs);
-    try {
-      const prepared = await this.conn.prepare(sql);
-      // Only plain SELECTs in locked mode: COPY/ATTACH/EXPORT could write inside the lake.
-      if (this.selectOnly && prepared.statementType !== StatementType.SELECT) {
-        throw lakeError('LAKE_QUERY_FAILED', 'only SELECT statements are allowed in a locked query session');
-      }
-      if (params) prepared.bind(params as never);
-      return await prepared.runAndReadAll();
-    } catch (err) {
-      if ((err as { code?: string }).code) throw err;
-      if (timedOut) {
-        throw lakeError('LAKE_QUERY_TIMEOUT', `query interrupted after ${timeoutMs} ms (stopped after ${Math.round(performance.now() - started)} ms)`, {
-          cause: err,
-          details: { timeoutMs },
-        });
-      }
-      throw translateReadError('query', err);
-    } finally {
-      clearTimeout(timer);
-    }
+    throw translateReadError('query', err);
+  } finally {
+    clearTimeout(timer);
   }
 }
