@@ -8,10 +8,25 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, bucketOf, keyHashOf } from '@sluice/contracts';
-import { LakeQueryEngine, LakeTable, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
+import { LakeQueryEngine, LakeTable, type LiveFile, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
+import { openLoop } from './open-loop';
 
-const o = args({ rows: 1_000_000, duration: 10, connections: 50, days: 7, port: 18390, baselineRuns: 200, rebuild: false });
+const o = args({
+  rows: 1_000_000,
+  duration: 10,
+  connections: 50,
+  days: 7,
+  port: 18390,
+  baselineRuns: 200,
+  rebuild: false,
+  // Seconds of open-loop load before each sweep, not recorded.
+  warmup: 5,
+  // Open-loop rates (requests/s over all `connections` clients), one run of `duration` s each.
+  lookupRates: '100,200,300',
+  aggregateRates: '5,10,20',
+  cachedRates: '500,1000,2000',
+});
 const ROOT = path.resolve(__dirname, '../../..');
 // Laid out as merge-compaction writes silver: key-hash column, files clustered by it,
 // SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` held the older layout.)
@@ -21,13 +36,16 @@ const TOKEN = 'bench-token-0123456789abcdef';
 const DAY0 = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
 
-function args<T extends Record<string, number | boolean>>(defaults: T): T {
-  const out: Record<string, number | boolean> = { ...defaults };
+function args<T extends Record<string, number | boolean | string>>(defaults: T): T {
+  const out: Record<string, number | boolean | string> = { ...defaults };
+  const camel = (flag: string) => flag.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([\w-]+)$/.exec(argv[i]);
-    if (!m || !(m[1] in defaults)) throw new Error(`unknown option ${argv[i]}; known: ${Object.keys(defaults).join(', ')}`);
-    out[m[1]] = typeof defaults[m[1]] === 'boolean' ? true : Number(argv[++i]);
+    const name = m && camel(m[1]);
+    if (!name || !(name in defaults)) throw new Error(`unknown option ${argv[i]}; known: ${Object.keys(defaults).join(', ')}`);
+    const kind = typeof defaults[name];
+    out[name] = kind === 'boolean' ? true : kind === 'string' ? argv[++i] : Number(argv[++i]);
   }
   return out as T;
 }
@@ -104,12 +122,36 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** DuckDB on the same files via libs/lake, no HTTP: one session per query, as query-api does. */
-async function baseline(table: LakeTable): Promise<Record<string, { p50: number; p95: number; runs: number; qpsAt4: number }>> {
+type BaselineStats = { p50: number; p95: number; runs: number };
+
+/**
+ * DuckDB on the same files via libs/lake, no HTTP, two ways: `session` opens a session with a
+ * view per query (what query-api did before 2026-11-30) and `read` is the engine's pooled,
+ * prepared read that query-api now uses. Sequential latency of both, and throughput of `read` with
+ * as many queries in parallel as query-api runs (4).
+ */
+async function baseline(table: LakeTable): Promise<Record<'lookup' | 'aggregate', Record<'session' | 'read', BaselineStats> & { readQpsAt4: number }>> {
   const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: 2, memoryLimit: '1024MB' });
   const snapshot = await table.snapshot();
   const storage = table.storage;
-  const time = async (runs: number, fn: (i: number) => Promise<unknown>) => {
+  const run = async (how: 'session' | 'read', files: ((f: LiveFile) => boolean) | undefined, sql: string, params: string[]) => {
+    const views = { lake_snapshot: { storage, snapshot, files } };
+    if (how === 'read') return engine.read(views, sql, params);
+    const s = await engine.open(views);
+    try {
+      return await s.queryJson(sql, params);
+    } finally {
+      s.close();
+    }
+  };
+  const lookup = async (how: 'session' | 'read') => {
+    const id = orderId(Math.floor(Math.random() * o.rows));
+    const bucket = String(bucketOf(id, SILVER_BUCKETS));
+    const rows = await run(how, (f) => f.partitionValues.bucket === bucket, lookupSql, [id, bucket, String(keyHashOf(id))]);
+    if (rows.length !== 1) throw new Error(`baseline lookup of ${id} found ${rows.length} rows`);
+  };
+  const aggregate = (how: 'session' | 'read', i: number) => run(how, undefined, aggregateSql, dayWhere(i % o.days));
+  const time = async (runs: number, fn: (i: number) => Promise<unknown>): Promise<BaselineStats> => {
     const ms: number[] = [];
     for (let i = 0; i < runs; i++) {
       const t0 = performance.now();
@@ -119,27 +161,8 @@ async function baseline(table: LakeTable): Promise<Record<string, { p50: number;
     ms.sort((a, b) => a - b);
     return { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), runs };
   };
-  const lookup = await time(o.baselineRuns, async () => {
-    const id = orderId(Math.floor(Math.random() * o.rows));
-    const bucket = bucketOf(id, SILVER_BUCKETS);
-    const s = await engine.open({ lake_snapshot: { storage, snapshot, files: (f) => f.partitionValues.bucket === String(bucket) } });
-    try {
-      const rows = await s.queryJson(lookupSql, [id, String(bucket), String(keyHashOf(id))]);
-      if (rows.length !== 1) throw new Error(`baseline lookup of ${id} found ${rows.length} rows`);
-    } finally {
-      s.close();
-    }
-  });
-  const aggregate = await time(Math.max(20, Math.floor(o.baselineRuns / 5)), async (i) => {
-    const s = await engine.open({ lake_snapshot: { storage, snapshot } });
-    try {
-      await s.queryJson(aggregateSql, dayWhere(i % o.days));
-    } finally {
-      s.close();
-    }
-  });
-  // Throughput with as many sessions in parallel as query-api allows DuckDB queries (4), for the
-  // same wall time as each HTTP run: the ceiling the HTTP layer is compared with.
+  // Throughput with as many queries in parallel as query-api allows DuckDB (4), for the same wall
+  // time as each HTTP run: the ceiling the HTTP layer is compared with.
   const parallel = async (fn: (i: number) => Promise<unknown>) => {
     const until = performance.now() + o.duration * 1000;
     let done = 0;
@@ -150,25 +173,19 @@ async function baseline(table: LakeTable): Promise<Record<string, { p50: number;
     );
     return Math.round(done / o.duration);
   };
-  const lookupQps = await parallel(async () => {
-    const id = orderId(Math.floor(Math.random() * o.rows));
-    const bucket = bucketOf(id, SILVER_BUCKETS);
-    const s = await engine.open({ lake_snapshot: { storage, snapshot, files: (f) => f.partitionValues.bucket === String(bucket) } });
-    try {
-      await s.queryJson(lookupSql, [id, String(bucket), String(keyHashOf(id))]);
-    } finally {
-      s.close();
-    }
-  });
-  const aggregateQps = await parallel(async (i) => {
-    const s = await engine.open({ lake_snapshot: { storage, snapshot } });
-    try {
-      await s.queryJson(aggregateSql, dayWhere(i % o.days));
-    } finally {
-      s.close();
-    }
-  });
-  return { lookup: { ...lookup, qpsAt4: lookupQps }, aggregate: { ...aggregate, qpsAt4: aggregateQps } };
+  const aggregateRuns = Math.max(20, Math.floor(o.baselineRuns / 5));
+  return {
+    lookup: {
+      session: await time(o.baselineRuns, () => lookup('session')),
+      read: await time(o.baselineRuns, () => lookup('read')),
+      readQpsAt4: await parallel(() => lookup('read')),
+    },
+    aggregate: {
+      session: await time(aggregateRuns, (i) => aggregate('session', i)),
+      read: await time(aggregateRuns, (i) => aggregate('read', i)),
+      readQpsAt4: await parallel((i) => aggregate('read', i)),
+    },
+  };
 }
 
 function round(n: number): number {
@@ -269,10 +286,8 @@ async function main() {
   const base = await baseline(table);
   process.stderr.write(`baseline: ${JSON.stringify(base)}\n`);
 
-  const lookupRequest: autocannon.Request = {
-    method: 'GET',
-    setupRequest: (req) => ({ ...req, path: `/v1/tables/${TABLE}/entities/${orderId(Math.floor(Math.random() * o.rows))}` }),
-  };
+  const lookupPath = () => `/v1/tables/${TABLE}/entities/${orderId(Math.floor(Math.random() * o.rows))}`;
+  const lookupRequest: autocannon.Request = { method: 'GET', setupRequest: (req) => ({ ...req, path: lookupPath() }) };
   let day = 0;
   const aggregateRequest: autocannon.Request = {
     method: 'POST',
@@ -280,13 +295,29 @@ async function main() {
     setupRequest: (req) => ({ ...req, body: JSON.stringify(aggregateBody(day++ % o.days)) }),
   };
 
+  const aggregatePath = `/v1/tables/${TABLE}/query`;
+  const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const rates = (list: string) => list.split(',').map(Number).filter((r) => r > 0);
+  const sweep = async (scenario: string, list: string, request: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string }) => {
+    // Warm-up, not recorded: footers read, statements prepared, JIT done, a cached answer computed.
+    await openLoop({ port: o.port, clients: o.connections, rate: rates(list)[0], durationS: o.warmup, headers, request });
+    for (const rate of rates(list)) {
+      const r = await openLoop({ port: o.port, clients: o.connections, rate, durationS: o.duration, headers, request });
+      process.stderr.write(`open loop ${scenario} @ ${rate}/s: ${JSON.stringify(r)}\n`);
+      openResults.push({ scenario, ...r });
+    }
+  };
+
   const results: Record<string, number | string>[] = [];
+  const openResults: Record<string, unknown>[] = [];
   let rss: Record<string, number> = {};
   const uncached = await startServer(0);
   try {
     // The server's answer must equal the baseline's SQL (same compiled query).
-    const check = (await (await fetch(`http://127.0.0.1:${o.port}/v1/tables/${TABLE}/query`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(aggregateBody(0)) })).json()) as { rows?: unknown[] };
+    const check = (await (await fetch(`http://127.0.0.1:${o.port}${aggregatePath}`, { method: 'POST', headers, body: JSON.stringify(aggregateBody(0)) })).json()) as { rows?: unknown[] };
     if (check.rows?.length !== ORDER_STATUSES.length) throw new Error(`unexpected aggregate answer ${JSON.stringify(check).slice(0, 300)}`);
+    await sweep('point lookup (cache off)', o.lookupRates, () => ({ method: 'GET', path: lookupPath() }));
+    await sweep('grouped aggregate over one day (cache off)', o.aggregateRates, (i) => ({ method: 'POST', path: aggregatePath, body: JSON.stringify(aggregateBody(i % o.days)) }));
     results.push(await load('point lookup (cache off)', [lookupRequest]));
     results.push(await load('grouped aggregate over one day (cache off)', [aggregateRequest]));
     rss = { ...rss, uncached: uncached.maxRssMb() };
@@ -295,12 +326,20 @@ async function main() {
   }
   const cached = await startServer(2000);
   try {
-    results.push(await load('grouped aggregate, cached answer', [{ method: 'POST', path: `/v1/tables/${TABLE}/query`, body: JSON.stringify(aggregateBody(3)) }]));
+    const cachedBody = JSON.stringify(aggregateBody(3));
+    await sweep('grouped aggregate, cached answer', o.cachedRates, () => ({ method: 'POST', path: aggregatePath, body: cachedBody }));
+    results.push(await load('grouped aggregate, cached answer', [{ method: 'POST', path: aggregatePath, body: cachedBody }]));
     rss = { ...rss, cached: cached.maxRssMb() };
   } finally {
     await cached.stop();
   }
-  console.log(JSON.stringify({ rows: o.rows, files: snap.files.length, connections: o.connections, durationS: o.duration, baseline: base, http: results, maxRssMb: rss }, null, 2));
+  console.log(
+    JSON.stringify(
+      { rows: o.rows, files: snap.files.length, connections: o.connections, durationS: o.duration, baseline: base, openLoop: openResults, closedLoop: results, maxRssMb: rss },
+      null,
+      2,
+    ),
+  );
 }
 
 main().catch((err) => {
