@@ -75,8 +75,13 @@ export class Tier1Worker {
   private retryAt = 0;
   /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
   private inflight: Promise<void> | undefined;
-  /** Seeks decided by a write (offsets moved), applied by the loop between polls. */
-  private readonly seeks: TopicPartitionOffset[] = [];
+  /**
+   * Seeks decided by a write (offsets moved), by partition, applied by the loop between polls.
+   * Until its seek has succeeded, a partition's fetched records are dropped: they come from the
+   * old position, and accepting one would raise the in-session mark above the records the seek
+   * is meant to read again, which would then be skipped as re-deliveries (lost).
+   */
+  private readonly seeks = new Map<string, TopicPartitionOffset>();
   private consumer: Tier1Consumer | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -144,7 +149,7 @@ export class Tier1Worker {
       let messages;
       this.watch.begin('seek');
       try {
-        for (const seek of this.seeks.splice(0)) await consumer.seek(seek).catch(() => undefined);
+        await this.applySeeks(consumer);
         this.watch.label('poll');
         messages = await consumer.poll();
       } catch (err) {
@@ -192,10 +197,27 @@ export class Tier1Worker {
     }
   }
 
+  /** Applies the pending seeks; one that fails stays pending (and its partition's records dropped) until it succeeds. */
+  private async applySeeks(consumer: Tier1Consumer): Promise<void> {
+    for (const [key, seek] of this.seeks) {
+      if (!this.book.owns(seek)) {
+        this.seeks.delete(key);
+        continue;
+      }
+      try {
+        await consumer.seek(seek);
+        this.seeks.delete(key);
+      } catch (err) {
+        // E.g. "erroneous state" right after an assignment: the next loop turn tries again.
+        this.options.logger.warn({ err, ...seek }, 'seek failed; retrying before the partition is read again');
+      }
+    }
+  }
+
   private take(m: ConsumedMessage): void {
     const tp = { topic: m.topic, partition: m.partition };
     const owned = this.owned.get(tpKey(tp));
-    if (!owned || !this.book.accept(tp, m.offset)) return;
+    if (!owned || this.seeks.has(tpKey(tp)) || !this.book.accept(tp, m.offset)) return;
     this.options.metrics.eventsIn.add(1, { outcome: 'consumed' });
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
@@ -332,7 +354,7 @@ export class Tier1Worker {
       const owned = this.owned.get(tpKey(tp));
       if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)) });
       this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
-      this.seeks.push({ ...tp, offset });
+      this.seeks.set(tpKey(tp), { ...tp, offset });
     }
   }
 
@@ -356,6 +378,7 @@ export class Tier1Worker {
         const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
         this.owned.set(tpKey(p), { contract, dedup });
+        this.seeks.delete(tpKey(p)); // the assignment itself starts at the table's offset
         out.push({ topic: p.topic, partition: p.partition, offset });
       }
     }
@@ -373,6 +396,7 @@ export class Tier1Worker {
     for (const p of parts) {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
+      this.seeks.delete(tpKey(p));
     }
     this.reshareDedup();
     // Buffered records of revoked partitions are dropped: the next owner re-reads them.
