@@ -1,10 +1,10 @@
-import { AvroDecoder, CONTRACTS, encodeSingleObject } from '@sluice/contracts';
+import { CONTRACTS, encodeSingleObject } from '@sluice/contracts';
 import type { ConsumedMessage, OnAssign, TopicPartitionOffset } from '@sluice/kafka';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { mergeError } from '../errors';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
-import { DeadLetters } from './dead-letters';
+import { tier1TestOptions } from './tier1-test-options';
 import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
 
 // Another worker moved a partition's offsets while this one held a batch of it (a rebalance):
@@ -96,21 +96,9 @@ describe('Tier1Worker after MERGE_OFFSETS_MOVED', () => {
       },
       close: async () => undefined,
     });
-    worker = new Tier1Worker({
-      contracts: [orders],
-      contractOfTopic: new Map([[topic, orders]]),
-      decoder: new AvroDecoder([orders]),
-      store: store as BronzeStore,
-      deadLetters: new DeadLetters(async () => undefined, 'test.dlq'),
-      createConsumer: consumer,
-      bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 },
-      maxBufferedBytes: 1 << 20,
-      dedupWatermarkMs: 0,
-      dedupMaxIds: 1000,
-      retryMaxMs: 100,
-      logger: telemetry.logger,
-      metrics: telemetry.metrics,
-    });
+    worker = new Tier1Worker(
+      tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 } } }),
+    );
     await worker.start();
 
     // Batch 0..9 is being written while the second poll is out.

@@ -1,14 +1,12 @@
-import { AvroDecoder, CONTRACTS } from '@sluice/contracts';
 import type { OnAssign, PartitionRef } from '@sluice/kafka';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import type { BronzeStore } from './bronze-store';
-import { DeadLetters } from './dead-letters';
+import { tier1TestOptions } from './tier1-test-options';
 import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
 
 // A poll that never returns (a native consumer call, or a rebalance hook waiting on storage)
 // used to leave merge-compaction live and ready while it consumed nothing.
 describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
-  const orders = CONTRACTS.orders;
   const topic = 'test.orders.valid';
   let telemetry: Telemetry;
   let t: number;
@@ -41,23 +39,7 @@ describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
       seek: async () => undefined,
       close: async () => undefined,
     });
-    worker = new Tier1Worker({
-      contracts: [orders],
-      contractOfTopic: new Map([[topic, orders]]),
-      decoder: new AvroDecoder([orders]),
-      store: store as BronzeStore,
-      deadLetters: new DeadLetters(async () => undefined, 'test.dlq'),
-      createConsumer: consumer,
-      bounds: { maxMs: 100, maxBytes: 1 << 20, maxRecords: 100 },
-      maxBufferedBytes: 1 << 20,
-      dedupWatermarkMs: 0,
-      dedupMaxIds: 1000,
-      retryMaxMs: 100,
-      stallTimeoutMs: 30_000,
-      logger: telemetry.logger,
-      metrics: telemetry.metrics,
-      now: () => t,
-    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { stallTimeoutMs: 30_000, now: () => t } }));
     return worker.start();
   }
 
