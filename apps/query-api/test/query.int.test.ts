@@ -205,7 +205,7 @@ describe('query-api over real tables', () => {
     expect(old.body).toMatchObject({ rowCount: 0, fileCount: 0, freshness: { version: 0 } });
   });
 
-  it('caches by (query, version) and a new commit invalidates naturally; read-your-writes waits for offsets', async () => {
+  it('caches by (query, data read) and a commit to the files read invalidates naturally; read-your-writes waits for offsets', async () => {
     const q = { where: [{ column: 'status', op: '=', value: 'cancelled' }], aggregates: [{ fn: 'count', column: '*', as: 'n' }] };
     const a = await query(t.app, 'silver_orders', q);
     const b = await query(t.app, 'silver_orders', q);
@@ -229,6 +229,26 @@ describe('query-api over real tables', () => {
     const late = await get(t.app, '/v1/tables/silver_orders?waitVersion=50&waitTimeoutMs=200');
     expect(late.status).toBe(504);
     expect(late.body.error).toMatchObject({ code: 'QUERY_WAIT_TIMEOUT', retryable: true, details: { version: 3 } });
+  });
+  it('a cached answer survives a commit that leaves its files alone, with the new freshness; a commit to its files recomputes it', async () => {
+    const key = orderRow(11);
+    const other = Array.from({ length: 200 }, (_, i) => orderRow(5000 + i)).find((r) => r.bucket !== key.bucket)!;
+    const lookup = (waitVersion: number) => get(t.app, `/v1/tables/silver_orders/entities/${key.order_id}?waitVersion=${waitVersion}`);
+    const v0 = (await table.snapshot()).version;
+    expect((await lookup(v0)).body.stats.cached).toBe(false);
+    expect((await lookup(v0)).body.stats.cached).toBe(true);
+    // Another bucket changes: same files for this key, so the answer is served again, at v0 + 1.
+    await table.merge({ source: { rows: [other] }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 10 }] });
+    const kept = await lookup(v0 + 1);
+    expect(kept.body.stats.cached).toBe(true);
+    expect(kept.body.freshness).toMatchObject({ version: v0 + 1, offsets: { 'fold:orders-0': 10 } });
+    expect(kept.body.entity).toMatchObject({ order_id: key.order_id, version: 1 });
+    // The key's own bucket changes: new files, a new answer.
+    await table.merge({ source: { rows: [orderRow(11, 7, 'delivered')] }, keys: ['order_id'], versionColumn: 'version', deleteColumn: 'op', txns: [{ appId: 'fold:orders-0', version: 11 }] });
+    const changed = await lookup(v0 + 2);
+    expect(changed.body.stats.cached).toBe(false);
+    expect(changed.body.entity).toMatchObject({ order_id: key.order_id, version: 7, status: 'delivered' });
+    expect(changed.body.freshness.version).toBe(v0 + 2);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * A bounded LRU of answers keyed by (table, version, canonical query). A new commit changes the
- * version in the key, so stale answers are never served — they simply age out.
+ * A bounded LRU of answers keyed by (table, the data read, canonical query); QueryService names
+ * the data by the files a query reads after pruning. A commit that changes those files changes
+ * the key, so stale answers are never served — they simply age out.
  */
 export class ResultCache<V> {
   private readonly entries = new Map<string, { value: V; bytes: number }>();

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { canonicalJson, type ResultCache } from '../cache/result-cache';
 import { queryError } from '../errors';
-import type { LakePort, TableSnapshot } from '../lake/lake-port';
+import type { LakePort, LiveFile, TableSnapshot } from '../lake/lake-port';
 import type { SnapshotTracker } from '../lake/snapshots';
 import type { Limiter } from '../limits/limiter';
 import { type OutputKind, compileQuery } from './compile';
@@ -72,12 +73,12 @@ export interface QueryServiceOptions {
 /** Resolves snapshots (time travel, read-your-writes), compiles, prunes, caches and runs queries. */
 export class QueryService {
   /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
-  private readonly inflight = new Map<string, Promise<{ answer: Omit<QueryAnswer, 'stats'>; filesRead: number }>>();
+  private readonly inflight = new Map<string, Promise<CachedAnswer>>();
 
   constructor(
     private readonly lake: LakePort,
     private readonly tracker: SnapshotTracker,
-    private readonly cache: ResultCache<Omit<QueryAnswer, 'stats'> & { filesRead: number }>,
+    private readonly cache: ResultCache<CachedAnswer>,
     private readonly limiter: Limiter,
     private readonly options: QueryServiceOptions,
   ) {}
@@ -185,34 +186,37 @@ export class QueryService {
     return { entity: answer.rows[0], freshness: answer.freshness, stats: answer.stats };
   }
 
-  /** `keyDerived`: columns that are a function of the entity key, safe to prune on with a pending tail. */
+  /**
+   * Answers from the cache when the same query read the same data before: the key is the
+   * query and the files it reads after pruning (and the table's columns), not the table version,
+   * so a commit that leaves those files alone (a fold of another bucket, an append to another
+   * day) does not invalidate it. Data files are immutable, so equal files mean equal rows; the
+   * freshness is always the requested snapshot's. `keyDerived`: columns that are a function of
+   * the entity key, safe to prune on with a pending tail.
+   */
   private async run(snapshot: TableSnapshot, shapeOfQuery: Omit<QueryRequest, 'asOf' | 'waitFor'>, started: number, keyDerived: readonly string[] = []): Promise<QueryAnswer> {
-    const table = snapshot.table;
-    const request = shapeOfQuery;
-    const key = `${table}@${snapshot.dataVersion}:${canonicalJson(shapeOfQuery)}`;
-    const hit = this.cache.get(key);
-    if (hit) {
-      const { filesRead, ...answer } = hit;
-      return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: true, elapsedMs: Date.now() - started } };
-    }
-    let pending = this.inflight.get(key);
-    const shared = pending !== undefined;
-    if (!pending) {
-      pending = this.compute(snapshot, request, key, keyDerived).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
-    }
-    const { answer, filesRead } = await pending;
-    return { ...answer, stats: { filesTotal: snapshot.files.length, filesRead, cached: shared, elapsedMs: Date.now() - started } };
-  }
-
-  private async compute(snapshot: TableSnapshot, request: Omit<QueryRequest, 'asOf' | 'waitFor'>, key: string, keyDerived: readonly string[]) {
-    const compiled = compileQuery(request, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
+    const compiled = compileQuery(shapeOfQuery, snapshot.shape, { relation: this.lake.relation, maxRows: this.options.maxRows });
     // With a pending tail, a file may only be skipped on columns that are a function of the key
     // (the key itself, the bucket, a key hash): otherwise a skipped table file would hide the
     // newer version of a key from the merge-on-read and let a stale tail row through.
     const prunable = snapshot.pending ? new Set([...snapshot.pending.keys, ...snapshot.shape.partitionColumns, ...keyDerived]) : undefined;
-    const files = pruneFiles(snapshot.files, request.where, snapshot.shape, prunable);
-    const pendingFiles = snapshot.pending ? pruneFiles(snapshot.pending.files, request.where, snapshot.shape, prunable) : [];
+    const files = pruneFiles(snapshot.files, shapeOfQuery.where, snapshot.shape, prunable);
+    const pendingFiles = snapshot.pending ? pruneFiles(snapshot.pending.files, shapeOfQuery.where, snapshot.shape, prunable) : [];
+    const key = `${snapshot.table}:${dataKey(snapshot, files, pendingFiles)}:${canonicalJson(shapeOfQuery)}`;
+    const stats = (cached: boolean) => ({ filesTotal: snapshot.files.length, filesRead: files.length, cached, elapsedMs: Date.now() - started });
+    const hit = this.cache.get(key);
+    if (hit) return { ...hit, freshness: this.freshness(snapshot), stats: stats(true) };
+    let pending = this.inflight.get(key);
+    const shared = pending !== undefined;
+    if (!pending) {
+      pending = this.compute(snapshot, compiled, files, pendingFiles, key).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    const answer = await pending;
+    return { ...answer, freshness: this.freshness(snapshot), stats: stats(shared) };
+  }
+
+  private async compute(snapshot: TableSnapshot, compiled: ReturnType<typeof compileQuery>, files: LiveFile[], pendingFiles: LiveFile[], key: string): Promise<CachedAnswer> {
     // The slot is held until DuckDB really finishes, so DuckDB is told to stop at the same deadline
     // that answers the client 504 (time queued counts): the interrupt frees the slot, rather than
     // a runaway query counting against the concurrency limit long after its client gave up.
@@ -223,10 +227,29 @@ export class QueryService {
     const rows = toJsonRows(await withTimeout(running, this.options.queryTimeoutMs), compiled.kinds);
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
-    const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated, freshness: this.freshness(snapshot) };
-    this.cache.set(key, { ...answer, filesRead: files.length }, approxBytes(rows));
-    return { answer, filesRead: files.length };
+    const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated };
+    this.cache.set(key, answer, approxBytes(rows));
+    return answer;
   }
+}
+
+/** What the cache keeps of an answer: the rows. Freshness and stats belong to each request. */
+export type CachedAnswer = Omit<QueryAnswer, 'freshness' | 'stats'>;
+
+/**
+ * Identifies the data a query reads: the table's columns and the paths of the files read (and of
+ * the tail's, resolved against them), hashed so that a scan of many files keeps a short key.
+ */
+function dataKey(snapshot: TableSnapshot, files: readonly LiveFile[], pendingFiles: readonly LiveFile[]): string {
+  const h = createHash('sha1');
+  h.update(JSON.stringify(snapshot.shape));
+  for (const f of files) h.update('\n').update(f.path);
+  // A tail changes how the table's rows resolve even where none of its files is read.
+  if (snapshot.pending) {
+    h.update('\n|tail');
+    for (const f of pendingFiles) h.update('\n').update(f.path);
+  }
+  return h.digest('base64url');
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
