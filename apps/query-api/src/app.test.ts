@@ -68,7 +68,6 @@ function snapshotOf(table: string, version: number): TableSnapshot {
     })),
     txns: { 'orders-merge-0': version * 10 },
     configuration: {},
-    dataVersion: String(version),
   };
 }
 

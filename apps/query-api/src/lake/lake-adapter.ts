@@ -127,7 +127,6 @@ export class LakeAdapter implements LakePort {
         keys: [...pending.keys],
         files: pending.snapshot.files.map((f) => ({ path: f.path, size: f.size, partitionValues: { ...f.partitionValues }, stats: pending.snapshot.stats(f) })),
       },
-      dataVersion: pending ? `${snapshot.version}+${pending.snapshot.version}` : String(snapshot.version),
     };
     this.sources.set(view, spec);
     return view;

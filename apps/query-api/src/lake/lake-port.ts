@@ -26,8 +26,6 @@ export interface TableSnapshot {
    * for tables without a tail.
    */
   pending?: { version: number; files: LiveFile[]; keys: string[] };
-  /** Identifies the data read: the version, plus the tail version when there is a tail (cache key). */
-  dataVersion: string;
 }
 
 /** A compiled read: SQL over {@link LakePort.relation} with `$n` parameters. */

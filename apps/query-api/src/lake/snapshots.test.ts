@@ -3,7 +3,7 @@ import type { LakePort, TableSnapshot } from './lake-port';
 import { SnapshotTracker, reached } from './snapshots';
 
 function snap(version: number, txns: Record<string, number> = {}): TableSnapshot {
-  return { table: 't', version, commitTimeMs: 0, shape: { columns: [], partitionColumns: [] }, files: [], txns, configuration: {}, dataVersion: String(version) };
+  return { table: 't', version, commitTimeMs: 0, shape: { columns: [], partitionColumns: [] }, files: [], txns, configuration: {} };
 }
 
 class CountingLake {
