@@ -51,24 +51,33 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('records compaction, vacuum and commit metrics once: libs/telemetry already records them from libs/lake events', async () => {
+  /** A fresh table partitioned by a `day` string column, named uniquely. */
+  async function dayTable(): Promise<{ name: string; table: LakeTable }> {
     const name = `silver_${randomUUID().replaceAll('-', '')}`;
     const table = await LakeTable.create(
       new LocalStorage(join(dir, name)),
       { name, columns: [{ name: 'id', type: 'long' }, { name: 'day', type: 'string' }], partitionColumns: ['day'] },
       { name, scratchDir: dir },
     );
+    return { name, table };
+  }
+
+  /** Compacts any partition with 2+ files under 1 MiB, vacuums with retention 0. */
+  const options = () => ({
+    minSmallFiles: 2,
+    smallFileBytes: 1024 * 1024,
+    targetFileBytes: 1024 * 1024,
+    retentionMs: 0,
+    vacuum: true,
+    logger: telemetry.logger,
+    metrics: telemetry.metrics,
+  });
+
+  it('records compaction, vacuum and commit metrics once: libs/telemetry already records them from libs/lake events', async () => {
+    const { name, table } = await dayTable();
     for (let i = 0; i < 3; i++) await table.append({ rows: [{ id: i, day: '2026-01-01' }] });
 
-    const outcome = await maintainTable(table, {
-      minSmallFiles: 2,
-      smallFileBytes: 1024 * 1024,
-      targetFileBytes: 1024 * 1024,
-      retentionMs: 0,
-      vacuum: true,
-      logger: telemetry.logger,
-      metrics: telemetry.metrics,
-    });
+    const outcome = await maintainTable(table, options());
     expect(outcome).toMatchObject({ partitionsCompacted: 1, filesRemoved: 3, conflicts: 0 });
     expect(outcome.filesVacuumed).toBeGreaterThan(0);
 
@@ -81,18 +90,11 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
   });
 
   it('with a deadline already passed compacts one partition, says unfinished and leaves vacuum for the call that finishes', async () => {
-    const name = `silver_${randomUUID().replaceAll('-', '')}`;
-    const table = await LakeTable.create(
-      new LocalStorage(join(dir, name)),
-      { name, columns: [{ name: 'id', type: 'long' }, { name: 'day', type: 'string' }], partitionColumns: ['day'] },
-      { name, scratchDir: dir },
-    );
+    const { table } = await dayTable();
     for (let i = 0; i < 6; i++) await table.append({ rows: [{ id: i, day: `2026-01-0${1 + (i % 3)}` }] });
-    const options = { minSmallFiles: 2, smallFileBytes: 1024 * 1024, targetFileBytes: 1024 * 1024, retentionMs: 0, vacuum: true, logger: telemetry.logger, metrics: telemetry.metrics };
-
-    const first = await maintainTable(table, options, undefined, performance.now() - 1);
+    const first = await maintainTable(table, options(), undefined, performance.now() - 1);
     expect(first).toEqual({ partitionsCompacted: 1, filesRemoved: 2, conflicts: 0, filesVacuumed: 0, unfinished: true });
-    const rest = await maintainTable(table, options);
+    const rest = await maintainTable(table, options());
     expect(rest).toMatchObject({ partitionsCompacted: 2, filesRemoved: 4, unfinished: false });
     expect(rest.filesVacuumed).toBeGreaterThan(0);
     expect((await table.snapshot()).files).toHaveLength(3);

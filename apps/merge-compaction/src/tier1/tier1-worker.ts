@@ -216,8 +216,9 @@ export class Tier1Worker {
 
   private take(m: ConsumedMessage): void {
     const tp = { topic: m.topic, partition: m.partition };
-    const owned = this.owned.get(tpKey(tp));
-    if (!owned || this.seeks.has(tpKey(tp)) || !this.book.accept(tp, m.offset)) return;
+    const key = tpKey(tp);
+    const owned = this.owned.get(key);
+    if (!owned || this.seeks.has(key) || !this.book.accept(tp, m.offset)) return;
     this.options.metrics.eventsIn.add(1, { outcome: 'consumed' });
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
