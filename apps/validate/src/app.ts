@@ -1,9 +1,10 @@
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
-import { TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
+import { KafkaAdmin, TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
 import { validateError } from './errors';
+import { ProgressWatch, type ProgressVerdict } from './liveness/progress-watch';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';
 import { traceRouted, type RouteTracer } from './pipeline/trace-route';
 import { contractsForValidate } from './routing/contracts-adapter';
@@ -24,6 +25,7 @@ export interface ValidateDeps {
     | 'maxBatchWaitMs'
     | 'transactionTimeoutMs'
     | 'stallTimeoutMs'
+    | 'progressWindowMs'
     | 'sessionTimeoutMs'
     | 'schemaRegistryUrl'
   >;
@@ -43,10 +45,15 @@ export interface ValidateService {
   run(): Promise<void>;
   /** True once connected and not closing. */
   ready(): boolean;
-  /** False once connecting or one batch has run longer than the stall timeout (a hung client). */
+  /**
+   * False once connecting or one batch has run longer than the stall timeout (a hung client),
+   * or a progress window found this instance stuck (see {@link ProgressWatch}).
+   */
   live(): boolean;
   /** The step in progress and for how long, or undefined between steps (for the stall report). */
   running(): { step: string; forMs: number } | undefined;
+  /** The last progress verdict (for the exit report). */
+  progress(): ProgressVerdict;
   /** Finishes the current batch (its transaction commits or aborts), then closes the clients. Idempotent. */
   close(): Promise<void>;
   /** Running totals since start. */
@@ -78,9 +85,28 @@ export function build(deps: ValidateDeps): ValidateService {
     throw new RangeError(`VALIDATE_STALL_TIMEOUT_MS (${config.stallTimeoutMs}) must exceed VALIDATE_TRANSACTION_TIMEOUT_MS (${config.transactionTimeoutMs})`);
   }
   const watch = new StallWatch(config.stallTimeoutMs);
+  const admin = new KafkaAdmin({ brokers: config.brokers, clientId: `sluice-validate-${config.instanceId}-progress` });
+  const progress = new ProgressWatch({
+    source: admin,
+    groupId: config.groupId,
+    topic: rawTopic,
+    onSampleFailed: (err) => logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'progress check could not read the group; its window starts again'),
+  });
+  let progressTimer: NodeJS.Timeout | undefined;
   let loop: Promise<void> | undefined;
 
+  const checkProgressEvery = (ms: number): void => {
+    progressTimer = setTimeout(() => {
+      void progress.check().then((verdict) => {
+        if (verdict.stuck) logger.error({ progress: verdict }, 'validate made no progress through raw for a whole window');
+        else if (!closing) checkProgressEvery(ms);
+      });
+    }, ms);
+    progressTimer.unref();
+  };
+
   const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
+    progress.batchStarted(batch);
     try {
       await learner?.prepare(batch.map((m) => m.value));
     } catch (err) {
@@ -124,8 +150,14 @@ export function build(deps: ValidateDeps): ValidateService {
       // fenced by its own rejoin and die (seen in the chaos broker scenario) or hang without
       // partitions (confluentinc/librdkafka#3437). A dead instance's partitions move after the
       // session timeout instead.
-      onAssign: (partitions) => logger.info({ partitions }, 'partitions assigned'),
-      onRevoke: (partitions) => logger.info({ partitions }, 'partitions revoked'),
+      onAssign: (partitions) => {
+        progress.assigned(partitions);
+        logger.info({ partitions }, 'partitions assigned');
+      },
+      onRevoke: (partitions) => {
+        progress.revoked(partitions);
+        logger.info({ partitions }, 'partitions revoked');
+      },
     },
     producer: {
       brokers: config.brokers,
@@ -151,9 +183,11 @@ export function build(deps: ValidateDeps): ValidateService {
       try {
         await processor.processOnce();
         watch.end();
+        progress.batchEnded();
         backoff = retryBackoffMs.first;
       } catch (err) {
         watch.end();
+        progress.batchEnded();
         if (closing) return;
         if (!isRetryable(err)) throw err;
         logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message, retryInMs: backoff }, 'batch aborted; retrying');
@@ -173,18 +207,22 @@ export function build(deps: ValidateDeps): ValidateService {
         watch.end();
       }
       connected = true;
+      checkProgressEvery(config.progressWindowMs);
       logger.info({ rawTopic, dlqTopic, groupId: config.groupId, instanceId: config.instanceId }, 'validate running');
       loop = processUntilClosed();
       await loop;
     },
     ready: () => connected && !closing,
-    live: () => watch.live(),
+    live: () => watch.live() && progress.live(),
     running: () => watch.running(),
+    progress: () => progress.current(),
     async close() {
       closing = true;
+      clearTimeout(progressTimer);
       // Let the batch in hand commit (or abort) before the clients go away.
       await loop?.catch(() => undefined);
       await processor.close();
+      await admin.close();
     },
     totals: () => totals,
   };

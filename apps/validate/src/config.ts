@@ -26,6 +26,11 @@ export const validateConfigSchema = {
     min: 10_000,
     doc: 'a batch (poll, produce, commit or abort) or connect running longer than this is a hung Kafka client: /healthz fails and the process exits; must exceed the transaction timeout',
   }),
+  progressWindowMs: int('VALIDATE_PROGRESS_WINDOW_MS', {
+    default: 120_000,
+    min: 5_000,
+    doc: "how often the group's progress through raw is checked: a partition this instance held for a whole window, with records to read and none received, or (when it held nothing) one no member holds, fails /healthz and ends the process",
+  }),
   sessionTimeoutMs: int('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
   ...telemetryConfigFields,
 };

@@ -14,8 +14,13 @@ async function main(): Promise<void> {
   const service = build({ config, logger: log, metrics: telemetry.metrics, tracer: telemetry });
   const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready, service.live);
   // A hung Kafka call never returns, so close() would hang too: report it and end at once; a
-  // fresh instance fences the open transaction and resumes from the committed offsets.
-  exitWhenNotLive(log, service.live, 'validate stalled: a Kafka call did not return; exiting', () => ({ running: service.running(), stallTimeoutMs: config.stallTimeoutMs }));
+  // fresh instance fences the open transaction and resumes from the committed offsets. The same
+  // for a consumer stuck without progress: a fresh one rejoins the group and fetches anew.
+  exitWhenNotLive(log, service.live, 'validate not live (a Kafka call did not return, or no progress through raw); exiting', () => ({
+    running: service.running(),
+    stallTimeoutMs: config.stallTimeoutMs,
+    progress: service.progress(),
+  }));
 
   let stopping = false;
   const stop = (signal: string): void => {

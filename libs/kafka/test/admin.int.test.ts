@@ -1,5 +1,5 @@
 import { KafkaAdmin, type KafkaError } from '../src';
-import { testBrokers, unique } from './helpers';
+import { pollCount, testBrokers, testConsumer, unique } from './helpers';
 
 describe('KafkaAdmin against the broker', () => {
   const brokers = testBrokers();
@@ -46,5 +46,29 @@ describe('KafkaAdmin against the broker', () => {
     await expect(admin.alterTopicConfigs(name, { 'retention.ms': 'not-a-number' })).rejects.toMatchObject({ code: 'KAFKA_INVALID_CONFIG', retryable: false });
     await expect(admin.alterTopicConfigs(name, { 'no.such.config': '1' })).rejects.toMatchObject({ code: 'KAFKA_INVALID_CONFIG' });
     await expect(admin.createTopic({ name: unique('adm'), partitions: 0 })).rejects.toMatchObject({ code: 'KAFKA_INVALID_CONFIG' });
+  });
+
+  it('describes a consumer group: state, members and what each member holds', async () => {
+    const topic = unique('adm');
+    await admin.createTopic({ name: topic, partitions: 2 });
+    const groupId = unique('g');
+    expect(await admin.describeGroup(groupId)).toEqual({ groupId, state: 'dead', members: [] });
+
+    const consumer = await testConsumer([topic], { groupId, clientId: 'described-member' });
+    try {
+      const deadline = Date.now() + 30_000;
+      while (consumer.assignment().length < 2 && Date.now() < deadline) await pollCount(consumer, 1, 500);
+      const described = await admin.describeGroup(groupId);
+      expect(described.state).toBe('stable');
+      expect(described.members).toHaveLength(1);
+      expect(described.members[0].clientId).toBe('described-member');
+      expect(described.members[0].assignment.sort((a, b) => a.partition - b.partition)).toEqual([
+        { topic, partition: 0 },
+        { topic, partition: 1 },
+      ]);
+    } finally {
+      await consumer.close();
+    }
+    expect(await admin.describeGroup(groupId)).toMatchObject({ state: 'empty', members: [] });
   });
 });

@@ -177,6 +177,19 @@ describe('Kafka transactions against the broker', () => {
     expect(lag).toEqual([expect.objectContaining({ committed: 5, end: 6, lag: 1 })]);
   });
 
+  it('connects with a transaction timeout below the default delivery timeout (the delivery timeout follows it)', async () => {
+    const topic = await createTestTopic(admin);
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), transactionTimeoutMs: 5_000 });
+    await producer.connect();
+    try {
+      await producer.begin();
+      await producer.sendBatch([{ topic, key: 'k', value: 'v' }]);
+      await producer.commit();
+    } finally {
+      await producer.close();
+    }
+  });
+
   it('refuses a send outside an open transaction with KAFKA_INVALID_STATE', async () => {
     const topic = await createTestTopic(admin, 1);
     const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });

@@ -5,7 +5,7 @@ import { baseProperties, brokerList, callback } from '../connection';
 import { kafkaError, translateKafkaError } from '../errors';
 import { alterTopicConfigs, describeTopicConfigs, type ConfigEntry, type WireOptions } from './config-protocol';
 import type { AdminOptions } from './options';
-import type { PartitionOffsets, TopicDescription, TopicSpec } from './types';
+import type { GroupDescription, GroupState, PartitionOffsets, TopicDescription, TopicSpec } from './types';
 
 /**
  * Topic and offset administration: create/describe/list/delete topics, read and alter topic
@@ -195,6 +195,28 @@ export class KafkaAdmin {
     return out;
   }
 
+  /**
+   * The group's state and each member's assignment, from its coordinator. A group nobody ever
+   * joined is `dead` with no members.
+   */
+  async describeGroup(groupId: string): Promise<GroupDescription> {
+    const result = await this.call<{ groups: NativeGroup[] }>('admin.describeGroup', undefined, (done) =>
+      this.native.describeGroups([groupId], { timeout: this.timeoutMs }, done),
+    );
+    const group = result.groups.find((g) => g.groupId === groupId);
+    if (group === undefined) throw kafkaError('KAFKA_UNKNOWN', `admin.describeGroup: no description of ${groupId} in the answer`, { details: { operation: 'admin.describeGroup', groupId } });
+    if (group.error) throw translateKafkaError(group.error, { operation: 'admin.describeGroup', groupId });
+    return {
+      groupId,
+      state: GROUP_STATES[group.state] ?? 'unknown',
+      members: group.members.map((m) => ({
+        memberId: m.memberId,
+        clientId: m.clientId,
+        assignment: (m.assignment?.topicPartitions ?? []).map((p) => ({ topic: p.topic, partition: p.partition })),
+      })),
+    };
+  }
+
   /** End offsets of the partitions, keyed `topic:partition` (last stable offset when `readCommitted`). */
   async fetchEndOffsets(partitions: ReadonlyArray<{ topic: string; partition: number }>, readCommitted = true): Promise<Map<string, number>> {
     return this.listOffsets(partitions, OffsetSpec.LATEST, readCommitted);
@@ -236,3 +258,21 @@ export class KafkaAdmin {
     }
   }
 }
+
+/** The parts of the native group description read here. */
+interface NativeGroup {
+  groupId: string;
+  error?: unknown;
+  state: number;
+  members: Array<{ memberId: string; clientId: string; assignment?: { topicPartitions?: Array<{ topic: string; partition: number }> } }>;
+}
+
+// ConsumerGroupStates of the native client, by number.
+const GROUP_STATES: Readonly<Record<number, GroupState>> = Object.freeze({
+  0: 'unknown',
+  1: 'preparing-rebalance',
+  2: 'completing-rebalance',
+  3: 'stable',
+  4: 'dead',
+  5: 'empty',
+});

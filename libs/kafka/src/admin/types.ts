@@ -32,3 +32,22 @@ export interface PartitionOffsets {
    */
   lag: number;
 }
+
+/** A consumer group as its coordinator describes it. */
+export interface GroupDescription {
+  groupId: string;
+  /** `stable`, `preparing-rebalance`, `completing-rebalance`, `empty`, `dead` or `unknown`. */
+  state: GroupState;
+  /** Current members and the partitions each one holds. */
+  members: GroupMember[];
+}
+
+export type GroupState = 'unknown' | 'preparing-rebalance' | 'completing-rebalance' | 'stable' | 'dead' | 'empty';
+
+/** One member of a consumer group. */
+export interface GroupMember {
+  memberId: string;
+  clientId: string;
+  /** Partitions assigned to the member (empty while it waits for an assignment). */
+  assignment: Array<{ topic: string; partition: number }>;
+}

@@ -10,7 +10,10 @@ export interface TransactionalProducerOptions extends ProducerOptions {
    * with the same id fences its zombie predecessor. Two live instances must never share one.
    */
   transactionalId: string;
-  /** Broker aborts a transaction open longer than this (`transaction.timeout.ms`); default 60 000. */
+  /**
+   * Broker aborts a transaction open longer than this (`transaction.timeout.ms`); default 60 000.
+   * The delivery timeout is capped to it.
+   */
   transactionTimeoutMs?: number;
   /**
    * How long past its own timeout a transactional call may run before the producer counts as

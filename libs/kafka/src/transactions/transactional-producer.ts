@@ -3,6 +3,7 @@ import type { TopicPartitionOffset } from '../consumer/types';
 import { KAFKA_CHANNELS, publish } from '../channels';
 import { callback } from '../connection';
 import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
+import { PRODUCER_DEFAULTS } from '../producer/options';
 import { KafkaProducer } from '../producer/producer';
 import type { TransactionalProducerOptions } from './options';
 
@@ -19,9 +20,13 @@ export class TransactionalProducer extends KafkaProducer {
   private hung: KafkaError | undefined;
 
   constructor(options: TransactionalProducerOptions) {
-    super(options, {
+    const transactionTimeoutMs = options.transactionTimeoutMs ?? 60_000;
+    // A message cannot outlive its transaction: librdkafka refuses to start when the delivery
+    // timeout is the longer one, so it follows a shorter transaction timeout.
+    const deliveryTimeoutMs = Math.min(options.deliveryTimeoutMs ?? PRODUCER_DEFAULTS.deliveryTimeoutMs, transactionTimeoutMs);
+    super({ ...options, deliveryTimeoutMs }, {
       'transactional.id': options.transactionalId,
-      'transaction.timeout.ms': options.transactionTimeoutMs ?? 60_000,
+      'transaction.timeout.ms': transactionTimeoutMs,
     });
     this.transactionalId = options.transactionalId;
     this.hungGraceMs = options.hungGraceMs ?? 15_000;

@@ -1,0 +1,179 @@
+import type { GroupDescription, PartitionOffsets } from '@sluice/kafka';
+
+/**
+ * Liveness from the outside: does the group move through raw?
+ *
+ * The stall watch catches a Kafka call that never returns. It cannot see a consumer whose calls
+ * all return, empty, while raw fills up: a fetcher or a group join wedged by a broker restart
+ * (RELIABILITY.md, "validate silent after a broker restart"). This watch reads, once per window,
+ * the group's committed offsets and raw's end offsets from the broker. A partition that had
+ * unread records at the start of a window and whose committed offset did not move by its end is
+ * stalled. Whether that is this instance's fault decides the verdict:
+ *
+ * - it held the partition all window and received none of its records: its fetcher is wedged;
+ * - it held no partition all window, and no member of the group holds the stalled one: the group
+ *   has not assigned it (a join that never completed).
+ *
+ * A partition that delivered records but whose transactions keep failing is not stalled here:
+ * those failures are retried and logged by the batch loop. A partition held by another member is
+ * that member's to judge, so an idle extra replica never restarts because of a busy one.
+ */
+
+/** Raw's partitions as the broker saw them at one moment. */
+export interface ProgressSample {
+  readonly at: number;
+  /** By `topic:partition`: the group's committed offset (null: none) and the records after it. */
+  readonly partitions: ReadonlyMap<string, { readonly committed: number | null; readonly lag: number }>;
+}
+
+/** What this instance did between two samples. */
+export interface MemberActivity {
+  /** Partitions it held from before the earlier sample until the later one. */
+  readonly heldThroughout: ReadonlySet<string>;
+  /** True when it held no partition at any moment between the samples. */
+  readonly idleThroughout: boolean;
+  /** Partitions it received records of between the samples. */
+  readonly received: ReadonlySet<string>;
+}
+
+export type ProgressVerdict =
+  | { readonly stuck: false }
+  | { readonly stuck: true; readonly reason: 'not-fetching' | 'not-assigned'; readonly partitions: readonly string[]; readonly windowMs: number };
+
+/** Partitions with unread records at `prev` whose committed offset is the same at `cur`. */
+export function stalledPartitions(prev: ProgressSample, cur: ProgressSample): string[] {
+  const out: string[] = [];
+  for (const [key, before] of prev.partitions) {
+    const after = cur.partitions.get(key);
+    if (after !== undefined && before.lag > 0 && after.committed === before.committed) out.push(key);
+  }
+  return out.sort();
+}
+
+/**
+ * The verdict for one window. `ownedInGroup` (every partition some member holds) is needed only
+ * when this instance was idle; without it an idle instance is never judged stuck.
+ */
+export function judgeProgress(prev: ProgressSample, cur: ProgressSample, me: MemberActivity, ownedInGroup?: ReadonlySet<string>): ProgressVerdict {
+  const stalled = stalledPartitions(prev, cur);
+  const windowMs = cur.at - prev.at;
+  const mine = stalled.filter((key) => me.heldThroughout.has(key) && !me.received.has(key));
+  if (mine.length > 0) return { stuck: true, reason: 'not-fetching', partitions: mine, windowMs };
+  if (me.idleThroughout && ownedInGroup !== undefined) {
+    const orphaned = stalled.filter((key) => !ownedInGroup.has(key));
+    if (orphaned.length > 0) return { stuck: true, reason: 'not-assigned', partitions: orphaned, windowMs };
+  }
+  return { stuck: false };
+}
+
+/** The broker reads the watch needs (KafkaAdmin has them). */
+export interface ProgressSource {
+  fetchLag(groupId: string, topics: readonly string[]): Promise<PartitionOffsets[]>;
+  describeGroup(groupId: string): Promise<GroupDescription>;
+}
+
+export interface ProgressWatchOptions {
+  readonly source: ProgressSource;
+  readonly groupId: string;
+  readonly topic: string;
+  readonly now?: () => number;
+  /** A sample that could not be taken (broker away): the window starts again at the next one. */
+  readonly onSampleFailed?: (err: unknown) => void;
+}
+
+const keyOf = (p: { topic: string; partition: number }) => `${p.topic}:${p.partition}`;
+
+/**
+ * Keeps this instance's side of {@link MemberActivity} (fed by the rebalance hooks and the
+ * batches) and judges each window on {@link check}. Once stuck, it stays stuck: the process is
+ * meant to end and a fresh instance to rejoin.
+ */
+export class ProgressWatch {
+  private readonly now: () => number;
+  private readonly heldSince = new Map<string, number>();
+  private lastHeldAt = Number.NEGATIVE_INFINITY;
+  private received = new Set<string>();
+  private inHand = new Set<string>();
+  private previous: ProgressSample | undefined;
+  private verdict: ProgressVerdict = { stuck: false };
+
+  constructor(private readonly options: ProgressWatchOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  assigned(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
+    const at = this.now();
+    for (const p of partitions) if (!this.heldSince.has(keyOf(p))) this.heldSince.set(keyOf(p), at);
+    if (this.heldSince.size > 0) this.lastHeldAt = Number.POSITIVE_INFINITY;
+  }
+
+  revoked(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
+    for (const p of partitions) this.heldSince.delete(keyOf(p));
+    if (this.heldSince.size === 0) this.lastHeldAt = this.now();
+  }
+
+  /**
+   * A batch was polled (whether or not its transaction commits): its partitions count as
+   * received in every window the batch is in hand, so a long batch is never taken for a wedge.
+   */
+  batchStarted(messages: ReadonlyArray<{ topic: string; partition: number }>): void {
+    this.inHand = new Set(messages.map(keyOf));
+    for (const key of this.inHand) this.received.add(key);
+  }
+
+  /** The batch in hand committed or aborted. */
+  batchEnded(): void {
+    this.inHand = new Set();
+  }
+
+  /** Takes a sample and judges the window since the previous one. */
+  async check(): Promise<ProgressVerdict> {
+    if (this.verdict.stuck) return this.verdict;
+    const prev = this.previous;
+    const at = this.now();
+    const activity = this.activitySince(prev?.at ?? at);
+    this.received = new Set(this.inHand);
+    let sample: ProgressSample;
+    try {
+      sample = await this.sample(at);
+    } catch (err) {
+      this.previous = undefined;
+      this.options.onSampleFailed?.(err);
+      return this.verdict;
+    }
+    this.previous = sample;
+    if (prev === undefined) return this.verdict;
+    let owned: Set<string> | undefined;
+    if (activity.idleThroughout && stalledPartitions(prev, sample).length > 0) {
+      try {
+        const group = await this.options.source.describeGroup(this.options.groupId);
+        owned = new Set(group.members.flatMap((m) => m.assignment.map(keyOf)));
+      } catch (err) {
+        this.options.onSampleFailed?.(err);
+      }
+    }
+    this.verdict = judgeProgress(prev, sample, activity, owned);
+    return this.verdict;
+  }
+
+  /** False once a window judged this instance stuck. */
+  live(): boolean {
+    return !this.verdict.stuck;
+  }
+
+  /** The last verdict (for the exit report). */
+  current(): ProgressVerdict {
+    return this.verdict;
+  }
+
+  private async sample(at: number): Promise<ProgressSample> {
+    const lag = await this.options.source.fetchLag(this.options.groupId, [this.options.topic]);
+    return { at, partitions: new Map(lag.map((p) => [keyOf(p), { committed: p.committed, lag: p.lag }])) };
+  }
+
+  /** This instance's activity from `from` until now; `received` is handed over, not copied. */
+  private activitySince(from: number): MemberActivity {
+    const heldThroughout = new Set([...this.heldSince].filter(([, since]) => since <= from).map(([key]) => key));
+    return { heldThroughout, idleThroughout: this.heldSince.size === 0 && this.lastHeldAt <= from, received: this.received };
+  }
+}

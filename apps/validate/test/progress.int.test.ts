@@ -1,0 +1,73 @@
+import { loadConfig } from '@sluice/config';
+import { KafkaProducer } from '@sluice/kafka';
+import { createLogger } from '@sluice/telemetry';
+import { build, type ValidateService } from '../src/app';
+import { validateConfigSchema } from '../src/config';
+import { createTopics, order, testBrokers, topicsFor, validateEnv } from './support';
+
+const brokers = testBrokers();
+const t = topicsFor('progress');
+const WINDOW_MS = 5_000;
+const services: ValidateService[] = [];
+let producer: KafkaProducer;
+
+function instance(id: string): ValidateService {
+  const config = loadConfig(
+    validateConfigSchema,
+    validateEnv(brokers, t, {
+      VALIDATE_INSTANCE_ID: id,
+      VALIDATE_PROGRESS_WINDOW_MS: String(WINDOW_MS),
+      VALIDATE_TRANSACTION_TIMEOUT_MS: '10000',
+      VALIDATE_STALL_TIMEOUT_MS: '20000',
+    }),
+  );
+  const service = build({ config, logger: createLogger({ service: 'validate', level: 'warn', base: { instance: id } }) });
+  services.push(service);
+  void service.run().catch((err) => console.error('run failed', err));
+  return service;
+}
+
+async function feedUntil(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) {
+    await producer.sendBatch(Array.from({ length: 20 }, () => ({ topic: t.raw, key: 'k', value: Buffer.from(JSON.stringify(order())) })));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+beforeAll(async () => {
+  await createTopics(brokers, [t.raw], 1);
+  await createTopics(brokers, [t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
+  producer = new KafkaProducer({ brokers, clientId: 'progress-feed' });
+  await producer.connect();
+});
+
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.close().catch(() => undefined)));
+  await producer.close();
+});
+
+it('a busy instance and an idle extra replica stay live; the holder stops being live once it fetches nothing while raw fills', async () => {
+  // One raw partition, two instances: one holds it, the other is a legitimately idle replica.
+  const a = instance('a');
+  const b = instance('b');
+  const holders = () => [a, b].filter((s) => s.processor.consumer.assignment().length > 0);
+  await feedUntil(() => holders().length === 1 && a.totals().valid + b.totals().valid > 0, 60_000);
+  expect(holders()).toHaveLength(1);
+  const [holder] = holders();
+  const idle = holder === a ? b : a;
+
+  // Three windows of steady traffic: the holder commits, the idle one sees the partition held.
+  await feedUntil(() => false, 3 * WINDOW_MS + 1_000);
+  expect(holder.live()).toBe(true);
+  expect(idle.live()).toBe(true);
+  expect(idle.progress()).toEqual({ stuck: false });
+
+  // The holder's fetcher goes quiet (a paused partition looks, from outside, like a wedged one)
+  // while records keep arriving: within two windows it is no longer live; the idle one still is.
+  holder.processor.consumer.pause(holder.processor.consumer.assignment());
+  await feedUntil(() => !holder.live(), 3 * WINDOW_MS + 5_000);
+  expect(holder.live()).toBe(false);
+  expect(holder.progress()).toMatchObject({ stuck: true, reason: 'not-fetching', partitions: [`${t.raw}:0`] });
+  expect(idle.live()).toBe(true);
+}, 120_000);
