@@ -101,18 +101,20 @@ export class LakeBronzeStore implements BronzeStore {
     const have = new Set(snap.schema.fields.map((f) => f.name));
     if (columns.some((c) => !have.has(c.name))) await this.tables.evolve(table, columns);
     const timestampCols = columns.filter((c) => c.type === 'timestamp').map((c) => c.name);
-    const ingestedAt = new Date(this.now()).toISOString();
+    // Dates, not ISO text: the lake hands a column of Dates to DuckDB as epoch milliseconds,
+    // which skips formatting here and parsing there.
+    const ingestedAt = new Date(this.now());
     const rows = records.map((r) => {
       // toRow made a fresh object per record: extend it in place rather than copying it.
       const row = r.row;
-      for (const c of timestampCols) if (typeof row[c] === 'number') row[c] = new Date(row[c] as number).toISOString();
+      for (const c of timestampCols) if (typeof row[c] === 'number') row[c] = new Date(row[c] as number);
       row[KEY_HASH] = r.keyHash;
       row[BUCKET] = r.bucket;
       row[EVENT_DATE] = r.eventDate;
       row[KAFKA_PARTITION] = r.partition;
       row[KAFKA_OFFSET] = r.offset;
       row[INGESTED_AT] = ingestedAt;
-      row[PRODUCED_AT] = r.producedAtMs === undefined ? null : new Date(r.producedAtMs).toISOString();
+      row[PRODUCED_AT] = r.producedAtMs === undefined ? null : new Date(r.producedAtMs);
       return row;
     });
     // The check above saw an earlier snapshot than the one the lake commits on: the lake re-checks

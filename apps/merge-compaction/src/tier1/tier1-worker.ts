@@ -161,7 +161,10 @@ export class Tier1Worker {
       }
       this.watch.end();
       this.reportUnassigned(consumer);
-      for (const m of messages) this.take(m);
+      let consumed = 0;
+      for (const m of messages) if (this.take(m)) consumed += 1;
+      // One metric update per poll: a per-record add hashes its attributes every time.
+      if (consumed > 0) this.options.metrics.eventsIn.add(consumed, { outcome: 'consumed' });
       if (this.stopping) break;
       if (this.pending === undefined && this.batcher.due() !== undefined) this.closeBatch();
       // One write at a time, overlapped with polling; errors are handled inside writePending.
@@ -214,12 +217,12 @@ export class Tier1Worker {
     }
   }
 
-  private take(m: ConsumedMessage): void {
+  /** Takes one polled record into the batch (or the DLQ); false when it is not this worker's to take. */
+  private take(m: ConsumedMessage): boolean {
     const tp = { topic: m.topic, partition: m.partition };
     const key = tpKey(tp);
     const owned = this.owned.get(key);
-    if (!owned || this.seeks.has(key) || !this.book.accept(tp, m.offset)) return;
-    this.options.metrics.eventsIn.add(1, { outcome: 'consumed' });
+    if (!owned || this.seeks.has(key) || !this.book.accept(tp, m.offset)) return false;
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
@@ -228,9 +231,10 @@ export class Tier1Worker {
       this.options.metrics.eventsOut.add(1, { outcome: 'dlq' });
       this.options.metrics.dlqRecords.add(1, { reason, contract: owned.contract.name });
       this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
-      return;
+      return true;
     }
     this.batcher.add(decoded.value, decoded.value.bytes);
+    return true;
   }
 
   private closeBatch(): void {
@@ -314,7 +318,8 @@ export class Tier1Worker {
       this.stats.dedupBronzeChecks += verdict.unsure.length;
       this.stats.dedupBronzeDuplicates += inBronze.size;
     }
-    const partitions: PartitionCommit[] = [...lastOffsets(records).values()].map(({ tp, offset }) => ({
+    const last = lastOffsets(records);
+    const partitions: PartitionCommit[] = [...last.values()].map(({ tp, offset }) => ({
       tp,
       appId: this.book.appId(tp),
       expected: this.book.writtenOffset(tp),
@@ -324,7 +329,7 @@ export class Tier1Worker {
     const { version } = await this.options.store.append(contract, keep, partitions);
     const appendMs = Math.round(performance.now() - appendStarted);
     // Commit duration and count come from libs/lake's commit event (docs/design/telemetry.md).
-    this.book.markWritten(lastOffsets(records));
+    this.book.markWritten(last);
     const kept = new Set(keep);
     for (const [key, list] of byTp) {
       const owned = this.owned.get(key) as Owned;
