@@ -24,6 +24,14 @@ export const KEY_HASH_COLUMN = '_key_hash';
  */
 export const SILVER_ROW_GROUP_ROWS = 8192;
 
+/**
+ * The order of rows inside silver files (MERGE and compaction write it): by UTC day of
+ * `event_time`, then by key hash. A day's rows sit in a few row groups of each bucket file, so a
+ * dashboard's filter on a day reads those; within a day rows are in key order, so a lookup by key
+ * hash reads about one group per day the file holds. (Shaped as @sluice/lake's SortKey.)
+ */
+export const SILVER_ROW_ORDER = Object.freeze([Object.freeze({ column: 'event_time', truncate: 'day' as const }), KEY_HASH_COLUMN] as const);
+
 /** The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. */
 export const RAW_TOPIC: TopicSpec = Object.freeze({
   name: 'sluice.raw',

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, bucketOf, keyHashOf } from '@sluice/contracts';
+import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, SILVER_ROW_ORDER, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, LakeTable, type LiveFile, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
 import { openLoop } from './open-loop';
@@ -28,9 +28,10 @@ const o = args({
   cachedRates: '500,1000,2000',
 });
 const ROOT = path.resolve(__dirname, '../../..');
-// Laid out as merge-compaction writes silver: key-hash column, files clustered by it,
-// SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` held the older layout.)
-const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-rows-${o.rows}`);
+// Laid out as merge-compaction writes silver: key-hash column, rows in SILVER_ROW_ORDER (day of
+// event_time, then key hash), SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` and
+// `silver-rows-N` held older layouts: no key hash; key-hash order alone.)
+const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-day-key-rows-${o.rows}`);
 const TABLE = 'silver_orders';
 const TOKEN = 'bench-token-0123456789abcdef';
 const DAY0 = Date.UTC(2026, 0, 1);
@@ -98,7 +99,7 @@ async function buildTable(): Promise<LakeTable> {
     await table.append({ rows }, { txns: [{ appId: 'fold:bench-0', version: start + rows.length }] });
     process.stderr.write(`built ${start + rows.length} rows\n`);
   }
-  await table.compact({ targetFileBytes: 256 * 1024 * 1024, sortBy: [KEY_HASH_COLUMN] });
+  await table.compact({ targetFileBytes: 256 * 1024 * 1024, sortBy: SILVER_ROW_ORDER });
   return table;
 }
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isSluiceError } from '@sluice/errors';
-import type { LakeTable, LiveFile } from '@sluice/lake';
+import type { LakeTable, LiveFile, SortKey } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 
 /** Compaction and vacuum settings. */
@@ -71,7 +71,7 @@ export function pauseAfter(workedMs: number, dutyPercent = 100): number {
  * libs/lake's events through libs/telemetry; only `commits{outcome="error"}` is recorded here,
  * because the lake publishes no failure event (docs/design/telemetry.md, "Who records what").
  */
-export async function maintainTable(table: LakeTable, options: MaintenanceOptions, sortBy?: readonly string[], deadline?: number): Promise<MaintenanceOutcome> {
+export async function maintainTable(table: LakeTable, options: MaintenanceOptions, sortBy?: readonly SortKey[], deadline?: number): Promise<MaintenanceOutcome> {
   const snap = await table.snapshot();
   const plan = planCompaction(snap.files, snap.partitionColumns, options);
   let filesRemoved = 0;

@@ -45,8 +45,9 @@ export class TableSet {
       columns: silverColumns(columns),
       partitionColumns: [...contract.partitionColumns.silver],
       description: `${contract.kind === 'state' ? 'current state' : 'deduplicated events'} of ${contract.name}`,
-      // Silver files are written in key-hash order (MERGE and compaction cluster by it); small row
-      // groups then let an entity lookup by key hash read one group of a file, not all of it.
+      // Silver files are written in SILVER_ROW_ORDER (day, then key hash; MERGE and compaction
+      // both); small row groups then let an entity lookup by key hash read about one group per
+      // day in a file, and a filter on a day read that day's groups, not all of them.
       properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS) },
     });
   }

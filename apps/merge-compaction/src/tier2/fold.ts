@@ -1,4 +1,4 @@
-import type { AnyContract, GoldAggregate } from '@sluice/contracts';
+import { SILVER_ROW_ORDER, type AnyContract, type GoldAggregate } from '@sluice/contracts';
 import type { ColumnSpec, LakeQueryEngine, LakeTable, LiveFile, Snapshot } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
@@ -162,6 +162,7 @@ export class ContractFolder {
       deleteColumn: contract.kind === 'state' ? 'op' : undefined,
       deleteValue: 'delete',
       clusterColumn: KEY_HASH,
+      rowOrder: SILVER_ROW_ORDER,
       txns,
       amortise: this.o.foldPercent > 0 ? { foldFraction: this.o.foldPercent / 100 } : undefined,
     });

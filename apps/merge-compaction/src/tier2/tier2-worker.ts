@@ -1,5 +1,5 @@
-import type { AnyContract } from '@sluice/contracts';
-import type { LakeQueryEngine, LakeTable } from '@sluice/lake';
+import { SILVER_ROW_ORDER, type AnyContract } from '@sluice/contracts';
+import type { LakeQueryEngine, LakeTable, SortKey } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { maintainTable, type MaintenanceOptions } from '../compaction/maintenance';
 import { Periodic } from '../flow/periodic';
@@ -90,12 +90,12 @@ export class Tier2Worker {
   /** One slice of a maintenance round (the tail fold-all only when the round starts); true when the round is done. */
   private async maintain(starting: boolean, deadline: number): Promise<boolean> {
     let done = true;
-    const step = async (table: LakeTable, sortBy: string): Promise<void> => {
+    const step = async (table: LakeTable, sortBy: readonly SortKey[]): Promise<void> => {
       if (performance.now() >= deadline) {
         done = false; // out of time: this table's turn comes in the next slice
         return;
       }
-      done = !(await maintainTable(table, this.o.maintenance, [sortBy], deadline)).unfinished && done;
+      done = !(await maintainTable(table, this.o.maintenance, sortBy, deadline)).unfinished && done;
     };
     for (const { contract } of this.o.contracts) {
       const silver = await this.o.tables.existing(contract.tables.silver);
@@ -108,14 +108,15 @@ export class Tier2Worker {
           versionColumn: 'version',
           deleteColumn: contract.kind === 'state' ? 'op' : undefined,
           clusterColumn: KEY_HASH,
+          rowOrder: SILVER_ROW_ORDER,
           amortise: { foldAll: true },
         });
         if (r.foldedPartitions) this.o.logger.info({ table: silver.name, buckets: r.foldedPartitions, version: r.version }, 'silver tail folded for outside readers');
       }
-      if (silver) await step(silver, KEY_HASH);
+      if (silver) await step(silver, SILVER_ROW_ORDER);
       for (const aggregate of contract.aggregates) {
         const gold = await this.o.tables.existing(aggregate.table);
-        if (gold) await step(gold, WINDOW_MS);
+        if (gold) await step(gold, [WINDOW_MS]);
       }
     }
     return done;

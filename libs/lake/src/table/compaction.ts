@@ -3,13 +3,14 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LosslessNumber } from 'lossless-json';
-import { ident, sqlString } from '../duck';
+import { sqlString } from '../duck';
 import type { AddAction } from '../log/actions';
 import { stringifyJson } from '../log/json';
 import type { FileStats, LiveFile, Snapshot } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { encodeAddPath } from './partition';
 import { filesRelationSql } from './relation';
+import { orderTermsSql, type SortKey } from './row-order';
 import type { DeltaField } from './schema';
 
 /**
@@ -22,11 +23,11 @@ export async function compactBin(
   storage: Storage,
   snap: Snapshot,
   bin: readonly LiveFile[],
-  options: { scratchDir: string; sortBy?: readonly string[]; rowGroupRows?: number },
+  options: { scratchDir: string; sortBy?: readonly SortKey[]; rowGroupRows?: number },
 ): Promise<{ add: AddAction; bytes: number }> {
   const dataFields = snap.schema.fields.filter((f) => !snap.partitionColumns.includes(f.name));
   const rel = await filesRelationSql(storage, snap.schema, snap.partitionColumns, bin, { columns: dataFields.map((f) => f.name) });
-  const order = options.sortBy?.length ? ` ORDER BY ${options.sortBy.map(ident).join(', ')}` : '';
+  const order = options.sortBy?.length ? ` ORDER BY ${orderTermsSql(options.sortBy, snap.schema)}` : '';
   await fs.mkdir(options.scratchDir, { recursive: true });
   const name = `part-${randomUUID()}.snappy.parquet`;
   const local = path.join(options.scratchDir, name);

@@ -9,6 +9,7 @@ import type { AddAction } from '../log/actions';
 import { stringifyJson } from '../log/json';
 import type { Storage } from '../storage/storage';
 import { encodeAddPath, partitionDirectory, partitionValueSql } from './partition';
+import { orderTermsSql, type SortKey } from './row-order';
 import { duckType, hasMinMaxStats, type DeltaField, type TableSchema } from './schema';
 
 /** What {@link writeDataFiles} needs: a DuckDB relation and where the files go. */
@@ -28,9 +29,11 @@ export interface WriteFilesInput {
   sortBy?: readonly string[];
   /** Split each partition into files of at most this many rows. */
   maxRowsPerFile?: number;
+  /** The order rows are written in within files when `rowGroupRows` is set; default `sortBy`. */
+  rowOrder?: readonly SortKey[];
   /**
-   * Rows per Parquet row group (the table's `sluice.parquet.rowGroupRows`). With `sortBy`, rows
-   * are then also written in that order, so each group covers a narrow range of it — roughly:
+   * Rows per Parquet row group (the table's `sluice.parquet.rowGroupRows`). Rows are then also
+   * written in `rowOrder`, so each group covers a narrow range of it — roughly:
    * the partitioned COPY writes with DuckDB's threads in parallel, interleaving sorted runs
    * (DuckDB 1.5 has no per-partition ORDER_BY for COPY); compaction's single-file COPY is exact.
    */
@@ -111,7 +114,8 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
     const outDir = path.join(input.scratchDir, id);
     await fs.mkdir(outDir, { recursive: true });
     try {
-      const ordered = input.rowGroupRows !== undefined && input.sortBy?.length ? ` ORDER BY ${input.sortBy.map((c) => `w.${ident(c)}`).join(', ')}` : '';
+      const rowOrder = input.rowOrder ?? input.sortBy;
+      const ordered = input.rowGroupRows !== undefined && rowOrder?.length ? ` ORDER BY ${orderTermsSql(rowOrder, schema, 'w')}` : '';
       const rowGroups = input.rowGroupRows !== undefined ? `, ROW_GROUP_SIZE ${Math.floor(input.rowGroupRows)}` : '';
       const copied = await conn.runAndReadAll(
         `COPY (SELECT ${[...dataCols.map((c) => `w.${c}`), 'g.__g'].join(', ')} FROM ${work} w JOIN ${groupsTable} g ON ${joinOn}${ordered}) TO ${sqlString(outDir)}

@@ -20,6 +20,7 @@ import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
 import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parseInterval, rowGroupRowsOf, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
+import { checkSortKeys, type SortKey } from './row-order';
 import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
 
 /** Options for opening or creating a table. */
@@ -90,6 +91,11 @@ export interface MergeSpec {
   clusterColumn?: string;
   /** Rewritten data is split into files of at most this many rows, sorted by the cluster column. */
   maxRowsPerFile?: number;
+  /**
+   * The order of rows inside the files the merge writes (with `sluice.parquet.rowGroupRows`);
+   * default the cluster column. Give compaction the same order, or it undoes it.
+   */
+  rowOrder?: readonly SortKey[];
   txns?: readonly TxnSpec[];
   /**
    * Fences zombie writers: per appId, the txn version the table must hold (null = no txn yet) at
@@ -148,8 +154,8 @@ export interface CompactOptions {
   targetFileBytes?: number;
   /** Only compact partitions whose values match these (Delta partition strings). */
   partition?: Readonly<Record<string, string | null>>;
-  /** Sort the rewritten rows by these columns. */
-  sortBy?: readonly string[];
+  /** Sort the rewritten rows by these columns (or truncated times, see {@link SortKey}). */
+  sortBy?: readonly SortKey[];
 }
 
 /** What a compaction did. `version` is undefined when there was nothing to compact. */
@@ -336,6 +342,7 @@ export class LakeTable {
     if (snap.configuration[TABLE_PROPERTIES.appendOnly] === 'true') {
       throw lakeError('LAKE_APPEND_ONLY', `${this.name} is append-only (delta.appendOnly=true); MERGE would change data`);
     }
+    if (spec.rowOrder) checkSortKeys(spec.rowOrder, snap.schema);
     const expectedTxns = checkExpectedTxns(snap, spec.expectedTxns, this.name);
     const fieldOf = (name: string) => {
       const f = snap.schema.fields.find((x) => x.name === name);
@@ -407,6 +414,7 @@ export class LakeTable {
             const written = await this.writeFiles(conn, snap, kept ? `${kept} UNION ALL ${winners}` : winners, {
               dataChange: true,
               sortBy: clusterField ? [clusterField.name] : undefined,
+              rowOrder: spec.rowOrder,
               maxRowsPerFile: spec.maxRowsPerFile,
             });
             adds = written.adds;
@@ -471,6 +479,7 @@ export class LakeTable {
     const started = performance.now();
     const snap = await this.snapshot();
     checkWritable(snap, this.name);
+    if (options.sortBy) checkSortKeys(options.sortBy, snap.schema);
     const target = options.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES;
     const groups = new Map<string, LiveFile[]>();
     for (const f of snap.files) {
@@ -766,7 +775,12 @@ export class LakeTable {
     return tail;
   }
 
-  private async writeFiles(conn: DuckDBConnection, snap: Snapshot, sourceSql: string, o: { dataChange: boolean; sortBy?: readonly string[]; maxRowsPerFile?: number; sourceIsTable?: boolean }) {
+  private async writeFiles(
+    conn: DuckDBConnection,
+    snap: Snapshot,
+    sourceSql: string,
+    o: { dataChange: boolean; sortBy?: readonly string[]; rowOrder?: readonly SortKey[]; maxRowsPerFile?: number; sourceIsTable?: boolean },
+  ) {
     return writeDataFiles({
       conn,
       storage: this.storage,
@@ -776,6 +790,7 @@ export class LakeTable {
       sourceIsTable: o.sourceIsTable,
       dataChange: o.dataChange,
       sortBy: o.sortBy,
+      rowOrder: o.rowOrder,
       maxRowsPerFile: o.maxRowsPerFile,
       rowGroupRows: rowGroupRowsOf(snap.configuration),
       scratchDir: this.scratchDir,
