@@ -106,7 +106,6 @@ export function build(deps: ValidateDeps): ValidateService {
   };
 
   const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
-    progress.batchStarted(batch);
     try {
       await learner?.prepare(batch.map((m) => m.value));
     } catch (err) {
@@ -172,6 +171,9 @@ export function build(deps: ValidateDeps): ValidateService {
     // Each phase is a bounded client call (transactional ones fail KAFKA_FATAL past their
     // timeout), so the stall clock restarts per phase: only a call that never returns trips it.
     onStep: (step) => watch.progress(`batch: ${step}`),
+    // Received, whether or not its transaction then commits (a failing begin or commit is the
+    // batch loop's to retry and report, not a silent consumer).
+    onPolled: (batch) => progress.batchStarted(batch),
   });
 
   // processor.run() would retry silently; this loop does the same but says so, once per failed

@@ -59,15 +59,16 @@ it('a busy instance and an idle extra replica stay live; the holder stops being 
 
   // Three windows of steady traffic: the holder commits, the idle one sees the partition held.
   await feedUntil(() => false, 3 * WINDOW_MS + 1_000);
-  expect(holder.live()).toBe(true);
-  expect(idle.live()).toBe(true);
+  expect(holder.progress()).toEqual({ stuck: false });
   expect(idle.progress()).toEqual({ stuck: false });
+  expect(holder.live() && idle.live()).toBe(true);
 
   // The holder's fetcher goes quiet (a paused partition looks, from outside, like a wedged one)
-  // while records keep arriving: within two windows it is no longer live; the idle one still is.
+  // while records keep arriving: after two or three windows it is no longer live (the bound here
+  // leaves room for a loaded machine); the idle one still is.
   holder.processor.consumer.pause(holder.processor.consumer.assignment());
-  await feedUntil(() => !holder.live(), 3 * WINDOW_MS + 5_000);
-  expect(holder.live()).toBe(false);
+  await feedUntil(() => !holder.live(), 6 * WINDOW_MS + 5_000);
   expect(holder.progress()).toMatchObject({ stuck: true, reason: 'not-fetching', partitions: [`${t.raw}:0`] });
-  expect(idle.live()).toBe(true);
-}, 120_000);
+  expect(holder.live()).toBe(false);
+  expect(idle.progress()).toEqual({ stuck: false });
+}, 180_000);

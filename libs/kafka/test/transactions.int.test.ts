@@ -74,10 +74,12 @@ describe('Kafka transactions against the broker', () => {
     await seed.connect();
     await seed.sendBatch(Array.from({ length: 60 }, (_, i) => ({ topic: input, key: `k${i}`, value: `v${i}` })));
 
+    const polled: number[] = [];
     const processor = new TransactionalProcessor({
       consumer: { brokers, groupId, topics: [input], maxBatchMessages: 25 },
       producer: { brokers, transactionalId: unique('proc') },
       transform: upperCase(output),
+      onPolled: (batch) => polled.push(batch.length),
     });
     closers.push(() => processor.close());
     await processor.connect();
@@ -85,6 +87,9 @@ describe('Kafka transactions against the broker', () => {
     const deadline = Date.now() + 30_000;
     while (done < 60 && Date.now() < deadline) done += (await processor.processOnce()).input;
     expect(done).toBe(60);
+    // every non-empty batch was reported once, as polled
+    expect(polled.reduce((a, b) => a + b, 0)).toBe(60);
+    expect(Math.min(...polled)).toBeGreaterThan(0);
 
     const lag = await admin.fetchLag(groupId, [input]);
     expect(lag.map((l) => l.lag)).toEqual([0, 0]);

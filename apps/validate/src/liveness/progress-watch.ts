@@ -11,8 +11,9 @@ import type { GroupDescription, PartitionOffsets } from '@sluice/kafka';
  * stalled. Whether that is this instance's fault decides the verdict:
  *
  * - it held the partition all window and received none of its records: its fetcher is wedged;
- * - it held no partition all window, and no member of the group holds the stalled one: the group
- *   has not assigned it (a join that never completed).
+ * - it held no partition all window, and no member of the group held the stalled one at either
+ *   end of the window: the group has not assigned it (a join that never completed), where a
+ *   rebalance in progress at one sample is not enough.
  *
  * A partition that delivered records but whose transactions keep failing is not stalled here:
  * those failures are retried and logged by the batch loop. A partition held by another member is
@@ -24,6 +25,8 @@ export interface ProgressSample {
   readonly at: number;
   /** By `topic:partition`: the group's committed offset (null: none) and the records after it. */
   readonly partitions: ReadonlyMap<string, { readonly committed: number | null; readonly lag: number }>;
+  /** Partitions some member of the group held; read only while this instance holds none. */
+  readonly owned?: ReadonlySet<string>;
 }
 
 /** What this instance did between two samples. */
@@ -51,16 +54,17 @@ export function stalledPartitions(prev: ProgressSample, cur: ProgressSample): st
 }
 
 /**
- * The verdict for one window. `ownedInGroup` (every partition some member holds) is needed only
- * when this instance was idle; without it an idle instance is never judged stuck.
+ * The verdict for one window. An idle instance is judged only when both samples say which
+ * partitions the group's members held (`owned`).
  */
-export function judgeProgress(prev: ProgressSample, cur: ProgressSample, me: MemberActivity, ownedInGroup?: ReadonlySet<string>): ProgressVerdict {
+export function judgeProgress(prev: ProgressSample, cur: ProgressSample, me: MemberActivity): ProgressVerdict {
   const stalled = stalledPartitions(prev, cur);
   const windowMs = cur.at - prev.at;
   const mine = stalled.filter((key) => me.heldThroughout.has(key) && !me.received.has(key));
   if (mine.length > 0) return { stuck: true, reason: 'not-fetching', partitions: mine, windowMs };
-  if (me.idleThroughout && ownedInGroup !== undefined) {
-    const orphaned = stalled.filter((key) => !ownedInGroup.has(key));
+  const [before, after] = [prev.owned, cur.owned];
+  if (me.idleThroughout && before !== undefined && after !== undefined) {
+    const orphaned = stalled.filter((key) => !before.has(key) && !after.has(key));
     if (orphaned.length > 0) return { stuck: true, reason: 'not-assigned', partitions: orphaned, windowMs };
   }
   return { stuck: false };
@@ -143,16 +147,7 @@ export class ProgressWatch {
     }
     this.previous = sample;
     if (prev === undefined) return this.verdict;
-    let owned: Set<string> | undefined;
-    if (activity.idleThroughout && stalledPartitions(prev, sample).length > 0) {
-      try {
-        const group = await this.options.source.describeGroup(this.options.groupId);
-        owned = new Set(group.members.flatMap((m) => m.assignment.map(keyOf)));
-      } catch (err) {
-        this.options.onSampleFailed?.(err);
-      }
-    }
-    this.verdict = judgeProgress(prev, sample, activity, owned);
+    this.verdict = judgeProgress(prev, sample, activity);
     return this.verdict;
   }
 
@@ -168,7 +163,14 @@ export class ProgressWatch {
 
   private async sample(at: number): Promise<ProgressSample> {
     const lag = await this.options.source.fetchLag(this.options.groupId, [this.options.topic]);
-    return { at, partitions: new Map(lag.map((p) => [keyOf(p), { committed: p.committed, lag: p.lag }])) };
+    const partitions = new Map(lag.map((p) => [keyOf(p), { committed: p.committed, lag: p.lag }]));
+    if (this.heldSince.size > 0) return { at, partitions };
+    // Holding nothing: who does? (A failed read leaves it unknown, and an idle verdict with it.)
+    const group = await this.options.source.describeGroup(this.options.groupId).catch((err: unknown) => {
+      this.options.onSampleFailed?.(err);
+      return undefined;
+    });
+    return { at, partitions, owned: group && new Set(group.members.flatMap((m) => m.assignment.map(keyOf))) };
   }
 
   /** This instance's activity from `from` until now; `received` is handed over, not copied. */

@@ -36,6 +36,8 @@ export interface TransactionalProcessorOptions {
   retryBackoffMs?: number;
   /** Called as each phase of a batch starts (poll, begin, transform, send, offsets, commit, abort, rewind): for liveness checks and stall reports. */
   onStep?: (step: string) => void;
+  /** Called with each non-empty batch as soon as it is polled, before its transaction begins. */
+  onPolled?: (batch: readonly ConsumedMessage[]) => void;
 }
 
 /** What one processed batch did. */

@@ -42,6 +42,7 @@ export class TransactionalProcessor {
     this.step('poll');
     const batch = await this.consumer.poll();
     if (batch.length === 0) return { input: 0, output: 0 };
+    this.options.onPolled?.(batch);
     const started = performance.now();
     let output = 0;
     try {
