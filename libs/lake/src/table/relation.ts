@@ -16,8 +16,13 @@ export function duckReadablePath(p: string): string {
 
 /**
  * SQL for a relation over `files` with exactly the table's columns in schema order: partition
- * values become typed constant columns, and columns missing from old files (added by schema
- * evolution) read as NULL. `fileColumn` adds the storage key of each row's file.
+ * values become typed columns, and columns missing from old files (added by schema evolution)
+ * read as NULL. `fileColumn` adds the storage key of each row's file.
+ *
+ * One `read_parquet` over every file: DuckDB schedules the files' row groups as one scan (a
+ * union of one scan per partition was ~2× slower for a day's aggregate over 32 buckets). A
+ * partition value shared by every file is a constant; otherwise it is looked up by file name,
+ * which DuckDB evaluates only when the query uses that column.
  */
 export async function filesRelationSql(
   storage: Storage,
@@ -37,31 +42,22 @@ export async function filesRelationSql(
   // An empty relation with every wanted column typed: UNION ALL BY NAME fills missing columns with NULL.
   const empty = `SELECT ${[...fields.map((f) => `NULL::${duckType(f.type)} AS ${ident(f.name)}`), ...(fileCol ? [`NULL::VARCHAR AS ${ident(fileCol)}`] : [])].join(', ')} WHERE false`;
   const branches: string[] = [empty];
-
-  const groups = new Map<string, LiveFile[]>();
-  for (const f of files) {
-    const k = JSON.stringify(partitionColumns.map((c) => f.partitionValues[c] ?? null));
-    let g = groups.get(k);
-    if (!g) groups.set(k, (g = []));
-    g.push(f);
-  }
-  for (const group of groups.values()) {
+  if (files.length > 0) {
     const paths: string[] = [];
-    const byPath = new Map<string, string>();
-    for (const f of group) {
-      const p = duckReadablePath(await storage.localPath(f.key));
-      paths.push(p);
-      byPath.set(p, f.key);
-    }
-    const consts = partFields.map((f) => {
-      const v = group[0].partitionValues[f.name];
-      return v === null || v === undefined ? `NULL::${duckType(f.type)} AS ${ident(f.name)}` : `CAST(${sqlString(v)} AS ${duckType(f.type)}) AS ${ident(f.name)}`;
-    });
+    for (const f of files) paths.push(duckReadablePath(await storage.localPath(f.key)));
+    /** `value` of each file (typed `type`): a constant when all files agree, else by file name. */
+    const byFile = (value: (f: LiveFile) => string | null | undefined, type: string, name: string) => {
+      const literal = (v: string | null | undefined) => (v === null || v === undefined ? `NULL::${type}` : `CAST(${sqlString(v)} AS ${type})`);
+      const values = files.map(value);
+      if (values.every((v) => (v ?? null) === (values[0] ?? null))) return `${literal(values[0])} AS ${name}`;
+      return `CASE filename ${paths.map((p, i) => `WHEN ${sqlString(p)} THEN ${literal(values[i])}`).join(' ')} END AS ${name}`;
+    };
+    const consts = partFields.map((f) => byFile((file) => file.partitionValues[f.name], duckType(f.type), ident(f.name)));
+    const fileExpr = fileCol ? [byFile((file) => file.key, 'VARCHAR', ident(fileCol))] : [];
     // `*` rather than named columns: a file written before a column was added lacks it, and the
     // outer UNION ALL BY NAME with the typed empty relation turns it into NULL.
-    const fileExpr = fileCol ? [`CASE filename ${[...byPath].map(([p, k]) => `WHEN ${sqlString(p)} THEN ${sqlString(k)}`).join(' ')} END AS ${ident(fileCol)}`] : [];
     branches.push(
-      `SELECT * EXCLUDE (filename)${consts.length ? ', ' + consts.join(', ') : ''}${fileExpr.length ? ', ' + fileExpr.join(', ') : ''} FROM read_parquet(${sqlStringList(paths)}, union_by_name=true, filename=true, hive_partitioning=false)`,
+      `SELECT * EXCLUDE (filename)${[...consts, ...fileExpr].map((c) => `, ${c}`).join('')} FROM read_parquet(${sqlStringList(paths)}, union_by_name=true, filename=true, hive_partitioning=false)`,
     );
   }
   const outCols = [...fields.map((f) => ident(f.name)), ...(fileCol ? [ident(fileCol)] : [])];
