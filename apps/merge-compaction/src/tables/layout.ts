@@ -1,5 +1,5 @@
-import { KEY_HASH_COLUMN, columnsOf, type AnyContract, type Column, type GoldAggregate } from '@sluice/contracts';
-import type { ColumnSpec, DeltaPrimitiveType } from '@sluice/lake';
+import { KEY_HASH_COLUMN, SILVER_ROW_ORDER, columnsOf, type AnyContract, type Column, type GoldAggregate } from '@sluice/contracts';
+import type { ColumnSpec, DeltaPrimitiveType, MergeSpec } from '@sluice/lake';
 
 /**
  * Column layout of the three tiers (docs/design/merge-compaction.md, "Tables"). Contract columns
@@ -72,6 +72,22 @@ export function silverColumns(contractCols: readonly ColumnSpec[]): ColumnSpec[]
 /** Silver merge keys: the entity key for `state` contracts, key + event_id for `append` ones. */
 export function silverKeys(contract: AnyContract): string[] {
   return contract.kind === 'state' ? [...contract.keyFields] : [...contract.keyFields, 'event_id'];
+}
+
+/**
+ * How every silver MERGE of a contract matches and lays out rows (the fold and the fold-all
+ * alike): keys, version order, tombstones, the key hash for file skipping and SILVER_ROW_ORDER
+ * inside files. A MERGE without the row order would undo the layout compaction keeps.
+ */
+export function silverMergeLayout(contract: AnyContract) {
+  return {
+    keys: silverKeys(contract),
+    versionColumn: 'version',
+    deleteColumn: contract.kind === 'state' ? 'op' : undefined,
+    deleteValue: 'delete',
+    clusterColumn: KEY_HASH,
+    rowOrder: SILVER_ROW_ORDER,
+  } satisfies Partial<MergeSpec>;
 }
 
 /** Gold columns of an aggregate: window, group columns typed as in the contract, measures. */

@@ -1,4 +1,4 @@
-import { SILVER_ROW_ORDER, type AnyContract, type GoldAggregate } from '@sluice/contracts';
+import type { AnyContract, GoldAggregate } from '@sluice/contracts';
 import type { ColumnSpec, LakeQueryEngine, LakeTable, LiveFile, Snapshot } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
@@ -13,6 +13,7 @@ import {
   WINDOW_MS,
   WINDOW_START,
   silverKeys,
+  silverMergeLayout,
 } from '../tables/layout';
 import { both, overlapping, partitionTxns } from '../tables/pruning';
 import type { TableSet } from '../tables/table-set';
@@ -156,13 +157,8 @@ export class ContractFolder {
       : newest(rows);
     const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to }));
     const result = await silver.merge({
+      ...silverMergeLayout(contract),
       source: { sql: source },
-      keys,
-      versionColumn: 'version',
-      deleteColumn: contract.kind === 'state' ? 'op' : undefined,
-      deleteValue: 'delete',
-      clusterColumn: KEY_HASH,
-      rowOrder: SILVER_ROW_ORDER,
       txns,
       amortise: this.o.foldPercent > 0 ? { foldFraction: this.o.foldPercent / 100 } : undefined,
     });

@@ -3,7 +3,7 @@ import type { LakeQueryEngine, LakeTable, SortKey } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { maintainTable, type MaintenanceOptions } from '../compaction/maintenance';
 import { Periodic } from '../flow/periodic';
-import { KEY_HASH, WINDOW_MS, silverKeys } from '../tables/layout';
+import { WINDOW_MS, silverMergeLayout } from '../tables/layout';
 import type { TableSet } from '../tables/table-set';
 import { ContractFolder } from './fold';
 
@@ -102,15 +102,7 @@ export class Tier2Worker {
       if (starting && silver && this.o.foldPercent > 0) {
         // ADR 0001: fold every pending tail bucket now and then, so readers outside Sluice (Spark,
         // delta-rs) see silver at most one maintenance interval behind.
-        const r = await silver.merge({
-          source: { rows: [] },
-          keys: silverKeys(contract),
-          versionColumn: 'version',
-          deleteColumn: contract.kind === 'state' ? 'op' : undefined,
-          clusterColumn: KEY_HASH,
-          rowOrder: SILVER_ROW_ORDER,
-          amortise: { foldAll: true },
-        });
+        const r = await silver.merge({ ...silverMergeLayout(contract), source: { rows: [] }, amortise: { foldAll: true } });
         if (r.foldedPartitions) this.o.logger.info({ table: silver.name, buckets: r.foldedPartitions, version: r.version }, 'silver tail folded for outside readers');
       }
       if (silver) await step(silver, SILVER_ROW_ORDER);

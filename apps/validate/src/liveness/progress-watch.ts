@@ -95,7 +95,8 @@ const keyOf = (p: { topic: string; partition: number }) => `${p.topic}:${p.parti
 export class ProgressWatch {
   private readonly now: () => number;
   private readonly heldSince = new Map<string, number>();
-  private lastHeldAt = Number.NEGATIVE_INFINITY;
+  /** When the last revocation left this instance holding nothing (undefined while it holds some). */
+  private idleSince: number | undefined = Number.NEGATIVE_INFINITY;
   private received = new Set<string>();
   private inHand = new Set<string>();
   private previous: ProgressSample | undefined;
@@ -108,12 +109,12 @@ export class ProgressWatch {
   assigned(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
     const at = this.now();
     for (const p of partitions) if (!this.heldSince.has(keyOf(p))) this.heldSince.set(keyOf(p), at);
-    if (this.heldSince.size > 0) this.lastHeldAt = Number.POSITIVE_INFINITY;
+    if (this.heldSince.size > 0) this.idleSince = undefined;
   }
 
   revoked(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
     for (const p of partitions) this.heldSince.delete(keyOf(p));
-    if (this.heldSince.size === 0) this.lastHeldAt = this.now();
+    if (this.heldSince.size === 0) this.idleSince = this.now();
   }
 
   /**
@@ -176,6 +177,6 @@ export class ProgressWatch {
   /** This instance's activity from `from` until now; `received` is handed over, not copied. */
   private activitySince(from: number): MemberActivity {
     const heldThroughout = new Set([...this.heldSince].filter(([, since]) => since <= from).map(([key]) => key));
-    return { heldThroughout, idleThroughout: this.heldSince.size === 0 && this.lastHeldAt <= from, received: this.received };
+    return { heldThroughout, idleThroughout: this.idleSince !== undefined && this.idleSince <= from, received: this.received };
   }
 }
