@@ -19,6 +19,9 @@ function instance(id: string): ValidateService {
       VALIDATE_PROGRESS_WINDOW_MS: String(WINDOW_MS),
       VALIDATE_TRANSACTION_TIMEOUT_MS: '10000',
       VALIDATE_STALL_TIMEOUT_MS: '20000',
+      // Long enough that a loaded machine does not rebalance the group mid-test (a rebalance
+      // would also undo the pause that stands in for a wedged fetcher below).
+      VALIDATE_SESSION_TIMEOUT_MS: '30000',
     }),
   );
   const service = build({ config, logger: createLogger({ service: 'validate', level: 'warn', base: { instance: id } }) });
@@ -27,9 +30,10 @@ function instance(id: string): ValidateService {
   return service;
 }
 
-async function feedUntil(done: () => boolean, timeoutMs: number): Promise<void> {
+async function feedUntil(done: () => boolean, timeoutMs: number, eachTurn: () => void = () => undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done() && Date.now() < deadline) {
+    eachTurn();
     await producer.sendBatch(Array.from({ length: 20 }, () => ({ topic: t.raw, key: 'k', value: Buffer.from(JSON.stringify(order())) })));
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -66,8 +70,10 @@ it('a busy instance and an idle extra replica stay live; the holder stops being 
   // The holder's fetcher goes quiet (a paused partition looks, from outside, like a wedged one)
   // while records keep arriving: after two or three windows it is no longer live (the bound here
   // leaves room for a loaded machine); the idle one still is.
-  holder.processor.consumer.pause(holder.processor.consumer.assignment());
-  await feedUntil(() => !holder.live(), 6 * WINDOW_MS + 5_000);
+  // Paused again on every turn: should the group rebalance anyway, the new assignment is unpaused.
+  const consumer = holder.processor.consumer;
+  const quiet = () => consumer.pause(consumer.assignment().filter((p) => !consumer.paused().some((q) => q.partition === p.partition && q.topic === p.topic)));
+  await feedUntil(() => !holder.live(), 6 * WINDOW_MS + 5_000, quiet);
   expect(holder.progress()).toMatchObject({ stuck: true, reason: 'not-fetching', partitions: [`${t.raw}:0`] });
   expect(holder.live()).toBe(false);
   expect(idle.progress()).toEqual({ stuck: false });
