@@ -121,8 +121,11 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     } finally {
       session.close();
     }
-    // Compaction of a partition mixing old and new files keeps the new column.
+    // Compaction of a partition mixing old and new files keeps the new column, and its output's
+    // null counts (from its own footer) show every column, old files' rows included.
     await table.compact({ partition: { bucket: '0' } });
+    const compactedFile = (await table.snapshot()).files.find((f) => f.partitionValues.bucket === '0')!;
+    expect(JSON.parse(compactedFile.add.stats!).nullCount).toEqual({ key: 0, v: 0, payload: 0, note: 3, score: 3 });
     const probe = await deltaProbe('read', root);
     expect(probe.columns).toEqual(['key', 'v', 'payload', 'bucket', 'note', 'score']);
     expect(probe.rows.find((r: { key: number }) => r.key === 100)).toMatchObject({ note: 'hello', score: 1.5 });
@@ -174,6 +177,24 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
       expect(Number((await session.queryJson('SELECT count(*) AS n FROM t WHERE bucket = 1'))[0].n)).toBe(3);
     } finally {
       session.close();
+    }
+    // Files whose stats show every column are one plain scan; the older files, which lack `note`,
+    // a second one with union_by_name. Once compaction has rewritten every partition (a file
+    // of each with `note`, then one file per partition), every file holds `note`: one plain scan.
+    const scans = (sql: string) => ({ all: sql.match(/read_parquet\(/g)?.length ?? 0, byName: sql.match(/union_by_name=true/g)?.length ?? 0 });
+    expect(scans(await table.relationSql(await table.snapshot()))).toEqual({ all: 2, byName: 1 });
+    await table.append({ rows: [0, 2, null].map((bucket, i) => ({ key: 200 + i, v: 1, payload: 'later', bucket, note: null })) });
+    await table.compact();
+    expect(scans(await table.relationSql(await table.snapshot()))).toEqual({ all: 1, byName: 0 });
+    const again = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
+    try {
+      expect(await again.queryJson('SELECT key, bucket, note FROM t WHERE key IN (0, 7, 100) ORDER BY key')).toEqual([
+        { key: '0', bucket: 0, note: null },
+        { key: '7', bucket: 1, note: 'n' },
+        { key: '100', bucket: null, note: null },
+      ]);
+    } finally {
+      again.close();
     }
   });
 

@@ -176,7 +176,7 @@ class PooledConnection {
 /** The SQL of one view: the chosen files of the snapshot, resolved against the tail when there is one. */
 async function viewSql(spec: ViewSpec): Promise<string> {
   const files = spec.files ? spec.snapshot.files.filter(spec.files) : spec.snapshot.files;
-  const rel = await filesRelationSql(spec.storage, spec.snapshot.schema, spec.snapshot.partitionColumns, files);
+  const rel = await filesRelationSql(spec.storage, spec.snapshot, files);
   return spec.pending ? resolvedSql(rel, spec, spec.pending) : rel;
 }
 
@@ -193,7 +193,7 @@ async function withViews(views: Readonly<Record<string, ViewSpec>>, sql: string)
 async function resolvedSql(tableRel: string, spec: ViewSpec, p: PendingSpec): Promise<string> {
   const files = spec.files ? p.snapshot.files.filter(spec.files) : p.snapshot.files;
   const cols = spec.snapshot.schema.fields.map((f) => f.name);
-  const tailRel = await filesRelationSql(p.storage, p.snapshot.schema, p.snapshot.partitionColumns, files, {
+  const tailRel = await filesRelationSql(p.storage, p.snapshot, files, {
     columns: [...cols, ...(p.deleteColumn && !cols.includes(p.deleteColumn) ? [p.deleteColumn] : [])].filter((c) => p.snapshot.schema.fields.some((f) => f.name === c)),
   });
   const keyEq = (a: string, b: string) => p.keys.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');

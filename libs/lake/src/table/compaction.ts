@@ -15,8 +15,10 @@ import type { DeltaField } from './schema';
 
 /**
  * Rewrites one bin (files of a single partition) as one Parquet file in a single streaming COPY.
- * The output's stats are merged from the inputs' stats (the same rows), so no second pass over
- * the data is needed; a column whose inputs lack usable stats simply gets none.
+ * The output's min/max stats are merged from the inputs' stats (the same rows), so no second pass
+ * over the data is needed; a column whose inputs lack usable stats simply gets none. Null counts
+ * come from the output's own Parquet footer: exact even where an input predates a column, so the
+ * output is known to hold every column and is read without `union_by_name` (relation.ts).
  */
 export async function compactBin(
   conn: DuckDBConnection,
@@ -26,7 +28,7 @@ export async function compactBin(
   options: { scratchDir: string; sortBy?: readonly SortKey[]; rowGroupRows?: number },
 ): Promise<{ add: AddAction; bytes: number }> {
   const dataFields = snap.schema.fields.filter((f) => !snap.partitionColumns.includes(f.name));
-  const rel = await filesRelationSql(storage, snap.schema, snap.partitionColumns, bin, { columns: dataFields.map((f) => f.name) });
+  const rel = await filesRelationSql(storage, snap, bin, { columns: dataFields.map((f) => f.name) });
   const order = options.sortBy?.length ? ` ORDER BY ${orderTermsSql(options.sortBy, snap.schema)}` : '';
   await fs.mkdir(options.scratchDir, { recursive: true });
   const name = `part-${randomUUID()}.snappy.parquet`;
@@ -35,6 +37,9 @@ export async function compactBin(
   const result = await conn.runAndReadAll(`COPY (${rel}${order}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION snappy${rowGroups})`);
   const rows = Number(result.getRows()[0][0]);
   try {
+    // Before the file moves into storage (a local put renames it).
+    const merged = mergeStats(bin.map((f) => snap.stats(f)), dataFields, rows);
+    const stats = { ...merged, nullCount: { ...merged.nullCount, ...(await footerNullCounts(conn, local, dataFields)) } };
     const size = (await fs.stat(local)).size;
     const dir = bin[0].key.includes('/') ? bin[0].key.slice(0, bin[0].key.lastIndexOf('/') + 1) : '';
     const key = dir + name;
@@ -46,12 +51,24 @@ export async function compactBin(
       size,
       modificationTime: Date.now(),
       dataChange: false,
-      stats: stringifyJson(mergeStats(bin.map((f) => snap.stats(f)), dataFields, rows)),
+      stats: stringifyJson(stats),
     };
     return { add, bytes: size };
   } finally {
     await fs.rm(local, { force: true });
   }
+}
+
+/** Null count per column of `fields` from a Parquet file's footer, where every row group records one. */
+async function footerNullCounts(conn: DuckDBConnection, file: string, fields: readonly DeltaField[]): Promise<Record<string, number>> {
+  const result = await conn.runAndReadAll(
+    `SELECT path_in_schema, sum(stats_null_count)::BIGINT, count(stats_null_count) = count(*) FROM parquet_metadata(${sqlString(file)}) GROUP BY path_in_schema`,
+  );
+  const out: Record<string, number> = {};
+  for (const [column, nulls, complete] of result.getRows()) {
+    if (complete === true && typeof column === 'string' && fields.some((f) => f.name === column)) out[column] = Number(nulls);
+  }
+  return out;
 }
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -289,7 +289,7 @@ export class LakeTable {
    * storage's local cache first; run the write soon after.
    */
   async relationSql(snapshot: Snapshot, files: (file: LiveFile) => boolean = () => true): Promise<string> {
-    return filesRelationSql(this.storage, snapshot.schema, snapshot.partitionColumns, snapshot.files.filter(files));
+    return filesRelationSql(this.storage, snapshot, snapshot.files.filter(files));
   }
 
   /** Latest `txn.version` per appId (exact bigint), from the latest snapshot. */
@@ -378,7 +378,7 @@ export class LakeTable {
         const readPartitions = new Set(candidates.partitions);
         // Phase A: key and version columns of candidate files joined with the batch.
         const keyRel = candidates.files.length
-          ? await filesRelationSql(this.storage, snap.schema, snap.partitionColumns, candidates.files, { columns: [...new Set([...spec.keys, spec.versionColumn])], fileColumn: '__file' })
+          ? await filesRelationSql(this.storage, snap, candidates.files, { columns: [...new Set([...spec.keys, spec.versionColumn])], fileColumn: '__file' })
           : `SELECT ${[...spec.keys, spec.versionColumn].map((k) => `NULL::${duckOf(snap.schema, k)} AS ${ident(k)}`).join(', ')}, NULL::VARCHAR AS __file WHERE false`;
         try {
           await conn.run(
@@ -405,7 +405,7 @@ export class LakeTable {
         let adds: AddAction[] = [];
         let bytesWritten = 0;
         if (touched.length > 0 || inserted + updated > 0) {
-          const fullRel = touched.length ? await filesRelationSql(this.storage, snap.schema, snap.partitionColumns, touched, { fileColumn: '__file' }) : undefined;
+          const fullRel = touched.length ? await filesRelationSql(this.storage, snap, touched, { fileColumn: '__file' }) : undefined;
           const kept = fullRel
             ? `SELECT ${schemaCols} FROM (${fullRel}) o WHERE NOT EXISTS (SELECT 1 FROM ${matches} m WHERE ${keysEq('m', 'o')} AND m.__file = o.__file AND m.__new_ver > m.__old_ver)`
             : undefined;
@@ -718,7 +718,7 @@ export class LakeTable {
     const inner: MergeSpec = { ...spec, amortise: undefined };
     let result: MergeResult;
     if (foldFiles.length > 0) {
-      const rel = await filesRelationSql(tail.storage, tsnap.schema, tsnap.partitionColumns, foldFiles);
+      const rel = await filesRelationSql(tail.storage, tsnap, foldFiles);
       result = await this.merge({ ...inner, source: { sql: rel } });
       const now = Date.now();
       await commit(tail.storage, tail.name, tsnap.version, tsnap.partitionColumns, {

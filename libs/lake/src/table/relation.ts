@@ -1,8 +1,8 @@
 import { ident, sqlString, sqlStringList } from '../duck';
 import { lakeError } from '../errors';
-import type { LiveFile } from '../log/snapshot';
+import type { LiveFile, Snapshot } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
-import { duckType, type TableSchema } from './schema';
+import { duckType } from './schema';
 
 const GLOB_CHARS = /[*?[\]{}]/;
 
@@ -14,23 +14,29 @@ export function duckReadablePath(p: string): string {
   return p;
 }
 
+/** What a relation needs of a snapshot: its schema, partition columns and each file's stats. */
+export type RelationSource = Pick<Snapshot, 'schema' | 'partitionColumns' | 'stats'>;
+
 /**
- * SQL for a relation over `files` with exactly the table's columns in schema order: partition
- * values become typed columns, and columns missing from old files (added by schema evolution)
- * read as NULL. `fileColumn` adds the storage key of each row's file.
+ * SQL for a relation over `files` of `source` with exactly the table's columns in schema order:
+ * partition values become typed columns, and columns missing from old files (added by schema
+ * evolution) read as NULL. `fileColumn` adds the storage key of each row's file.
  *
- * One `read_parquet` over every file: DuckDB schedules the files' row groups as one scan (a
- * union of one scan per partition was ~2× slower for a day's aggregate over 32 buckets). A
- * partition value shared by every file is a constant; otherwise it is looked up by file name,
- * which DuckDB evaluates only when the query uses that column.
+ * Files are read in one `read_parquet` scan, so DuckDB schedules their row groups together (a
+ * union of one scan per partition was ~2× slower for a day's aggregate over 32 buckets). Files
+ * whose stats show every column read share a plain scan; only files that may lack a column (written
+ * before it was added, or without stats) go through a second scan with `union_by_name`, which
+ * fills the gap with NULL but cost ~20 % more on the same files (docs/bench/query-api.md). A
+ * partition value shared by every file of a scan is a constant; otherwise it is looked up by file
+ * name, which DuckDB evaluates only when the query uses that column.
  */
 export async function filesRelationSql(
   storage: Storage,
-  schema: TableSchema,
-  partitionColumns: readonly string[],
+  source: RelationSource,
   files: readonly LiveFile[],
   options: { columns?: readonly string[]; fileColumn?: string } = {},
 ): Promise<string> {
+  const { schema, partitionColumns } = source;
   const wanted = options.columns ?? schema.fields.map((f) => f.name);
   const fields = wanted.map((name) => {
     const f = schema.fields.find((x) => x.name === name);
@@ -38,30 +44,50 @@ export async function filesRelationSql(
     return f;
   });
   const partFields = fields.filter((f) => partitionColumns.includes(f.name));
+  const dataNames = fields.filter((f) => !partitionColumns.includes(f.name)).map((f) => f.name);
   const fileCol = options.fileColumn;
   // An empty relation with every wanted column typed: UNION ALL BY NAME fills missing columns with NULL.
   const empty = `SELECT ${[...fields.map((f) => `NULL::${duckType(f.type)} AS ${ident(f.name)}`), ...(fileCol ? [`NULL::VARCHAR AS ${ident(fileCol)}`] : [])].join(', ')} WHERE false`;
-  const branches: string[] = [empty];
-  if (files.length > 0) {
+  const complete: LiveFile[] = [];
+  const partial: LiveFile[] = [];
+  for (const f of files) (hasColumns(source, f, dataNames) ? complete : partial).push(f);
+  const scan = async (group: readonly LiveFile[], unionByName: boolean): Promise<string> => {
     const paths: string[] = [];
-    for (const f of files) paths.push(duckReadablePath(await storage.localPath(f.key)));
+    for (const f of group) paths.push(duckReadablePath(await storage.localPath(f.key)));
     /** `value` of each file (typed `type`): a constant when all files agree, else by file name. */
+    let needsFilename = false;
     const byFile = (value: (f: LiveFile) => string | null | undefined, type: string, name: string) => {
       const literal = (v: string | null | undefined) => (v === null || v === undefined ? `NULL::${type}` : `CAST(${sqlString(v)} AS ${type})`);
-      const values = files.map(value);
+      const values = group.map(value);
       if (values.every((v) => (v ?? null) === (values[0] ?? null))) return `${literal(values[0])} AS ${name}`;
+      needsFilename = true;
       return `CASE filename ${paths.map((p, i) => `WHEN ${sqlString(p)} THEN ${literal(values[i])}`).join(' ')} END AS ${name}`;
     };
     const consts = partFields.map((f) => byFile((file) => file.partitionValues[f.name], duckType(f.type), ident(f.name)));
     const fileExpr = fileCol ? [byFile((file) => file.key, 'VARCHAR', ident(fileCol))] : [];
-    // `*` rather than named columns: a file written before a column was added lacks it, and the
-    // outer UNION ALL BY NAME with the typed empty relation turns it into NULL.
-    branches.push(
-      `SELECT * EXCLUDE (filename)${[...consts, ...fileExpr].map((c) => `, ${c}`).join('')} FROM read_parquet(${sqlStringList(paths)}, union_by_name=true, filename=true, hive_partitioning=false)`,
-    );
-  }
+    // With union_by_name, `*` rather than named columns: a column no file of the scan has would
+    // fail to bind, and the outer UNION ALL BY NAME with the typed empty relation makes it NULL.
+    // A plain scan names its columns: every file has them, whatever else a file holds.
+    const columns = unionByName ? [needsFilename ? '* EXCLUDE (filename)' : '*'] : dataNames.map(ident);
+    const from = `read_parquet(${sqlStringList(paths)}${unionByName ? ', union_by_name=true' : ''}${needsFilename ? ', filename=true' : ''}, hive_partitioning=false)`;
+    return `SELECT ${[...columns, ...consts, ...fileExpr].join(', ')} FROM ${from}`;
+  };
+  const branches: string[] = [empty];
+  if (complete.length > 0) branches.push(await scan(complete, false));
+  if (partial.length > 0) branches.push(await scan(partial, true));
   const outCols = [...fields.map((f) => ident(f.name)), ...(fileCol ? [ident(fileCol)] : [])];
   return `SELECT ${outCols.join(', ')} FROM (${branches.map((b) => `(${b})`).join(' UNION ALL BY NAME ')})`;
+}
+
+/**
+ * Whether `file` holds every column of `names`, by its stats: every writer computes a file's null
+ * counts from the data it wrote (Sluice, Spark, delta-rs), so a column with a null count is in the
+ * file. A file without them (no stats, or a writer indexing fewer columns) is not known to.
+ */
+function hasColumns(source: RelationSource, file: LiveFile, names: readonly string[]): boolean {
+  if (names.length === 0) return true;
+  const nullCount = source.stats(file)?.nullCount;
+  return nullCount !== undefined && names.every((n) => Object.hasOwn(nullCount, n));
 }
 
 /**
