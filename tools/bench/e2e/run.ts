@@ -20,6 +20,14 @@ import { OwnBroker, ROOT, Stack, type ServiceName } from '../../src/bench/stack'
 
 const SERVICES: readonly string[] = ['ingest', 'validate', 'merge-compaction', 'query-api'] satisfies ServiceName[];
 
+/**
+ * Settings every service gets as deployed (deploy/k8s/base/config/common.env), where the code's
+ * default differs: 1 % of new traces sampled. At the default of every trace, each event carries
+ * a sampled `traceparent` that validate and merge-compaction turn into spans and merge-compaction
+ * holds per buffered record (docs/bench/e2e.md). `--service-env svc:TRACES_SAMPLE_RATIO=1` restores it.
+ */
+const DEPLOYED = { TRACES_SAMPLE_RATIO: '0.01' };
+
 /** `base` plus each `service:KEY=VALUE` setting. */
 function serviceEnv(settings: readonly string[], base: Record<string, Record<string, string>>): Record<string, Record<string, string>> {
   const env = structuredClone(base);
@@ -68,7 +76,12 @@ async function main(): Promise<void> {
     workDir: work,
     prefix: `bench${Date.now().toString(36)}.`,
     log: progress,
-    env: serviceEnv(values['service-env'], { ingest: { LOG_LEVEL: 'warn' }, validate: { LOG_LEVEL: 'warn' }, 'query-api': { LOG_LEVEL: 'warn' } }),
+    env: serviceEnv(values['service-env'], {
+      ingest: { ...DEPLOYED, LOG_LEVEL: 'warn' },
+      validate: { ...DEPLOYED, LOG_LEVEL: 'warn' },
+      'merge-compaction': { ...DEPLOYED },
+      'query-api': { ...DEPLOYED, LOG_LEVEL: 'warn' },
+    }),
   });
   // Ctrl-C / SIGTERM: stop the services and the private broker rather than orphan them.
   const onSignal = () => {

@@ -5,7 +5,7 @@ import type { DeltaField } from './schema';
 
 const field = (name: string, type: DeltaField['type']): DeltaField => ({ name, type, nullable: true, metadata: {} });
 
-/** Files of bucket `b` with the given stats (undefined: the add has none). */
+/** A live file of partition `bucket` with the given stats (undefined: its add has none). */
 function file(name: string, bucket: string, stats: FileStats | undefined): LiveFile {
   const key = `bucket=${bucket}/${name}.parquet`;
   return { path: key, key, partitionValues: { bucket }, size: 1, modificationTime: 0, add: { path: key, partitionValues: { bucket }, size: 1, modificationTime: 0, dataChange: true, stats: stats && JSON.stringify(stats) } };
