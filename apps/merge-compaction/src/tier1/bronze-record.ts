@@ -25,7 +25,7 @@ export interface BronzeRecord {
   /** Message size, bytes (memory accounting). */
   readonly bytes: number;
   /** The record's `traceparent` when sampled (see `sampledTraceparent`); the merge span's parent. */
-  readonly traceparent?: Buffer;
+  readonly traceparent?: string;
 }
 
 /** The subset of a consumed message decoding needs. */

@@ -7,11 +7,13 @@ export type Tier1Tracer = Pick<Telemetry, 'recordSpan'>;
 /**
  * The record's `traceparent` when it is well-formed and sampled, else undefined. The flags are
  * read first, so an unsampled record costs two byte reads (this runs per consumed record); a
- * malformed header is ignored rather than starting a new root trace per event.
+ * malformed header is ignored rather than starting a new root trace per event. Kept as text: a
+ * header Buffer costs ~270 bytes of heap with its own ArrayBuffer, the 55-character string ~70,
+ * and tier 1 holds one per buffered record when every trace is sampled (docs/bench/e2e.md).
  */
-export function sampledTraceparent(headers: Readonly<Record<string, Buffer>> | undefined): Buffer | undefined {
+export function sampledTraceparent(headers: Readonly<Record<string, Buffer>> | undefined): string | undefined {
   const value = headers?.[TRACEPARENT_HEADER];
-  return isSampledTraceparent(value) ? value : undefined;
+  return isSampledTraceparent(value) ? value!.toString('latin1') : undefined;
 }
 
 /**
