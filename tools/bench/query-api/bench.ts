@@ -26,6 +26,8 @@ const o = args({
   lookupRates: '100,200,300',
   aggregateRates: '5,10,20',
   cachedRates: '500,1000,2000',
+  // DuckDB threads of the server (QUERY_API_DUCKDB_THREADS) and of the baseline engine.
+  duckdbThreads: 2,
 });
 const ROOT = path.resolve(__dirname, '../../..');
 // Laid out as merge-compaction writes silver: key-hash column, rows in SILVER_ROW_ORDER (day of
@@ -132,7 +134,7 @@ type BaselineStats = { p50: number; p95: number; runs: number };
  * as many queries in parallel as query-api runs (4).
  */
 async function baseline(table: LakeTable): Promise<Record<'lookup' | 'aggregate', Record<'session' | 'read', BaselineStats> & { readQpsAt4: number }>> {
-  const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: 2, memoryLimit: '1024MB' });
+  const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: o.duckdbThreads, memoryLimit: '1024MB' });
   const snapshot = await table.snapshot();
   const storage = table.storage;
   const run = async (how: 'session' | 'read', files: ((f: LiveFile) => boolean) | undefined, sql: string, params: string[]) => {
@@ -214,7 +216,7 @@ async function startServer(cacheEntries: number): Promise<Server> {
       QUERY_API_MAX_QUEUED: '256',
       // Long enough that 50 clients queue rather than being shed, so latency is what is measured.
       QUERY_API_QUEUE_WAIT_MS: '30000',
-      QUERY_API_DUCKDB_THREADS: '2',
+      QUERY_API_DUCKDB_THREADS: String(o.duckdbThreads),
       LOG_LEVEL: 'warn',
     },
     { stdio: ['ignore', 'inherit', 'inherit'] },
