@@ -31,6 +31,7 @@ export {
   extractTraceContext,
   activeTraceIds,
   isSampledTraceparent,
+  sampledTraceparentText,
 } from './propagation';
 export { type TraceExportConfig, type SpanRecord, JsonLinesSpanExporter } from './span-exporters';
 export { type SpanKindName, type SpanOptions, type SpanHandle } from './tracing';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { activeTraceIds, extractTraceContext, injectTraceHeaders, isSampledTraceparent } from './propagation';
+import { activeTraceIds, extractTraceContext, injectTraceHeaders, isSampledTraceparent, sampledTraceparentText } from './propagation';
 import type { SpanRecord } from './span-exporters';
 import { createTelemetry } from './telemetry';
 
@@ -133,5 +133,14 @@ describe('isSampledTraceparent', () => {
     expect(isSampledTraceparent(Buffer.from(`ff-${TRACE}-${SPAN}-01`))).toBe(false);
     expect(isSampledTraceparent(Buffer.from(`00_${TRACE}-${SPAN}-01`))).toBe(false);
     expect(isSampledTraceparent(Buffer.concat([tp('01'), Buffer.from('-x')]))).toBe(false);
+  });
+
+  it('sampledTraceparentText: the same verdict, with the header as text when sampled', () => {
+    expect(sampledTraceparentText(tp('01'))).toBe(`00-${TRACE}-${SPAN}-01`);
+    // A header inside a larger buffer (as a Kafka client may hand it over): only its own bytes.
+    const pooled = Buffer.concat([Buffer.from('xx'), tp('03')]).subarray(2);
+    expect(sampledTraceparentText(pooled)).toBe(`00-${TRACE}-${SPAN}-03`);
+    expect(sampledTraceparentText(tp('00'))).toBeUndefined();
+    expect(sampledTraceparentText(tp('01', '0'.repeat(32)))).toBeUndefined();
   });
 });

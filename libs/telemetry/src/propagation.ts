@@ -80,11 +80,17 @@ const ZERO_SPAN = '0'.repeat(16);
  * one would otherwise start a new root trace per event instead of being passed through.
  */
 export function isSampledTraceparent(value: Uint8Array | undefined): boolean {
-  if (value === undefined || value.length !== 55) return false;
+  return sampledTraceparentText(value) !== undefined;
+}
+
+/** The header's text when {@link isSampledTraceparent} holds, else undefined (decoded once, for callers that keep it). */
+export function sampledTraceparentText(value: Uint8Array | undefined): string | undefined {
+  if (value === undefined || value.length !== 55) return undefined;
   const flags = (hexDigit(value[53]) << 4) | hexDigit(value[54]);
-  if (flags < 0 || (flags & 1) === 0) return false;
+  if (flags < 0 || (flags & 1) === 0) return undefined;
   const text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
-  return TRACEPARENT_FORMAT.test(text) && text.slice(3, 35) !== ZERO_TRACE && text.slice(36, 52) !== ZERO_SPAN && !text.startsWith('ff');
+  const valid = TRACEPARENT_FORMAT.test(text) && text.slice(3, 35) !== ZERO_TRACE && text.slice(36, 52) !== ZERO_SPAN && !text.startsWith('ff');
+  return valid ? text : undefined;
 }
 
 /** Value of one lower-case hex digit, or -256 (keeps the combined flags negative) otherwise. */

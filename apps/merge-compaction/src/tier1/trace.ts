@@ -1,4 +1,4 @@
-import { TRACEPARENT_HEADER, extractTraceContext, isSampledTraceparent, type Telemetry } from '@sluice/telemetry';
+import { TRACEPARENT_HEADER, extractTraceContext, sampledTraceparentText, type Telemetry } from '@sluice/telemetry';
 import type { BronzeRecord } from './bronze-record';
 
 /** The tracing part of telemetry tier 1 uses. */
@@ -12,8 +12,7 @@ export type Tier1Tracer = Pick<Telemetry, 'recordSpan'>;
  * and tier 1 holds one per buffered record when every trace is sampled (docs/bench/e2e.md).
  */
 export function sampledTraceparent(headers: Readonly<Record<string, Buffer>> | undefined): string | undefined {
-  const value = headers?.[TRACEPARENT_HEADER];
-  return isSampledTraceparent(value) ? value!.toString('latin1') : undefined;
+  return sampledTraceparentText(headers?.[TRACEPARENT_HEADER]);
 }
 
 /**
