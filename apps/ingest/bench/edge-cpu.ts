@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
+import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { splitNdjson } from '../src/body/split';
 import { checkEvent } from '../src/events/check-event';
 
@@ -33,6 +34,8 @@ function rate(fn: () => void): number {
   return (runs * N) / ((performance.now() - started) / 1000);
 }
 
+const LIMITS = { maxEventBytes: 1 << 20, maxDepth: 32, maxFutureSkewMs: DEFAULT_LIMITS.maxFutureSkewMs, maxEventAgeMs: DEFAULT_LIMITS.maxAgeMs };
+
 const baseline = rate(() => {
   for (const l of lines) JSON.parse(l);
 });
@@ -40,7 +43,7 @@ const edge = rate(() => {
   const split = splitNdjson(body, N);
   if (!split.ok) throw new Error('split failed');
   const now = Date.now();
-  for (const s of split.events) if (!checkEvent(s, principal, undefined, { maxEventBytes: 1 << 20, maxDepth: 32 }, now).ok) throw new Error('rejected');
+  for (const s of split.events) if (!checkEvent(s, principal, undefined, LIMITS, now).ok) throw new Error('rejected');
 });
 console.log(
   JSON.stringify({

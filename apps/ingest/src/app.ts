@@ -18,6 +18,9 @@ export interface IngestDeps {
     maxBatchEvents: number;
     maxEventBytes: number;
     maxDepth: number;
+    /** event_time limits of the timestamp rules (validate applies the same). */
+    maxFutureSkewMs: number;
+    maxEventAgeMs: number;
     maxInFlightBytes: number;
   };
   retryAfterSeconds: number;

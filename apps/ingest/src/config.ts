@@ -1,4 +1,5 @@
 import { int, json, list, str, type ConfigOf } from '@sluice/config';
+import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
 
@@ -21,6 +22,16 @@ export const ingestConfigSchema = {
   maxBatchEvents: int('INGEST_MAX_BATCH_EVENTS', { default: 10_000, min: 1, doc: 'events per request limit' }),
   maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { default: 512 * 1024, min: 64, max: 900_000, doc: 'per-event limit (raw topic message size)' }),
   maxDepth: int('INGEST_MAX_DEPTH', { default: 32, min: 2, max: 256, doc: 'nesting depth limit of one event' }),
+  maxFutureSkewMs: int('EVENT_MAX_FUTURE_SKEW_MS', {
+    default: DEFAULT_LIMITS.maxFutureSkewMs,
+    min: 0,
+    doc: 'event_time further ahead of this clock → RULE_TIMESTAMP_FUTURE; validate reads the same variable, set both alike',
+  }),
+  maxEventAgeMs: int('EVENT_MAX_AGE_MS', {
+    default: DEFAULT_LIMITS.maxAgeMs,
+    min: 60_000,
+    doc: 'event_time older than this → RULE_TIMESTAMP_EXPIRED; validate reads the same variable, set both alike',
+  }),
   maxInFlightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { default: 256 * 1024 * 1024, min: 1024, doc: 'request bytes held at once before 429' }),
   maxQueueMessages: int('INGEST_MAX_QUEUE_MESSAGES', { default: 100_000, min: 1, doc: 'producer queue bound; a request that does not fit gets 429' }),
   retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),

@@ -51,6 +51,8 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
       maxBatchEvents: config.maxBatchEvents,
       maxEventBytes: config.maxEventBytes,
       maxDepth: config.maxDepth,
+      maxFutureSkewMs: config.maxFutureSkewMs,
+      maxEventAgeMs: config.maxEventAgeMs,
       maxInFlightBytes: config.maxInFlightBytes,
     },
     retryAfterSeconds: config.retryAfterSeconds,

@@ -21,6 +21,8 @@ export interface ValidateDeps {
     | 'dlqTopic'
     | 'validTopicPrefix'
     | 'maxEventBytes'
+    | 'maxFutureSkewMs'
+    | 'maxEventAgeMs'
     | 'maxBatchMessages'
     | 'maxBatchWaitMs'
     | 'transactionTimeoutMs'
@@ -74,7 +76,12 @@ export function build(deps: ValidateDeps): ValidateService {
   const learner = config.schemaRegistryUrl
     ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }))
     : undefined;
-  const contracts = deps.contracts ?? contractsForValidate({ validTopicPrefix: config.validTopicPrefix, now: clock, avro: learner?.decoder });
+  const contracts = deps.contracts ?? contractsForValidate({
+      validTopicPrefix: config.validTopicPrefix,
+      now: clock,
+      avro: learner?.decoder,
+      limits: { maxFutureSkewMs: config.maxFutureSkewMs, maxAgeMs: config.maxEventAgeMs },
+    });
   const totals: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
   let connected = false;
   let closing = false;

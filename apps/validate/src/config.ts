@@ -1,4 +1,5 @@
 import { int, list, str, type ConfigOf } from '@sluice/config';
+import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
 /** Environment schema of validate; loaded once in main.ts. */
@@ -18,6 +19,16 @@ export const validateConfigSchema = {
     doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro events; empty = such events go to the DLQ as AVRO_WRITER_UNKNOWN',
   }),
   maxEventBytes: int('VALIDATE_MAX_EVENT_BYTES', { default: 1_000_000, min: 64, doc: 'larger events go to the DLQ' }),
+  maxFutureSkewMs: int('EVENT_MAX_FUTURE_SKEW_MS', {
+    default: DEFAULT_LIMITS.maxFutureSkewMs,
+    min: 0,
+    doc: 'event_time further ahead of this clock → DLQ RULE_TIMESTAMP_FUTURE; ingest reads the same variable, set both alike',
+  }),
+  maxEventAgeMs: int('EVENT_MAX_AGE_MS', {
+    default: DEFAULT_LIMITS.maxAgeMs,
+    min: 60_000,
+    doc: 'event_time older than this → DLQ RULE_TIMESTAMP_EXPIRED; ingest reads the same variable, set both alike',
+  }),
   maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
   maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
   transactionTimeoutMs: int('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),

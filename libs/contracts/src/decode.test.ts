@@ -4,6 +4,7 @@ import { decodeEvent, validateEvent } from './decode';
 import { sampleClickJson, sampleInventoryJson, sampleOrderJson } from './samples';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
+const DAY = 86_400_000;
 const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 describe('decodeEvent', () => {
@@ -109,5 +110,35 @@ describe('decodeEvent', () => {
     expect(!overReserved.ok && overReserved.issues).toEqual([expect.objectContaining({ code: 'RULE_CROSS_FIELD', path: '/payload/reserved' })]);
     const isoInTyped = validateEvent(inventory, { ...ok.event, event_time: '2026-06-01T12:00:00Z' }, { now: NOW });
     expect(!isoInTyped.ok && isoInTyped.issues.map((i) => i.code)).toEqual(['EVENT_SCHEMA_MISMATCH']);
+  });
+
+  it('applies configured clock-skew and age limits instead of the defaults', () => {
+    const at = (offsetMs: number) => bytes(sampleOrderJson(1, NOW, { event_time: new Date(NOW + offsetMs).toISOString() }));
+    const codes = (r: ReturnType<typeof decodeEvent>) => (r.ok ? [] : r.issues.map((i) => i.code));
+    // Two minutes ahead, two days old: within the defaults (5 min, 7 days).
+    expect(codes(decodeEvent(at(2 * 60_000), { contract: 'orders', now: NOW }))).toEqual([]);
+    expect(codes(decodeEvent(at(-2 * DAY), { contract: 'orders', now: NOW }))).toEqual([]);
+    const tight = { maxFutureSkewMs: 60_000, maxAgeMs: DAY };
+    expect(codes(decodeEvent(at(2 * 60_000), { contract: 'orders', now: NOW, limits: tight }))).toEqual(['RULE_TIMESTAMP_FUTURE']);
+    expect(codes(decodeEvent(at(-2 * DAY), { contract: 'orders', now: NOW, limits: tight }))).toEqual(['RULE_TIMESTAMP_EXPIRED']);
+    // Limits are inclusive: exactly at the edge passes.
+    expect(codes(decodeEvent(at(60_000), { contract: 'orders', now: NOW, limits: tight }))).toEqual([]);
+    expect(codes(decodeEvent(at(-DAY), { contract: 'orders', now: NOW, limits: tight }))).toEqual([]);
+    // A wider window lets an older event through; other limits keep their defaults.
+    expect(codes(decodeEvent(at(-20 * DAY), { contract: 'orders', now: NOW }))).toEqual(['RULE_TIMESTAMP_EXPIRED']);
+    expect(codes(decodeEvent(at(-20 * DAY), { contract: 'orders', now: NOW, limits: { maxAgeMs: 30 * DAY } }))).toEqual([]);
+  });
+
+  it('refuses, without throwing, an in-process value whose reading throws', () => {
+    const ok = decodeEvent(sampleOrderJson(1, NOW), { contract: 'orders', now: NOW });
+    if (!ok.ok) throw new Error('fixture invalid');
+    const trap = new Proxy({}, { get: () => { throw new Error('trap'); }, has: () => { throw new Error('trap'); }, ownKeys: () => { throw new Error('trap'); }, getOwnPropertyDescriptor: () => { throw new Error('trap'); } });
+    const getter = Object.defineProperty({ ...sampleOrderJson(1, NOW) }, 'event_id', { enumerable: true, get: () => { throw new Error('getter'); } });
+    for (const value of [trap, getter]) {
+      const decoded = decodeEvent(value, { contract: 'orders', now: NOW });
+      expect(!decoded.ok && decoded.issues).toEqual([expect.objectContaining({ code: 'EVENT_NOT_OBJECT', path: '' })]);
+      const validated = validateEvent(orders, value, { now: NOW });
+      expect(!validated.ok && validated.issues.map((i) => i.code)).toEqual(['EVENT_NOT_OBJECT']);
+    }
   });
 });

@@ -13,11 +13,14 @@ export interface ValidationLimits {
   readonly maxDepth: number;
   /** How far event_time may lie in the future (producer clock skew), ms. */
   readonly maxFutureSkewMs: number;
-  /** How far event_time may lie in the past (the raw topic's retention), ms. */
+  /** How far event_time may lie in the past, ms (default: the valid topics' retention, the window a replay can reach). */
   readonly maxAgeMs: number;
 }
 
-/** Default limits: 1 MiB, depth 32, 5 minutes of clock skew, 7 days of age. */
+/**
+ * Default limits: 1 MiB, depth 32, 5 minutes of clock skew, 7 days of age. ingest and validate
+ * take the two time limits from EVENT_MAX_FUTURE_SKEW_MS / EVENT_MAX_AGE_MS, so they agree.
+ */
 export const DEFAULT_LIMITS: ValidationLimits = Object.freeze({
   maxBytes: 1024 * 1024,
   maxDepth: DEFAULT_MAX_DEPTH,
@@ -120,11 +123,26 @@ export function decodeEvent(input: Uint8Array | string | unknown, options: Decod
     return fail([issue('EVENT_NOT_OBJECT', '', 'an event is a JSON object')], options.contract);
   }
   const body = value as Record<string, unknown>;
+  // A value parsed here is plain data; one handed in by code may be a Proxy or have getters that throw.
+  if (value !== input) return checkBody(body, parseIssues, options, limits);
+  try {
+    return checkBody(body, parseIssues, options, limits);
+  } catch (err) {
+    return fail([unreadable(err)], options.contract);
+  }
+}
+
+function checkBody(body: Record<string, unknown>, parseIssues: Issue[], options: DecodeOptions, limits: ValidationLimits): DecodeResult {
   const picked = pickContract(options.contract, body);
   if (!picked.ok) return fail([...parseIssues, ...picked.issues], options.contract);
   const checked = checkEvent(picked.value, body, 'json', options, limits);
   if (parseIssues.length === 0) return checked;
   return fail(mergeIssues(parseIssues, checked.ok ? [] : checked.issues), picked.value.name);
+}
+
+/** The issue for an in-process value whose reading threw (a getter, a Proxy trap). */
+function unreadable(err: unknown): Issue {
+  return issue('EVENT_NOT_OBJECT', '', `the value could not be read as plain data: ${err instanceof Error && typeof err.message === 'string' ? clip(err.message) : 'a non-Error was thrown'}`);
 }
 
 /** Parse issues first; a later issue at a path the parser already blamed says nothing new. */
@@ -142,7 +160,12 @@ export function validateEvent<C extends AnyContract>(contract: C, event: unknown
   if (typeof event !== 'object' || event === null || Array.isArray(event)) {
     return { ok: false, issues: [issue('EVENT_NOT_OBJECT', '', 'an event is an object')] };
   }
-  const result = checkEvent(contract, event as Record<string, unknown>, 'typed', options, limits);
+  let result: DecodeResult;
+  try {
+    result = checkEvent(contract, event as Record<string, unknown>, 'typed', options, limits);
+  } catch (err) {
+    return { ok: false, issues: [unreadable(err)] };
+  }
   return result.ok ? { ok: true, value: result.event as EventOf<C> } : { ok: false, issues: result.issues };
 }
 

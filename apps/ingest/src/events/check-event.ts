@@ -6,6 +6,8 @@ import type { EventSlice } from '../body/split';
 export interface EventLimits {
   maxEventBytes: number;
   maxDepth: number;
+  maxFutureSkewMs: number;
+  maxEventAgeMs: number;
 }
 
 /** An event that passed the edge checks, ready to be produced to the raw topic. */
@@ -73,7 +75,7 @@ export function checkEvent(
   const decoded = decodeEvent(slice.bytes, {
     contract: requestContract,
     now,
-    limits: { maxBytes: limits.maxEventBytes, maxDepth: limits.maxDepth },
+    limits: { maxBytes: limits.maxEventBytes, maxDepth: limits.maxDepth, maxFutureSkewMs: limits.maxFutureSkewMs, maxAgeMs: limits.maxEventAgeMs },
     avro: avroDecoder,
   });
   const contract = decoded.ok ? decoded.name : decoded.contract;

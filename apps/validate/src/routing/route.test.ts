@@ -74,4 +74,16 @@ describe('routeRecord', () => {
     expect(r).toMatchObject({ outcome: 'dlq', reason: 'VALIDATE_INTERNAL' });
     expect(String(r.headers[DLQ_HEADERS.detail])).toContain('bug in a rule');
   });
+
+  it('dead-letters by the configured event_time limits (EVENT_MAX_FUTURE_SKEW_MS / EVENT_MAX_AGE_MS)', () => {
+    const at = (offsetMs: number) => raw(JSON.stringify({ ...order, event_time: new Date(NOW + offsetMs).toISOString() }));
+    const tight = contractsForValidate({ validTopicPrefix: 'p.', now: () => NOW, limits: { maxFutureSkewMs: 60_000, maxAgeMs: 3_600_000 } });
+    const reason = (c: ValidateContracts, m: RawMessage) => {
+      const r = routeRecord(m, c, options);
+      return r.outcome === 'dlq' ? r.reason : r.outcome;
+    };
+    // Two minutes ahead and two hours old: within the defaults, outside the tight limits.
+    expect([reason(contracts, at(120_000)), reason(contracts, at(-7_200_000))]).toEqual(['valid', 'valid']);
+    expect([reason(tight, at(120_000)), reason(tight, at(-7_200_000))]).toEqual(['RULE_TIMESTAMP_FUTURE', 'RULE_TIMESTAMP_EXPIRED']);
+  });
 });

@@ -2,7 +2,7 @@
  * The subset of Avro schemas Sluice contracts use, as plain `as const` data, and the mapped type
  * that turns such a schema into its TypeScript value type. Because the TypeScript type of every
  * contract is computed from its schema object, the two cannot drift: change the schema and the
- * type follows (type tests in `schema.type-test.ts` pin the result).
+ * type follows (type tests in `contracts/types.type-test.ts` pin the result).
  *
  * Supported: null, boolean, int, long (optionally `timestamp-millis`), float, double, string,
  * enum, record, array, map, and unions of `null` with one other type (nullable fields).

@@ -1,0 +1,43 @@
+import { loadConfig } from '@sluice/config';
+import { sampleOrderJson } from '@sluice/contracts';
+import { ingestConfigSchema } from '../config';
+import { checkEvent, type EventLimits } from './check-event';
+
+const NOW = Date.parse('2026-06-01T12:00:00.000Z');
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const principal = { producer: 'shop', mayUse: () => true };
+const slice = (eventTimeOffsetMs: number) => ({
+  index: 0,
+  depth: 0,
+  bytes: Buffer.from(JSON.stringify(sampleOrderJson(1, NOW, { contract: 'orders', event_time: new Date(NOW + eventTimeOffsetMs).toISOString() }))),
+});
+
+/** The limits ingest builds from its configuration (runtime.ts passes these fields). */
+function limitsFrom(env: Record<string, string>): EventLimits {
+  const config = loadConfig(ingestConfigSchema, { KAFKA_BROKERS: '127.0.0.1:1', INGEST_API_KEYS: JSON.stringify([{ producer: 'shop', key: 'k'.repeat(24), contracts: ['*'] }]), ...env });
+  return { maxEventBytes: config.maxEventBytes, maxDepth: config.maxDepth, maxFutureSkewMs: config.maxFutureSkewMs, maxEventAgeMs: config.maxEventAgeMs };
+}
+
+const codeOf = (r: ReturnType<typeof checkEvent>) => (r.ok ? 'accepted' : r.rejected.code);
+
+describe('checkEvent timestamp limits', () => {
+  it('uses the contracts defaults when EVENT_MAX_* are unset (5 minutes ahead, 7 days old)', () => {
+    const limits = limitsFrom({});
+    expect(codeOf(checkEvent(slice(2 * MINUTE), principal, undefined, limits, NOW))).toBe('accepted');
+    expect(codeOf(checkEvent(slice(10 * MINUTE), principal, undefined, limits, NOW))).toBe('RULE_TIMESTAMP_FUTURE');
+    expect(codeOf(checkEvent(slice(-6 * DAY), principal, undefined, limits, NOW))).toBe('accepted');
+    expect(codeOf(checkEvent(slice(-8 * DAY), principal, undefined, limits, NOW))).toBe('RULE_TIMESTAMP_EXPIRED');
+  });
+
+  it('applies EVENT_MAX_FUTURE_SKEW_MS and EVENT_MAX_AGE_MS from the configuration', () => {
+    const limits = limitsFrom({ EVENT_MAX_FUTURE_SKEW_MS: String(MINUTE), EVENT_MAX_AGE_MS: String(DAY) });
+    expect(codeOf(checkEvent(slice(2 * MINUTE), principal, undefined, limits, NOW))).toBe('RULE_TIMESTAMP_FUTURE');
+    expect(codeOf(checkEvent(slice(-2 * DAY), principal, undefined, limits, NOW))).toBe('RULE_TIMESTAMP_EXPIRED');
+    expect(codeOf(checkEvent(slice(-DAY / 2), principal, undefined, limits, NOW))).toBe('accepted');
+  });
+
+  it('refuses an age limit under a minute', () => {
+    expect(() => limitsFrom({ EVENT_MAX_AGE_MS: '1000' })).toThrow(/EVENT_MAX_AGE_MS/);
+  });
+});
