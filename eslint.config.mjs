@@ -28,4 +28,24 @@ export default [
       ],
     },
   },
+  {
+    // libs/contracts is pure data and functions (issue 3): besides its own files it may import
+    // only avsc, so no Kafka, DuckDB, HTTP, file-system or other library can creep in. Tests may
+    // read files.
+    files: ['libs/contracts/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*.type-test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!avsc$|\\.{1,2}/)',
+              message: 'libs/contracts imports nothing but avsc and its own files (no Kafka, DuckDB, HTTP or file-system library).',
+            },
+          ],
+        },
+      ],
+    },
+  },
 ];

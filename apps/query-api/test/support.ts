@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { KEY_HASH_COLUMN, KEY_SEPARATOR, ORDER_STATUSES, bucketOf, keyHashOf } from '@sluice/contracts';
+import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, ORDER_STATUSES, bucketOf, keyHashOf } from '@sluice/contracts';
 import { type ColumnSpec, LakeQueryEngine, LakeTable, LocalStorage, type Storage } from '@sluice/lake';
 import { type Telemetry, httpMetricsHook } from '@sluice/telemetry';
 import { buildApp } from '../src/app';
@@ -67,7 +67,7 @@ export function orderRow(i: number, version = 1, status?: string): Record<string
   };
 }
 
-export async function createOrders(root: string, name = 'silver_orders'): Promise<LakeTable> {
+export async function createOrders(root: string, name = CONTRACTS.orders.tables.silver): Promise<LakeTable> {
   return LakeTable.create(new LocalStorage(path.join(root, name)), { columns: ORDER_COLUMNS, partitionColumns: ['bucket'] }, { name });
 }
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { validTopicName } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin, type ConsumedMessage } from '@sluice/kafka';
 
 export const ROOT = path.resolve(__dirname, '../../..');
@@ -183,6 +184,6 @@ export function topicsFor(name: string): Topics {
     raw: `${prefix}raw`,
     dlq: `${prefix}dlq`,
     group: `${prefix}validate`,
-    valid: { orders: `${prefix}sluice.orders.valid`, inventory: `${prefix}sluice.inventory.valid`, clickstream: `${prefix}sluice.clickstream.valid` },
+    valid: { orders: `${prefix}${validTopicName('orders')}`, inventory: `${prefix}${validTopicName('inventory')}`, clickstream: `${prefix}${validTopicName('clickstream')}` },
   };
 }

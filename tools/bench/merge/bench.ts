@@ -202,7 +202,7 @@ async function main(): Promise<void> {
       await waitReady(port);
       const cpu0 = cpuSeconds(child.pid!);
       const t0 = performance.now();
-      const bronzeDir = path.join(lakeRoot, 'bronze_orders');
+      const bronzeDir = path.join(lakeRoot, CONTRACTS.orders.tables.bronze);
       for (;;) {
         const done = await txns(await openTable(bronzeDir), 'bronze:');
         if ([...ends].every(([k, end]) => (done.get(Number(k.slice(k.lastIndexOf(':') + 1))) ?? -1) >= end - 1)) break;
@@ -216,7 +216,7 @@ async function main(): Promise<void> {
       // Sustained rate; freshness = first time silver's fold txn covers an event's offset − its send time.
       child = await startService(env, logFile);
       await waitReady(port);
-      const silverDir = path.join(lakeRoot, 'silver_orders');
+      const silverDir = path.join(lakeRoot, CONTRACTS.orders.tables.silver);
       if (o.preload > 0) result.preloadSeconds = Math.round(await preload(o.preload, producer, admin, topic, silverDir));
       const total = o.rate * o.seconds;
       const startMs = Date.now() + 500;
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
       if (o.mode === 'files') {
         // Let one more compaction pass run, then count files per partition.
         await sleep(o.compactionMs + 2000);
-        for (const name of ['bronze_orders', 'silver_orders']) {
+        for (const name of [CONTRACTS.orders.tables.bronze, CONTRACTS.orders.tables.silver]) {
           const t = await openTable(path.join(lakeRoot, name));
           if (!t) continue;
           const snap = await t.snapshot();

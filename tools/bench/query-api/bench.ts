@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, SILVER_ROW_ORDER, bucketOf, keyHashOf } from '@sluice/contracts';
+import { CONTRACTS, KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, SILVER_ROW_ORDER, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, LakeTable, type LiveFile, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
 import { openLoop } from './open-loop';
@@ -34,7 +34,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 // event_time, then key hash), SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` and
 // `silver-rows-N` held older layouts: no key hash; key-hash order alone.)
 const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-day-key-rows-${o.rows}`);
-const TABLE = 'silver_orders';
+const TABLE = CONTRACTS.orders.tables.silver;
 const TOKEN = 'bench-token-0123456789abcdef';
 const DAY0 = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;

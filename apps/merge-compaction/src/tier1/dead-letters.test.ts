@@ -1,4 +1,4 @@
-import { HEADERS } from '@sluice/contracts';
+import { DLQ_TOPIC, HEADERS } from '@sluice/contracts';
 import type { ConsumedMessage, ProducerRecord } from '@sluice/kafka';
 import { DeadLetters } from './dead-letters';
 
@@ -15,12 +15,12 @@ const message = (offset: number): ConsumedMessage => ({
 describe('DeadLetters', () => {
   it('keeps the original record and adds the DLQ headers (layout: contracts deadLetterHeaders)', async () => {
     const sent: ProducerRecord[] = [];
-    const dlq = new DeadLetters(async (records) => sent.push(...records), 'sluice.dlq', () => Date.UTC(2026, 10, 29));
+    const dlq = new DeadLetters(async (records) => sent.push(...records), DLQ_TOPIC.name, () => Date.UTC(2026, 10, 29));
     expect(dlq.add(message(7), 'orders', [{ code: 'AVRO_WRITER_UNKNOWN', path: '', message: 'no such fingerprint' }])).toBe('AVRO_WRITER_UNKNOWN');
     await dlq.flush();
     expect(sent).toHaveLength(1);
     const { topic, key, value, headers } = sent[0];
-    expect({ topic, key, value }).toEqual({ topic: 'sluice.dlq', key: Buffer.from('k7'), value: Buffer.from([0xde, 0xad]) });
+    expect({ topic, key, value }).toEqual({ topic: DLQ_TOPIC.name, key: Buffer.from('k7'), value: Buffer.from([0xde, 0xad]) });
     expect(headers?.traceparent).toEqual(Buffer.from('00-x'));
     expect([headers?.[HEADERS.dlqReason], headers?.[HEADERS.dlqSourceOffset], headers?.[HEADERS.dlqContract], headers?.[HEADERS.dlqProducer]]).toEqual(['AVRO_WRITER_UNKNOWN', '7', 'orders', 'shop']);
     expect(dlq.size).toBe(0);
@@ -32,7 +32,7 @@ describe('DeadLetters', () => {
     const dlq = new DeadLetters(async (records) => {
       if (fail) throw new Error('broker down');
       sent.push(...records.map((r) => r.headers?.[HEADERS.dlqSourceOffset] as string));
-    }, 'sluice.dlq');
+    }, DLQ_TOPIC.name);
     dlq.add(message(1), 'orders', [{ code: 'MERGE_RECORD_EMPTY', path: '', message: 'x' }]);
     dlq.add(message(2), 'orders', [{ code: 'MERGE_RECORD_EMPTY', path: '', message: 'x' }]);
     await expect(dlq.flush()).rejects.toThrow('broker down');
@@ -46,7 +46,7 @@ describe('DeadLetters', () => {
 
   it('caps the detail of a record with many issues', async () => {
     const sent: ProducerRecord[] = [];
-    const dlq = new DeadLetters(async (records) => sent.push(...records), 'sluice.dlq');
+    const dlq = new DeadLetters(async (records) => sent.push(...records), DLQ_TOPIC.name);
     dlq.add(message(1), 'orders', Array.from({ length: 2000 }, (_, i) => ({ code: 'EVENT_FIELD_UNKNOWN', path: `/f${i}`, message: 'unknown field' })));
     await dlq.flush();
     expect((sent[0].headers?.[HEADERS.dlqDetail] as string).length).toBeLessThanOrEqual(8 * 1024);
