@@ -99,4 +99,31 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     expect(byKey.get(1000)).toMatchObject({ payload: 'new', bucket: 0 });
     expect((await deltaProbe('txn', root, 'fold')).version).toBe(7);
   });
+
+  it('writes the codec sluice.parquet.compression names on append, MERGE and compaction, and delta-rs reads those files', async () => {
+    const root = path.join(dir, 'uncompressed');
+    const kv = [{ name: 'key', type: 'long' as const }, { name: 'v', type: 'long' as const }, { name: 'payload', type: 'string' as const }, { name: 'bucket', type: 'integer' as const }];
+    const table = await LakeTable.create(new LocalStorage(root), { columns: kv, partitionColumns: ['bucket'], properties: { 'sluice.parquet.compression': 'uncompressed' } });
+    await table.append({ rows: Array.from({ length: 200 }, (_, k) => ({ key: k, v: 1, payload: `p${k}`, bucket: k % 2 })) });
+    await table.merge({ source: { rows: [{ key: 5, v: 2, payload: 'updated', bucket: 1, op: 'upsert' }] }, keys: ['key'], versionColumn: 'v', deleteColumn: 'op' });
+    await table.append({ rows: [{ key: 500, v: 1, payload: 'late', bucket: 0 }] });
+    const compacted = await table.compact({});
+    expect(compacted.filesAdded).toBeGreaterThan(0);
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({});
+    try {
+      const snap = await table.snapshot();
+      for (const f of snap.files) {
+        const codecs = await session.query(`SELECT DISTINCT compression FROM parquet_metadata('${path.join(root, f.key).replace(/'/g, "''")}')`);
+        expect({ file: f.key, codecs: codecs.map((c) => c.compression) }).toEqual({ file: f.key, codecs: ['UNCOMPRESSED'] });
+      }
+    } finally {
+      session.close();
+    }
+    const probe = await deltaProbe('read', root);
+    const byKey = new Map<number, ProbeRow>(probe.rows.map((r: ProbeRow) => [r.key as number, r]));
+    expect(byKey.size).toBe(201);
+    expect(byKey.get(5)).toMatchObject({ v: 2, payload: 'updated' });
+    expect(byKey.get(500)).toMatchObject({ payload: 'late', bucket: 0 });
+  });
 });

@@ -36,6 +36,8 @@ export const TABLE_PROPERTIES = {
   logRetentionDuration: 'delta.logRetentionDuration',
   /** Rows per Parquet row group of the files this library writes (see table/properties.ts). */
   rowGroupRows: 'sluice.parquet.rowGroupRows',
+  /** Compression codec of the files this library writes (see table/properties.ts). */
+  compression: 'sluice.parquet.compression',
 } as const;
 
 /**

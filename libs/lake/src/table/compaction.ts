@@ -9,6 +9,7 @@ import { stringifyJson } from '../log/json';
 import type { FileStats, LiveFile, Snapshot } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { encodeAddPath } from './partition';
+import { parquetCopyOptions, type ParquetLayout } from './properties';
 import { filesRelationSql } from './relation';
 import { orderTermsSql, type SortKey } from './row-order';
 import type { DeltaField } from './schema';
@@ -25,16 +26,15 @@ export async function compactBin(
   storage: Storage,
   snap: Snapshot,
   bin: readonly LiveFile[],
-  options: { scratchDir: string; sortBy?: readonly SortKey[]; rowGroupRows?: number },
+  options: { scratchDir: string; sortBy?: readonly SortKey[]; layout: ParquetLayout },
 ): Promise<{ add: AddAction; bytes: number }> {
   const dataFields = snap.schema.fields.filter((f) => !snap.partitionColumns.includes(f.name));
   const rel = await filesRelationSql(storage, snap, bin, { columns: dataFields.map((f) => f.name) });
   const order = options.sortBy?.length ? ` ORDER BY ${orderTermsSql(options.sortBy, snap.schema)}` : '';
   await fs.mkdir(options.scratchDir, { recursive: true });
-  const name = `part-${randomUUID()}.snappy.parquet`;
+  const name = `part-${randomUUID()}${options.layout.codec === 'uncompressed' ? '' : `.${options.layout.codec}`}.parquet`;
   const local = path.join(options.scratchDir, name);
-  const rowGroups = options.rowGroupRows !== undefined ? `, ROW_GROUP_SIZE ${Math.floor(options.rowGroupRows)}` : '';
-  const result = await conn.runAndReadAll(`COPY (${rel}${order}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION snappy${rowGroups})`);
+  const result = await conn.runAndReadAll(`COPY (${rel}${order}) TO ${sqlString(local)} (FORMAT parquet${parquetCopyOptions(options.layout)})`);
   const rows = Number(result.getRows()[0][0]);
   try {
     // Before the file moves into storage (a local put renames it).

@@ -9,6 +9,7 @@ import type { AddAction } from '../log/actions';
 import { stringifyJson } from '../log/json';
 import type { Storage } from '../storage/storage';
 import { encodeAddPath, partitionDirectory, partitionValueSql } from './partition';
+import { parquetCopyOptions, type ParquetLayout } from './properties';
 import { orderTermsSql, type SortKey } from './row-order';
 import { duckType, hasMinMaxStats, type DeltaField, type TableSchema } from './schema';
 
@@ -29,15 +30,15 @@ export interface WriteFilesInput {
   sortBy?: readonly string[];
   /** Split each partition into files of at most this many rows. */
   maxRowsPerFile?: number;
-  /** The order rows are written in within files when `rowGroupRows` is set; default `sortBy`. */
+  /** The order rows are written in within files when the layout sets `rowGroupRows`; default `sortBy`. */
   rowOrder?: readonly SortKey[];
   /**
-   * Rows per Parquet row group (the table's `sluice.parquet.rowGroupRows`). Rows are then also
-   * written in `rowOrder`, so each group covers a narrow range of it — roughly:
+   * Codec and rows per row group (the table's `sluice.parquet.*` properties). With `rowGroupRows`
+   * rows are also written in `rowOrder`, so each group covers a narrow range of it — roughly:
    * the partitioned COPY writes with DuckDB's threads in parallel, interleaving sorted runs
    * (DuckDB 1.5 has no per-partition ORDER_BY for COPY); compaction's single-file COPY is exact.
    */
-  rowGroupRows?: number;
+  layout: ParquetLayout;
   dataChange: boolean;
   /** Local directory for DuckDB's output before it moves into storage. */
   scratchDir: string;
@@ -115,11 +116,10 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
     await fs.mkdir(outDir, { recursive: true });
     try {
       const rowOrder = input.rowOrder ?? input.sortBy;
-      const ordered = input.rowGroupRows !== undefined && rowOrder?.length ? ` ORDER BY ${orderTermsSql(rowOrder, schema, 'w')}` : '';
-      const rowGroups = input.rowGroupRows !== undefined ? `, ROW_GROUP_SIZE ${Math.floor(input.rowGroupRows)}` : '';
+      const ordered = input.layout.rowGroupRows !== undefined && rowOrder?.length ? ` ORDER BY ${orderTermsSql(rowOrder, schema, 'w')}` : '';
       const copied = await conn.runAndReadAll(
         `COPY (SELECT ${[...dataCols.map((c) => `w.${c}`), 'g.__g'].join(', ')} FROM ${work} w JOIN ${groupsTable} g ON ${joinOn}${ordered}) TO ${sqlString(outDir)}
-         (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (__g), FILENAME_PATTERN 'part-{uuid}', RETURN_FILES true${rowGroups})`,
+         (FORMAT parquet, PARTITION_BY (__g), FILENAME_PATTERN 'part-{uuid}', RETURN_FILES true${parquetCopyOptions(input.layout)})`,
       );
       const files = (copied.getRowObjectsJS()[0]?.Files as string[] | undefined) ?? [];
       const byGroup = new Map<number, string[]>();

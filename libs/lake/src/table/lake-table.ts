@@ -18,7 +18,7 @@ import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
-import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parseInterval, rowGroupRowsOf, validateProperties } from './properties';
+import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parquetLayoutOf, parseInterval, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
 import { checkSortKeys, type SortKey } from './row-order';
 import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
@@ -507,7 +507,7 @@ export class LakeTable {
     await withConnection(async (conn) => {
       for (const bin of bins) {
         try {
-          const out = await compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, rowGroupRows: rowGroupRowsOf(snap.configuration) });
+          const out = await compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, layout: parquetLayoutOf(snap.configuration) });
           adds.push(out.add);
           bytesAdded += out.bytes;
         } catch (err) {
@@ -792,7 +792,7 @@ export class LakeTable {
       sortBy: o.sortBy,
       rowOrder: o.rowOrder,
       maxRowsPerFile: o.maxRowsPerFile,
-      rowGroupRows: rowGroupRowsOf(snap.configuration),
+      layout: parquetLayoutOf(snap.configuration),
       scratchDir: this.scratchDir,
     });
   }

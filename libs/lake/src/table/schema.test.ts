@@ -1,4 +1,4 @@
-import { validateProperties, parseInterval, rowGroupRowsOf } from './properties';
+import { validateProperties, parseInterval, parquetLayoutOf } from './properties';
 import { duckType, schemaFromColumns } from './schema';
 
 describe('schemas and properties', () => {
@@ -33,9 +33,22 @@ describe('schemas and properties', () => {
     expect(() => validateProperties({ [k]: '8192' })).not.toThrow();
     for (const bad of ['0', '1000', '-2048', '4096.5', '08192', 'x', '99999999999999999999']) {
       expect(() => validateProperties({ [k]: bad })).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
-      expect(rowGroupRowsOf({ [k]: bad })).toBeUndefined();
+      expect(parquetLayoutOf({ [k]: bad }).rowGroupRows).toBeUndefined();
     }
-    expect(rowGroupRowsOf({ [k]: '8192' })).toBe(8192);
-    expect(rowGroupRowsOf({})).toBeUndefined();
+    expect(parquetLayoutOf({ [k]: '8192' }).rowGroupRows).toBe(8192);
+    expect(parquetLayoutOf({}).rowGroupRows).toBeUndefined();
+  });
+
+  it('sluice.parquet.compression: a codec every Delta reader reads; snappy by default and for a value another writer set badly', () => {
+    const k = 'sluice.parquet.compression';
+    for (const codec of ['snappy', 'uncompressed', 'zstd', 'gzip']) {
+      expect(() => validateProperties({ [k]: codec })).not.toThrow();
+      expect(parquetLayoutOf({ [k]: codec }).codec).toBe(codec);
+    }
+    for (const bad of ['SNAPPY', 'lz4', 'brotli', 'none', '', 'snappy; DROP TABLE t']) {
+      expect(() => validateProperties({ [k]: bad })).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
+      expect(parquetLayoutOf({ [k]: bad }).codec).toBe('snappy');
+    }
+    expect(parquetLayoutOf({})).toEqual({ rowGroupRows: undefined, codec: 'snappy' });
   });
 });
