@@ -28,12 +28,14 @@ const o = args({
   cachedRates: '500,1000,2000',
   // DuckDB threads of the server (QUERY_API_DUCKDB_THREADS) and of the baseline engine.
   duckdbThreads: 2,
+  // Parquet codec of the bench table (`sluice.parquet.compression`); each codec has its own table.
+  compression: 'snappy',
 });
 const ROOT = path.resolve(__dirname, '../../..');
 // Laid out as merge-compaction writes silver: key-hash column, rows in SILVER_ROW_ORDER (day of
 // event_time, then key hash), SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` and
 // `silver-rows-N` held older layouts: no key hash; key-hash order alone.)
-const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-day-key-rows-${o.rows}`);
+const LAKE = path.join(ROOT, '.sluice/bench/query-api', `silver-day-key-${o.compression === 'snappy' ? '' : `${o.compression}-`}rows-${o.rows}`);
 const TABLE = CONTRACTS.orders.tables.silver;
 const TOKEN = 'bench-token-0123456789abcdef';
 const DAY0 = Date.UTC(2026, 0, 1);
@@ -76,7 +78,7 @@ async function buildTable(): Promise<LakeTable> {
       { name: 'bucket', type: 'integer', nullable: false },
     ],
     partitionColumns: ['bucket'],
-    properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS) },
+    properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS), [TABLE_PROPERTIES.compression]: o.compression },
   });
   const batch = 100_000;
   for (let start = 0; start < o.rows; start += batch) {
