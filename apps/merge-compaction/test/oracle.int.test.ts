@@ -1,4 +1,5 @@
-import { CONTRACTS } from '@sluice/contracts';
+import { CONTRACTS, SILVER_PARQUET_CODEC } from '@sluice/contracts';
+import { TABLE_PROPERTIES } from '@sluice/lake';
 import { sampleValue } from '@sluice/telemetry';
 import { build, type MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
@@ -73,5 +74,8 @@ describe('merge-compaction oracle', () => {
     const merges = (await (await env.table(CONTRACTS.orders.tables.silver))!.history()).filter((h) => h.operation === 'MERGE').length;
     expect(sampleValue(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
     expect(sampleValue(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
+    // Silver is written uncompressed (reads skip decompression), bronze with the default codec.
+    const codecOf = async (name: string) => (await (await env.table(name))!.snapshot()).configuration[TABLE_PROPERTIES.compression];
+    expect([await codecOf(CONTRACTS.orders.tables.silver), await codecOf(CONTRACTS.orders.tables.bronze)]).toEqual([SILVER_PARQUET_CODEC, undefined]);
   }, 180_000); // above the 60 s and 90 s waits
 });

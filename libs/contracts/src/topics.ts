@@ -25,6 +25,14 @@ export const KEY_HASH_COLUMN = '_key_hash';
 export const SILVER_ROW_GROUP_ROWS = 8192;
 
 /**
+ * Parquet codec of silver files (`sluice.parquet.compression`): uncompressed. Silver holds one
+ * row per entity, so its size is bounded by the entity count, and dashboards read it all day: at
+ * 10M rows a lookup or a day aggregate skips decompression (docs/bench/query-api.md) for about
+ * 1.8× the bytes of snappy. Bronze (all history) keeps snappy. Every Delta reader reads both.
+ */
+export const SILVER_PARQUET_CODEC = 'uncompressed';
+
+/**
  * The order of rows inside silver files (MERGE and compaction write it): by UTC day of
  * `event_time`, then by key hash. A day's rows sit in a few row groups of each bucket file, so a
  * dashboard's filter on a day reads those; within a day rows are in key order, so a lookup by key

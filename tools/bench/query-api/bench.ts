@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { CONTRACTS, KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, SILVER_ROW_ORDER, bucketOf, keyHashOf } from '@sluice/contracts';
+import { CONTRACTS, KEY_HASH_COLUMN, ORDER_STATUSES, SILVER_PARQUET_CODEC, SILVER_BUCKETS, SILVER_ROW_GROUP_ROWS, SILVER_ROW_ORDER, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, LakeTable, type LiveFile, LocalStorage, TABLE_PROPERTIES } from '@sluice/lake';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
 import { openLoop } from './open-loop';
@@ -28,8 +28,9 @@ const o = args({
   cachedRates: '500,1000,2000',
   // DuckDB threads of the server (QUERY_API_DUCKDB_THREADS) and of the baseline engine.
   duckdbThreads: 2,
-  // Parquet codec of the bench table (`sluice.parquet.compression`); each codec has its own table.
-  compression: 'snappy',
+  // Parquet codec of the bench table (`sluice.parquet.compression`; default silver's); each
+  // codec has its own table.
+  compression: SILVER_PARQUET_CODEC as string,
 });
 const ROOT = path.resolve(__dirname, '../../..');
 // Laid out as merge-compaction writes silver: key-hash column, rows in SILVER_ROW_ORDER (day of

@@ -1,4 +1,4 @@
-import { SILVER_ROW_GROUP_ROWS, type AnyContract, type GoldAggregate } from '@sluice/contracts';
+import { SILVER_PARQUET_CODEC, SILVER_ROW_GROUP_ROWS, type AnyContract, type GoldAggregate } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
 import { LakeTable, TABLE_PROPERTIES, type ColumnSpec, type Storage } from '@sluice/lake';
 import { bronzeColumns, goldColumns, silverColumns } from './layout';
@@ -48,7 +48,8 @@ export class TableSet {
       // Silver files are written in SILVER_ROW_ORDER (day, then key hash; MERGE and compaction
       // both); small row groups then let an entity lookup by key hash read about one group per
       // day in a file, and a filter on a day read that day's groups, not all of them.
-      properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS) },
+      // Uncompressed: reads skip decompression for ~1.8× the bytes (SILVER_PARQUET_CODEC).
+      properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS), [TABLE_PROPERTIES.compression]: SILVER_PARQUET_CODEC },
     });
   }
 
