@@ -21,7 +21,7 @@ say() { echo "[registry] $*" >&2; }
 
 jar_path() {
   local hash
-  hash="$(cd "$root/tools/registry" && find pom.xml src -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)"
+  hash="$(cd "$root/tools/registry" && find pom.xml src repo -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)"
   echo "${SLUICE_REGISTRY_HOME:-$HOME/.cache/sluice/registry-$hash}/sluice-schema-registry-1.0.0-runner.jar"
 }
 
