@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds the Confluent-compatible schema registry the integration tests use (Apicurio Registry
+# Builds the Confluent-compatible schema registry the integration tests use (Apicurio Registry 3
 # from Maven Central, re-packaged by tools/registry/pom.xml) into ~/.cache/sluice/registry-<hash>.
-# Idempotent: the hash covers the pom and sources, so a finished build is reused and a change
-# rebuilds. Needs Java 17+ and Maven (installed by tools/setup/setup.sh).
+# Idempotent: the hash covers the pom, sources and stand-in repo/, so a finished build is reused
+# and a change rebuilds. Needs Java 17+ and Maven (installed by tools/setup/setup.sh). The build
+# does not need Kafka; the registry uses it when started (tools/services.d/20-registry.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 say() { echo "[setup:registry] $*" >&2; }
 
 src="$root/tools/registry"
-hash="$(cd "$src" && find pom.xml src -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)"
+hash="$(cd "$src" && find pom.xml src repo -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)"
 out="${SLUICE_REGISTRY_HOME:-$HOME/.cache/sluice/registry-$hash}"
 jar="$out/sluice-schema-registry-1.0.0-runner.jar"
 

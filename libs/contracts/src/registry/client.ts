@@ -257,7 +257,8 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
       });
       const body = answer.body as { is_compatible?: unknown; messages?: unknown; reason?: unknown };
       if (typeof body?.is_compatible !== 'boolean') throw new RegistryError('REGISTRY_BAD_RESPONSE', 'checkCompatibility: no is_compatible in answer');
-      // Confluent sends `messages` (verbose=true); Apicurio's ccompat sends one `reason` string.
+      // Confluent sends `messages` (verbose=true), as does the test registry (tools/registry adds
+      // them to Apicurio 3's answer); Apicurio 2's ccompat sends one `reason` string.
       const messages = Array.isArray(body.messages) ? body.messages.map(String) : typeof body.reason === 'string' ? [body.reason] : [];
       return { compatible: body.is_compatible, messages };
     },

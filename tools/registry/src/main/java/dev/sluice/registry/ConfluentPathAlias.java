@@ -1,7 +1,7 @@
 package dev.sluice.registry;
 
 import io.vertx.ext.web.Router;
-import javax.enterprise.event.Observes;
+import jakarta.enterprise.event.Observes;
 
 /**
  * Serves Apicurio's Confluent-compatible API (normally under /apis/ccompat/v7) at the root too,

@@ -1,12 +1,12 @@
 package dev.sluice.registry;
 
 import io.apicurio.common.apps.config.DynamicConfigPropertyList;
-import javax.enterprise.context.ApplicationScoped;
-import javax.enterprise.inject.Produces;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Produces;
 
 /**
  * Apicurio builds this list at build time with a Quarkus extension
- * (apicurio-common-app-components-config-index-deployment) that Maven Central does not carry.
+ * (apicurio-registry-config-index-deployment) that Maven Central does not serve here.
  * Sluice's tests use no dynamic (runtime-editable) registry settings, so the list is empty.
  */
 @ApplicationScoped
