@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { SluiceError } from '@sluice/errors';
 import { type AppDeps, buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
 import { ResultCache } from './cache/result-cache';
@@ -191,6 +192,18 @@ describe('query-api HTTP', () => {
     expect(res.json().entity).toEqual({ order_id: 'o1', status: 'paid' });
     expect(lake.reads[0].files.map((f) => f.path)).toEqual(['bucket=2/part-1.parquet']);
     expect(lake.reads[0].read.params).toEqual(['o1', '2']);
+  });
+
+  it('answers 503 QUERY_LAKE_UNAVAILABLE with Retry-After when the lake cannot be read for a while', async () => {
+    // A retryable error the lake adapter did not name (its own LAKE_STORAGE_UNAVAILABLE it translates itself).
+    lake.latest = async () => {
+      throw new SluiceError('LAKE_STORAGE_SLOW', 'object store timed out', { retryable: true });
+    };
+    for (const res of [await post(app, { select: ['status'] }), await app.inject({ url: '/v1/tables/orders_silver', headers: { authorization: `Bearer ${DASH}` } })]) {
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('1');
+      expect(res.json().error).toMatchObject({ code: 'QUERY_LAKE_UNAVAILABLE', retryable: true, details: { cause: 'LAKE_STORAGE_SLOW' } });
+    }
   });
 
   it('answers 503 with Retry-After when saturated', async () => {

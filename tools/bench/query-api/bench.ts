@@ -136,7 +136,7 @@ type BaselineStats = { p50: number; p95: number; runs: number };
  * prepared read that query-api now uses. Sequential latency of both, and throughput of `read` with
  * as many queries in parallel as query-api runs (4).
  */
-async function baseline(table: LakeTable): Promise<Record<'lookup' | 'aggregate', Record<'session' | 'read', BaselineStats> & { readQpsAt4: number }>> {
+async function baseline(table: LakeTable): Promise<Record<'lookup' | 'aggregate', Record<'session' | 'read', BaselineStats> & { readQpsAt4: number }> & { day0Answer: Record<string, unknown>[] }> {
   const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: o.duckdbThreads, memoryLimit: '1024MB' });
   const snapshot = await table.snapshot();
   const storage = table.storage;
@@ -181,6 +181,8 @@ async function baseline(table: LakeTable): Promise<Record<'lookup' | 'aggregate'
   };
   const aggregateRuns = Math.max(20, Math.floor(o.baselineRuns / 5));
   return {
+    // What the server must answer for aggregateBody(0): DuckDB's rows for the same SQL and files.
+    day0Answer: (await aggregate('read', 0)) as Record<string, unknown>[],
     lookup: {
       session: await time(o.baselineRuns, () => lookup('session')),
       read: await time(o.baselineRuns, () => lookup('read')),
@@ -290,7 +292,7 @@ async function main() {
   const snap = await table.snapshot();
   process.stderr.write(`table: ${snap.numRecords()} rows in ${snap.files.length} files, version ${snap.version}\n`);
   const base = await baseline(table);
-  process.stderr.write(`baseline: ${JSON.stringify(base)}\n`);
+  process.stderr.write(`baseline: ${JSON.stringify({ ...base, day0Answer: undefined })}\n`);
 
   const lookupPath = () => `/v1/tables/${TABLE}/entities/${orderId(Math.floor(Math.random() * o.rows))}`;
   const lookupRequest: autocannon.Request = { method: 'GET', setupRequest: (req) => ({ ...req, path: lookupPath() }) };
@@ -304,13 +306,16 @@ async function main() {
   const aggregatePath = `/v1/tables/${TABLE}/query`;
   const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   const rates = (list: string) => list.split(',').map(Number).filter((r) => r > 0);
-  const sweep = async (scenario: string, list: string, request: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string }) => {
+  /** The open-loop percentiles over DuckDB alone's (sequential `read`) on the same SQL and files. */
+  const vsDuckdb = (r: { p50: number; p95: number }, duck: BaselineStats) => ({ p50: round(r.p50 / duck.p50), p95: round(r.p95 / duck.p95) });
+  const sweep = async (scenario: string, list: string, duck: BaselineStats, request: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string }) => {
     // Warm-up, not recorded: footers read, statements prepared, JIT done, a cached answer computed.
     await openLoop({ port: o.port, clients: o.connections, rate: rates(list)[0], durationS: o.warmup, headers, request });
     for (const rate of rates(list)) {
       const r = await openLoop({ port: o.port, clients: o.connections, rate, durationS: o.duration, headers, request });
-      process.stderr.write(`open loop ${scenario} @ ${rate}/s: ${JSON.stringify(r)}\n`);
-      openResults.push({ scenario, ...r });
+      const out = { scenario, ...r, vsDuckdb: vsDuckdb(r, duck) };
+      process.stderr.write(`open loop ${scenario} @ ${rate}/s: ${JSON.stringify(out)}\n`);
+      openResults.push(out);
     }
   };
 
@@ -319,11 +324,14 @@ async function main() {
   let rss: Record<string, number> = {};
   const uncached = await startServer(0);
   try {
-    // The server's answer must equal the baseline's SQL (same compiled query).
-    const check = (await (await fetch(`http://127.0.0.1:${o.port}${aggregatePath}`, { method: 'POST', headers, body: JSON.stringify(aggregateBody(0)) })).json()) as { rows?: unknown[] };
-    if (check.rows?.length !== ORDER_STATUSES.length) throw new Error(`unexpected aggregate answer ${JSON.stringify(check).slice(0, 300)}`);
-    await sweep('point lookup (cache off)', o.lookupRates, () => ({ method: 'GET', path: lookupPath() }));
-    await sweep('grouped aggregate over one day (cache off)', o.aggregateRates, (i) => ({ method: 'POST', path: aggregatePath, body: JSON.stringify(aggregateBody(i % o.days)) }));
+    // The server's answer must equal DuckDB's for the same SQL (what the baseline times), value for value.
+    const check = (await (await fetch(`http://127.0.0.1:${o.port}${aggregatePath}`, { method: 'POST', headers, body: JSON.stringify(aggregateBody(0)) })).json()) as { rows?: Record<string, unknown>[] };
+    const asText = (rows: Record<string, unknown>[] | undefined) => JSON.stringify((rows ?? []).map((r) => [r.status, r.orders, r.cents].map(String)));
+    if (check.rows?.length !== ORDER_STATUSES.length || asText(check.rows) !== asText(base.day0Answer)) {
+      throw new Error(`the server's aggregate ${asText(check.rows).slice(0, 300)} differs from DuckDB's ${asText(base.day0Answer).slice(0, 300)}`);
+    }
+    await sweep('point lookup (cache off)', o.lookupRates, base.lookup.read, () => ({ method: 'GET', path: lookupPath() }));
+    await sweep('grouped aggregate over one day (cache off)', o.aggregateRates, base.aggregate.read, (i) => ({ method: 'POST', path: aggregatePath, body: JSON.stringify(aggregateBody(i % o.days)) }));
     results.push(await load('point lookup (cache off)', [lookupRequest]));
     results.push(await load('grouped aggregate over one day (cache off)', [aggregateRequest]));
     rss = { ...rss, uncached: uncached.maxRssMb() };
@@ -333,7 +341,7 @@ async function main() {
   const cached = await startServer(2000);
   try {
     const cachedBody = JSON.stringify(aggregateBody(3));
-    await sweep('grouped aggregate, cached answer', o.cachedRates, () => ({ method: 'POST', path: aggregatePath, body: cachedBody }));
+    await sweep('grouped aggregate, cached answer', o.cachedRates, base.aggregate.read, () => ({ method: 'POST', path: aggregatePath, body: cachedBody }));
     results.push(await load('grouped aggregate, cached answer', [{ method: 'POST', path: aggregatePath, body: cachedBody }]));
     rss = { ...rss, cached: cached.maxRssMb() };
   } finally {

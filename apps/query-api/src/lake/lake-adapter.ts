@@ -1,4 +1,4 @@
-import { isSluiceError } from '@sluice/errors';
+import { isSluiceError, SluiceError } from '@sluice/errors';
 import { type LakeQueryEngine, LakeTable, type Storage, TAIL_PREFIX, type ViewSpec } from '@sluice/lake';
 import { queryError } from '../errors';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
@@ -76,10 +76,19 @@ export class LakeAdapter implements LakePort {
     // The lake applies one file filter to the table and to its tail; their paths never collide
     // (part-<uuid> names), so one set of both serves.
     const wanted = new Set([...files, ...pendingFiles].map((f) => f.path));
+    // A pooled, prepared read: the same files and SQL again (lookups into one bucket, a panel
+    // polled while its files do not change) skip connection, view and planning costs.
+    const run = () => this.options.engine.read({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } }, read.sql, read.params, { timeoutMs: read.timeoutMs });
     try {
-      // A pooled, prepared read: the same files and SQL again (lookups into one bucket, a panel
-      // polled while its files do not change) skip connection, view and planning costs.
-      return await this.options.engine.read({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } }, read.sql, read.params, { timeoutMs: read.timeoutMs });
+      try {
+        return await run();
+      } catch (err) {
+        // S3 tables are read through a bounded local file cache, which may evict a file between
+        // handing out its path and DuckDB opening it; a second read downloads it again. A file
+        // that is really gone (vacuumed: an old version's) fails again and answers as before.
+        if (!(isSluiceError(err) && err.code === 'LAKE_DATA_FILE_MISSING')) throw err;
+        return await run();
+      }
     } catch (err) {
       throw translate(err, snapshot.table);
     }
@@ -140,19 +149,24 @@ export class LakeAdapter implements LakePort {
  * offset the table already shows. Reading the view twice and pairing the first table snapshot
  * with the second tail closes that gap — valid when no fold removed tail files in between (the
  * second tail then holds every batch committed up to the first table snapshot, and a row seen in
- * both is resolved by version). Folds are rare; after a few unlucky tries the lake's own
- * (tail-first) view is used, which may show offsets slightly ahead but never loses a row.
+ * both is resolved by version). Folds are rare: only a fold landing between every pair of
+ * reads, `CONSISTENT_VIEW_TRIES` times in a row, exhausts the tries, and then the answer is a
+ * retryable LAKE_STORAGE_UNAVAILABLE (503 with Retry-After), never a view whose offsets may run
+ * ahead of its rows (a read-your-writes answer would claim rows it does not hold).
  */
-async function consistentCurrentView(table: LakeTable): Promise<ViewSpec> {
+export async function consistentCurrentView(table: Pick<LakeTable, 'currentView' | 'name'>): Promise<ViewSpec> {
   let first = await table.currentView();
-  for (let attempt = 0; attempt < 4; attempt++) {
+  for (let attempt = 0; attempt < CONSISTENT_VIEW_TRIES; attempt++) {
     const second = await table.currentView();
     const later = new Set((second.pending?.snapshot.files ?? []).map((f) => f.path));
     if ((first.pending?.snapshot.files ?? []).every((f) => later.has(f.path))) return { ...first, pending: second.pending };
     first = second;
   }
-  return first;
+  throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', `${table.name}: folds replaced its tail during each of ${CONSISTENT_VIEW_TRIES} reads; try again`, { retryable: true });
 }
+
+/** Pairs of reads {@link consistentCurrentView} tries before it gives up for this request. */
+const CONSISTENT_VIEW_TRIES = 8;
 
 /** `_delta_log/<20-digit version>.json`, the Delta commit file name (DELTA.md §2). */
 function commitKey(version: number): string {

@@ -1,0 +1,36 @@
+import type { ViewSpec } from '@sluice/lake';
+import { consistentCurrentView } from './lake-adapter';
+
+/** A current view whose tail holds `tail` (file paths); `table` tells the views apart. */
+const view = (table: string, tail: string[]): ViewSpec => ({ snapshot: { table }, pending: { snapshot: { files: tail.map((path) => ({ path })) } } }) as never;
+
+/** A table whose successive currentView() calls return `views` in turn. */
+function tableOf(views: ViewSpec[]) {
+  let i = 0;
+  return { name: 'silver_orders', calls: () => i, currentView: async () => views[Math.min(i++, views.length - 1)] };
+}
+
+describe('consistentCurrentView', () => {
+  it('pairs the first table snapshot with the second tail when no fold came between', async () => {
+    const t = tableOf([view('t1', ['a']), view('t2', ['a', 'b'])]);
+    const v = await consistentCurrentView(t);
+    expect(v.snapshot).toEqual({ table: 't1' });
+    expect(v.pending?.snapshot.files.map((f) => f.path)).toEqual(['a', 'b']);
+  });
+
+  it('reads again after a fold replaced the tail, then pairs the next two reads', async () => {
+    // The fold between reads 1 and 2 removed tail file 'a'; reads 2 and 3 agree.
+    const t = tableOf([view('t1', ['a']), view('t2', ['c']), view('t3', ['c', 'd'])]);
+    const v = await consistentCurrentView(t);
+    expect(v.snapshot).toEqual({ table: 't2' });
+    expect(v.pending?.snapshot.files.map((f) => f.path)).toEqual(['c', 'd']);
+    expect(t.calls()).toBe(3);
+  });
+
+  it('gives up with a retryable error, not a view whose offsets may run ahead of its rows', async () => {
+    // Every read sees a tail the next one no longer has.
+    const t = tableOf(Array.from({ length: 20 }, (_, i) => view(`t${i}`, [`f${i}`])));
+    await expect(consistentCurrentView(t)).rejects.toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });
+    expect(t.calls()).toBe(9);
+  });
+});

@@ -1,0 +1,88 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { LakeQueryEngine, LocalStorage, type Storage } from '@sluice/lake';
+import { LakeAdapter } from '../src/lake/lake-adapter';
+import { createOrders, orderRow, tempDir } from './support';
+
+/**
+ * Local storage read the way S3 tables are: DuckDB gets a copy from a cache directory. The first
+ * time each data file is asked for, its copy is gone before DuckDB opens it, as when the bounded
+ * cache evicts a path it has just handed out (LocalFileCache); later calls copy it again.
+ */
+class EvictingCacheStorage implements Storage {
+  readonly evicted = new Set<string>();
+  constructor(
+    private readonly inner: LocalStorage,
+    private readonly cacheDir: string,
+  ) {}
+  get uri() {
+    return this.inner.uri;
+  }
+  get(key: string) {
+    return this.inner.get(key);
+  }
+  getIfExists(key: string) {
+    return this.inner.getIfExists(key);
+  }
+  put(key: string, body: Uint8Array) {
+    return this.inner.put(key, body);
+  }
+  putIfAbsent(key: string, body: Uint8Array) {
+    return this.inner.putIfAbsent(key, body);
+  }
+  list(prefix: string) {
+    return this.inner.list(prefix);
+  }
+  delete(keys: string[]) {
+    return this.inner.delete(keys);
+  }
+  head(key: string) {
+    return this.inner.head(key);
+  }
+  async localPath(key: string): Promise<string> {
+    const copy = path.join(this.cacheDir, key.replace(/[/\\]/g, '__'));
+    await fs.copyFile(await this.inner.localPath(key), copy);
+    if (!this.evicted.has(key)) {
+      this.evicted.add(key);
+      await fs.rm(copy);
+    }
+    return copy;
+  }
+}
+
+describe('query-api over a file cache that evicts a path it handed out', () => {
+  let root: string;
+  let cacheDir: string;
+  let engine: LakeQueryEngine;
+  beforeAll(async () => {
+    root = await tempDir('eviction');
+    cacheDir = path.join(root, 'cache');
+    await fs.mkdir(cacheDir);
+    const table = await createOrders(root);
+    await table.append({ rows: Array.from({ length: 40 }, (_, i) => orderRow(i)) });
+    // DuckDB may read the cache only, as query-api's engine over S3 tables does.
+    engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [cacheDir], threads: 2 });
+  });
+  afterAll(async () => {
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('reads again instead of answering that a live file was vacuumed', async () => {
+    const storage = new EvictingCacheStorage(new LocalStorage(path.join(root, 'silver_orders')), cacheDir);
+    const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
+    const snapshot = await lake.latest('silver_orders');
+    const rows = await lake.query(snapshot, snapshot.files, [], { sql: 'SELECT count(*)::INTEGER AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 });
+    expect(rows).toEqual([{ n: 40 }]);
+    // Every file was evicted once: the first read really failed and the second one answered.
+    expect(storage.evicted.size).toBe(snapshot.files.length);
+  });
+
+  it('still answers QUERY_VERSION_UNKNOWN when a file is really gone', async () => {
+    const storage = new EvictingCacheStorage(new LocalStorage(path.join(root, 'silver_orders')), cacheDir);
+    const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
+    const snapshot = await lake.latest('silver_orders');
+    const gone = snapshot.files[0];
+    storage.localPath = async (key: string) => path.join(cacheDir, `never-there-${key.replace(/[/\\]/g, '__')}`);
+    await expect(lake.query(snapshot, [gone], [], { sql: 'SELECT count(*) AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'QUERY_VERSION_UNKNOWN' });
+  });
+});
