@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeQueryEngine, LocalStorage, type Storage } from '@sluice/lake';
+import { LakeQueryEngine, LocalStorage } from '@sluice/lake';
 import { LakeAdapter } from '../src/lake/lake-adapter';
 import { createOrders, orderRow, tempDir } from './support';
 
@@ -9,39 +9,17 @@ import { createOrders, orderRow, tempDir } from './support';
  * time each data file is asked for, its copy is gone before DuckDB opens it, as when the bounded
  * cache evicts a path it has just handed out (LocalFileCache); later calls copy it again.
  */
-class EvictingCacheStorage implements Storage {
+class EvictingCacheStorage extends LocalStorage {
   readonly evicted = new Set<string>();
   constructor(
-    private readonly inner: LocalStorage,
+    root: string,
     private readonly cacheDir: string,
-  ) {}
-  get uri() {
-    return this.inner.uri;
+  ) {
+    super(root);
   }
-  get(key: string) {
-    return this.inner.get(key);
-  }
-  getIfExists(key: string) {
-    return this.inner.getIfExists(key);
-  }
-  put(key: string, body: Uint8Array) {
-    return this.inner.put(key, body);
-  }
-  putIfAbsent(key: string, body: Uint8Array) {
-    return this.inner.putIfAbsent(key, body);
-  }
-  list(prefix: string) {
-    return this.inner.list(prefix);
-  }
-  delete(keys: string[]) {
-    return this.inner.delete(keys);
-  }
-  head(key: string) {
-    return this.inner.head(key);
-  }
-  async localPath(key: string): Promise<string> {
+  override async localPath(key: string): Promise<string> {
     const copy = path.join(this.cacheDir, key.replace(/[/\\]/g, '__'));
-    await fs.copyFile(await this.inner.localPath(key), copy);
+    await fs.copyFile(await super.localPath(key), copy);
     if (!this.evicted.has(key)) {
       this.evicted.add(key);
       await fs.rm(copy);
@@ -68,7 +46,7 @@ describe('query-api over a file cache that evicts a path it handed out', () => {
   });
 
   it('reads again instead of answering that a live file was vacuumed', async () => {
-    const storage = new EvictingCacheStorage(new LocalStorage(path.join(root, 'silver_orders')), cacheDir);
+    const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
     const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
     const snapshot = await lake.latest('silver_orders');
     const rows = await lake.query(snapshot, snapshot.files, [], { sql: 'SELECT count(*)::INTEGER AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 });
@@ -78,7 +56,7 @@ describe('query-api over a file cache that evicts a path it handed out', () => {
   });
 
   it('still answers QUERY_VERSION_UNKNOWN when a file is really gone', async () => {
-    const storage = new EvictingCacheStorage(new LocalStorage(path.join(root, 'silver_orders')), cacheDir);
+    const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
     const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
     const snapshot = await lake.latest('silver_orders');
     const gone = snapshot.files[0];
