@@ -1,5 +1,5 @@
 import { loadConfig } from '@sluice/config';
-import { KafkaProducer } from '@sluice/kafka';
+import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { createLogger } from '@sluice/telemetry';
 import { build, type ValidateService } from '../src/app';
 import { validateConfigSchema } from '../src/config';
@@ -10,6 +10,7 @@ const t = topicsFor('progress');
 const WINDOW_MS = 5_000;
 const services: ValidateService[] = [];
 let producer: KafkaProducer;
+let admin: KafkaAdmin;
 
 function instance(id: string): ValidateService {
   const config = loadConfig(
@@ -30,9 +31,9 @@ function instance(id: string): ValidateService {
   return service;
 }
 
-async function feedUntil(done: () => boolean, timeoutMs: number, eachTurn: () => void = () => undefined): Promise<void> {
+async function feedUntil(done: () => boolean | Promise<boolean>, timeoutMs: number, eachTurn: () => void = () => undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) {
+  while (!(await done()) && Date.now() < deadline) {
     eachTurn();
     await producer.sendBatch(Array.from({ length: 20 }, () => ({ topic: t.raw, key: 'k', value: Buffer.from(JSON.stringify(order())) })));
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -44,11 +45,19 @@ beforeAll(async () => {
   await createTopics(brokers, [t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
   producer = new KafkaProducer({ brokers, clientId: 'progress-feed' });
   await producer.connect();
+  admin = new KafkaAdmin({ brokers, clientId: 'progress-observer' });
 });
+
+/** Both instances are members of a settled group (until then the partition may still move). */
+async function bothJoined(): Promise<boolean> {
+  const group = await admin.describeGroup(t.group).catch(() => undefined);
+  return group?.state === 'stable' && group.members.length === 2;
+}
 
 afterAll(async () => {
   await Promise.all(services.map((s) => s.close().catch(() => undefined)));
   await producer.close();
+  await admin.close();
 });
 
 it('a busy instance and an idle extra replica stay live; the holder stops being live once it fetches nothing while raw fills', async () => {
@@ -56,7 +65,10 @@ it('a busy instance and an idle extra replica stay live; the holder stops being 
   const a = instance('a');
   const b = instance('b');
   const holders = () => [a, b].filter((s) => s.processor.consumer.assignment().length > 0);
-  await feedUntil(() => holders().length === 1 && a.totals().valid + b.totals().valid > 0, 60_000);
+  // The first member to join holds the partition until the second one's join moves it, so the
+  // holder is named only once the group has settled with both.
+  await feedUntil(async () => holders().length === 1 && a.totals().valid + b.totals().valid > 0 && (await bothJoined()), 60_000);
+  expect(await bothJoined()).toBe(true);
   expect(holders()).toHaveLength(1);
   const [holder] = holders();
   const idle = holder === a ? b : a;
@@ -66,6 +78,7 @@ it('a busy instance and an idle extra replica stay live; the holder stops being 
   expect(holder.progress()).toEqual({ stuck: false });
   expect(idle.progress()).toEqual({ stuck: false });
   expect(holder.live() && idle.live()).toBe(true);
+  expect(holders()).toEqual([holder]);
 
   // The holder's fetcher goes quiet (a paused partition looks, from outside, like a wedged one)
   // while records keep arriving: after two or three windows it is no longer live (the bound here
