@@ -11,30 +11,15 @@
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
  * (throughput, lag and freshness over time) and prints progress every 5 s. See docs/bench/e2e.md.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderSvg, svgToPng } from '../../src/bench/chart';
 import { runBacklog, runE2e } from '../../src/bench/e2e';
+import { DEPLOYED_ENV } from '../../src/bench/service-bundle';
 import { OwnBroker, ROOT, Stack, type ServiceName } from '../../src/bench/stack';
 
 const SERVICES: readonly string[] = ['ingest', 'validate', 'merge-compaction', 'query-api'] satisfies ServiceName[];
-
-/** One setting of deploy/k8s/base/config/common.env, the environment every deployed service gets. */
-function deployedSetting(key: string): string {
-  const file = path.join(ROOT, 'deploy/k8s/base/config/common.env');
-  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${key}=`));
-  if (line === undefined) throw new Error(`${key} is not set in ${file}`);
-  return line.slice(key.length + 1).trim();
-}
-
-/**
- * Settings every service gets as deployed where the code's default differs: the share of new
- * traces sampled (1 % there, every trace by default). At every trace, each event carries a
- * sampled `traceparent` that validate and merge-compaction turn into spans and merge-compaction
- * holds per buffered record (docs/bench/e2e.md). `--service-env svc:TRACES_SAMPLE_RATIO=1` restores it.
- */
-const DEPLOYED = { TRACES_SAMPLE_RATIO: deployedSetting('TRACES_SAMPLE_RATIO') };
 
 /** `base` plus each `service:KEY=VALUE` setting. */
 function serviceEnv(settings: readonly string[], base: Record<string, Record<string, string>>): Record<string, Record<string, string>> {
@@ -85,10 +70,10 @@ async function main(): Promise<void> {
     prefix: `bench${Date.now().toString(36)}.`,
     log: progress,
     env: serviceEnv(values['service-env'], {
-      ingest: { ...DEPLOYED, LOG_LEVEL: 'warn' },
-      validate: { ...DEPLOYED, LOG_LEVEL: 'warn' },
-      'merge-compaction': { ...DEPLOYED },
-      'query-api': { ...DEPLOYED, LOG_LEVEL: 'warn' },
+      ingest: { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
+      validate: { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
+      'merge-compaction': { ...DEPLOYED_ENV },
+      'query-api': { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
     }),
   });
   // Ctrl-C / SIGTERM: stop the services and the private broker rather than orphan them.

@@ -4,6 +4,7 @@
  *
  *   SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092 npx tsx --tsconfig tsconfig.base.json tools/bench/ingest-validate/run.ts \
  *     [--seconds 15] [--batch 1000] [--connections 8] [--partitions 4] [--validate-batch 5000]
+ *     [--traces-sample-ratio R]   (default: as deployed, deploy/k8s/base/config/common.env)
  *
  * Phase 1: autocannon POSTs NDJSON batches to ingest for --seconds; events/s = 2xx × batch.
  * Phase 2: validate (transactions on) drains what phase 1 wrote; events/s from the committed
@@ -14,7 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '@sluice/kafka';
-import { bundleService, spawnService } from '../../src/bench/service-bundle';
+import { bundleService, DEPLOYED_ENV, spawnService } from '../../src/bench/service-bundle';
 import { watchProcess } from './proc-stats';
 
 type Autocannon = (opts: Record<string, unknown>) => Promise<{
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '8' },
     partitions: { type: 'string', default: '4' },
     'validate-batch': { type: 'string', default: '5000' },
+    'traces-sample-ratio': { type: 'string', default: DEPLOYED_ENV.TRACES_SAMPLE_RATIO },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -42,6 +44,7 @@ const BATCH = Number(values.batch);
 const CONNECTIONS = Number(values.connections);
 const PARTITIONS = Number(values.partitions);
 const VALIDATE_BATCH = Number(values['validate-batch']);
+const TRACES_SAMPLE_RATIO = values['traces-sample-ratio'];
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '';
 if (!brokers) throw new Error('set SLUICE_TEST_KAFKA_BROKERS (e.g. 127.0.0.1:19092)');
 
@@ -108,6 +111,7 @@ async function main(): Promise<void> {
     INGEST_RAW_TOPIC: topics.raw,
     INGEST_API_KEYS: JSON.stringify([{ producer: 'bench', key: API_KEY, contracts: ['*'] }]),
     INGEST_MAX_BATCH_EVENTS: String(Math.max(BATCH, 10_000)),
+    TRACES_SAMPLE_RATIO,
     LOG_LEVEL: 'info',
   });
   const address = await findIngestAddress(ingest);
@@ -142,6 +146,7 @@ async function main(): Promise<void> {
     OPS_PORT: '0',
     LOG_LEVEL: 'info',
     VALIDATE_MAX_BATCH_MESSAGES: String(VALIDATE_BATCH),
+    TRACES_SAMPLE_RATIO,
   });
   await validate.waitFor(/validate running/);
   const validateStats = watchProcess(validate.proc.pid!);
@@ -170,7 +175,7 @@ async function main(): Promise<void> {
   const report = {
     when: new Date().toISOString(),
     loadavg: (await import('node:os')).loadavg().map((l) => l.toFixed(1)),
-    settings: { seconds: SECONDS, batch: BATCH, connections: CONNECTIONS, partitions: PARTITIONS, validateBatch: VALIDATE_BATCH, bodyBytes: Buffer.byteLength(body) },
+    settings: { seconds: SECONDS, batch: BATCH, connections: CONNECTIONS, partitions: PARTITIONS, validateBatch: VALIDATE_BATCH, tracesSampleRatio: TRACES_SAMPLE_RATIO, bodyBytes: Buffer.byteLength(body) },
     baseline: { jsonParsePerSecondOneCore: Math.round(baseline) },
     ingest: {
       requests: result.requests.total,

@@ -1,9 +1,27 @@
 import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
 /** Repository root (tools/src/bench → ../../..). */
 export const ROOT = path.resolve(__dirname, '../../..');
+
+/** One setting of deploy/k8s/base/config/common.env, the environment every deployed service gets. */
+function deployedSetting(key: string): string {
+  const file = path.join(ROOT, 'deploy/k8s/base/config/common.env');
+  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${key}=`));
+  if (line === undefined) throw new Error(`${key} is not set in ${file}`);
+  return line.slice(key.length + 1).trim();
+}
+
+/**
+ * Settings every service gets as deployed where the code's default differs: the share of new
+ * traces sampled (1 % there, every trace by default). At every trace, each event carries a
+ * sampled `traceparent` that validate and merge-compaction turn into spans and merge-compaction
+ * holds per buffered record (docs/bench/e2e.md). Benchmarks start services with these unless
+ * told otherwise, so they measure what runs in production.
+ */
+export const DEPLOYED_ENV: Readonly<Record<string, string>> = Object.freeze({ TRACES_SAMPLE_RATIO: deployedSetting('TRACES_SAMPLE_RATIO') });
 
 /** The four services of the pipeline. */
 export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
@@ -36,7 +54,9 @@ async function runBundle(args: readonly string[], outDir: string): Promise<strin
  * production: a package the image prunes but the bundle needs would pass here.
  */
 export function spawnService(main: string, env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
-  return spawn(process.execPath, ['--enable-source-maps', main], {
+  // e.g. SLUICE_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile every service.
+  const extra = (process.env.SLUICE_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  return spawn(process.execPath, ['--enable-source-maps', ...extra, main], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...options,
