@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
-import { BatchConsumer, KafkaProducer } from '@sluice/kafka';
+import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { LakeQueryEngine, configureSharedDuckDB, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
@@ -9,6 +9,7 @@ import type { MaintenanceOptions } from './compaction/maintenance';
 import { type MergeConfig, duckdbMemoryMbFor } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
+import { AssignmentWatch, type AssignmentSource } from './tier1/assignment-watch';
 import { DeadLetters, type DeadLetterSink } from './tier1/dead-letters';
 import { LakeBronzeStore } from './tier1/lake-bronze-store';
 import type { Tier1Tracer } from './tier1/trace';
@@ -28,6 +29,8 @@ export interface MergeDeps {
   readonly storageFor?: StorageFactory;
   /** Tier-1 consumer; default a libs/kafka BatchConsumer on the valid topics (read_committed). */
   readonly createConsumer?: Tier1ConsumerFactory;
+  /** Who holds the valid topics' partitions, for tier 1's group watch; default a libs/kafka admin client. */
+  readonly assignmentSource?: AssignmentSource;
   /** Where tier 1's DLQ records go; default a libs/kafka idempotent producer on the brokers. */
   readonly deadLetterSink?: DeadLetterSink;
   /** Query engine for reading bronze; default the lake's shared DuckDB instance. */
@@ -100,6 +103,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
 
   let tier1: Tier1Worker | undefined;
   let dlqProducer: KafkaProducer | undefined;
+  let admin: KafkaAdmin | undefined;
   if (config.roles.has('tier1')) {
     if (deps.deadLetterSink === undefined) dlqProducer = new KafkaProducer({ brokers: config.brokers, clientId: 'sluice-merge-compaction-dlq' });
     const sink: DeadLetterSink = deps.deadLetterSink ?? ((records) => (dlqProducer as KafkaProducer).sendBatch(records));
@@ -125,6 +129,13 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 1024 / Math.max(1, topics.length * 8))),
           ...hooks,
         }));
+    if (deps.assignmentSource === undefined) admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-merge-compaction-watch' });
+    const assignmentWatch = new AssignmentWatch({
+      source: deps.assignmentSource ?? (admin as KafkaAdmin),
+      groupId: config.groupId,
+      topics,
+      onSampleFailed: (err) => logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'group watch could not read the group; its window starts again'),
+    });
     tier1 = new Tier1Worker({
       contracts,
       contractOfTopic: new Map(contracts.map((c) => [topicOf(c), c])),
@@ -138,6 +149,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       dedupMaxIds: config.dedupMaxIds,
       retryMaxMs: config.retryMaxMs,
       stallTimeoutMs: config.stallTimeoutMs,
+      groupWatch: { watch: assignmentWatch, windowMs: config.assignmentWindowMs },
       logger: logger.child({ role: 'tier1' }),
       metrics,
       tracer: deps.tracer,
@@ -200,6 +212,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       stopping ??= (async () => {
         await Promise.all([tier1?.stop(), tier2?.stop(), compaction?.stop()]);
         await dlqProducer?.close().catch((err: unknown) => logger.warn({ err }, 'DLQ producer close failed'));
+        await admin?.close().catch((err: unknown) => logger.warn({ err }, 'admin client close failed'));
         await ops?.close();
         logger.info('merge-compaction stopped');
       })();

@@ -90,6 +90,11 @@ export const mergeConfigSchema = {
     min: 10_000,
     doc: 'a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
   }),
+  assignmentWindowMs: int('SLUICE_ASSIGNMENT_WINDOW_MS', {
+    default: 120_000,
+    min: 5_000,
+    doc: 'how often a tier-1 worker that holds no partition asks the group who holds the valid topics: a partition with records that no member held at both ends of a window fails /healthz and ends the process (a wedged group join)',
+  }),
   shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
   duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', {
     default: 0,

@@ -56,10 +56,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // Not live: tier 1's loop died, or a poll hung in the Kafka client or a rebalance hook. A hung
+  // Not live: tier 1's loop died, a poll hung in the Kafka client or a rebalance hook, or the group
+  // left partitions without an owner while this worker held none (a wedged join). A hung
   // call cannot be closed (nor can process.exit() join its thread), so report it and end at once;
   // the next start resumes from bronze's offsets.
-  exitWhenNotLive(log, () => stopping || app.live(), 'merge-compaction is not live (tier 1 stopped or hung); exiting', () => ({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs }));
+  exitWhenNotLive(log, () => stopping || app.live(), 'merge-compaction is not live (tier 1 stopped or hung, or its group left partitions without an owner); exiting', () => ({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs, assignment: app.tier1?.assignment() }));
 }
 
 main().catch((err) => {

@@ -148,7 +148,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         // Stall limits below the defaults, so a hung Kafka call heals (exit, supervisor restart)
         // within the drain time; the validate limit still exceeds its 60 s transaction timeout.
         validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50', VALIDATE_STALL_TIMEOUT_MS: '75000', VALIDATE_PROGRESS_WINDOW_MS: '30000' },
-        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000', SLUICE_STALL_TIMEOUT_MS: '60000' },
+        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000', SLUICE_STALL_TIMEOUT_MS: '60000', SLUICE_ASSIGNMENT_WINDOW_MS: '30000' },
       },
       lakeS3: s3Proxy && o.s3 ? { ...o.s3, endpoint: s3Proxy.url, prefix: `chaos/${runId}` } : undefined,
     });

@@ -3,6 +3,7 @@ import { isSluiceError } from '@sluice/errors';
 import type { BatchConsumer, ConsumedMessage, OnAssign, OnRevoke, PartitionRef, TopicPartitionOffset } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import { Backoff, sleep } from '../flow/backoff';
+import type { AssignmentVerdict, AssignmentWatch } from './assignment-watch';
 import { BackpressureController } from '../flow/backpressure';
 import { decodeRecord, type BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
@@ -42,6 +43,12 @@ export interface Tier1Options {
    * (keep it below the consumer's max.poll.interval.ms).
    */
   readonly stallTimeoutMs?: number;
+  /**
+   * Checks every `windowMs` whether the group has left partitions of the valid topics without
+   * an owner while this worker held nothing (a wedged join); if so `live` turns false. None
+   * without it.
+   */
+  readonly groupWatch?: { readonly watch: AssignmentWatch; readonly windowMs: number };
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
   /** Records `merge.bronze-append` spans for sampled records; none without it. */
@@ -90,6 +97,7 @@ export class Tier1Worker {
   private readonly watch: StallWatch;
   private unassignedSince: number | undefined;
   private unassignedReportedAt = 0;
+  private groupWatchTimer: NodeJS.Timeout | undefined;
   /** Counters tests and /readyz read. */
   readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0, dedupBronzeDuplicates: 0 };
 
@@ -106,9 +114,17 @@ export class Tier1Worker {
     return this.loop !== undefined && !this.stopping && this.failed === undefined;
   }
 
-  /** False after the loop died on an unexpected error, or while a poll has hung (liveness). */
+  /**
+   * False after the loop died on an unexpected error, while a poll has hung, or once the group
+   * watch found partitions nobody holds (liveness).
+   */
   get live(): boolean {
-    return this.failed === undefined && this.watch.live();
+    return this.failed === undefined && this.watch.live() && (this.options.groupWatch?.watch.live() ?? true);
+  }
+
+  /** The group watch's last verdict (for the exit report), or undefined without one. */
+  assignment(): AssignmentVerdict | undefined {
+    return this.options.groupWatch?.watch.current();
   }
 
   /** The poll step in progress and for how long (for the stall report), or undefined. */
@@ -123,6 +139,7 @@ export class Tier1Worker {
       onRevoke: (parts) => this.onRevoke(parts),
     });
     await this.consumer.connect();
+    this.checkGroupEvery();
     this.loop = this.run().catch((err) => {
       this.failed = err;
       this.options.logger.fatal({ err }, 'tier1 loop stopped on an unexpected error');
@@ -136,6 +153,7 @@ export class Tier1Worker {
   async stop(): Promise<void> {
     this.stopping = true;
     this.abort.abort();
+    clearTimeout(this.groupWatchTimer);
     await this.loop;
     await this.inflight;
     this.batcher.clear();
@@ -181,6 +199,19 @@ export class Tier1Worker {
       }
       this.updateFlow(consumer);
     }
+  }
+
+  /** Runs the group watch every window until stopped or stuck. */
+  private checkGroupEvery(): void {
+    const groupWatch = this.options.groupWatch;
+    if (groupWatch === undefined || this.stopping) return;
+    this.groupWatchTimer = setTimeout(() => {
+      void groupWatch.watch.check().then((verdict) => {
+        if (verdict.stuck) this.options.logger.error({ assignment: verdict }, 'partitions of the valid topics had no owner in the group for a whole window while this worker held none');
+        else this.checkGroupEvery();
+      });
+    }, groupWatch.windowMs);
+    this.groupWatchTimer.unref();
   }
 
   /**
@@ -389,6 +420,7 @@ export class Tier1Worker {
       }
     }
     this.reshareDedup();
+    this.options.groupWatch?.watch.assigned(out);
     this.watch.progress('poll');
     this.options.logger.info({ partitions: out.map((o) => `${o.topic}-${o.partition}@${o.offset}`) }, 'partitions assigned, resuming from bronze offsets');
     return out;
@@ -404,6 +436,7 @@ export class Tier1Worker {
       this.owned.delete(tpKey(p));
       this.seeks.delete(tpKey(p));
     }
+    this.options.groupWatch?.watch.revoked(parts);
     this.reshareDedup();
     // Buffered records of revoked partitions are dropped: the next owner re-reads them.
     this.batcher.retain((r) => this.book.owns(r), (r) => r.bytes);
