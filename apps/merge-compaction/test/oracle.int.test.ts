@@ -1,5 +1,6 @@
 import { CONTRACTS, SILVER_PARQUET_CODEC } from '@sluice/contracts';
-import { TABLE_PROPERTIES } from '@sluice/lake';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { LAKE_CHANNELS, TABLE_PROPERTIES, type ConflictEvent } from '@sluice/lake';
 import { sampleValue } from '@sluice/telemetry';
 import { build, type MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
@@ -24,8 +25,14 @@ describe('merge-compaction oracle', () => {
   });
 
   it('drains to bronze once, silver by version and gold aggregates', async () => {
-    // A dedup budget far below the stream's ids: most duplicates are found in bronze, not in memory.
-    const config = env.config({ SLUICE_SILVER_FOLD_PERCENT: '20', SLUICE_DEDUP_MAX_IDS: '120' });
+    // Every lost commit race of any table (libs/lake publishes them): a real conflict fails its commit.
+    const races: ConflictEvent[] = [];
+    const onRace = (m: unknown) => races.push(m as ConflictEvent);
+    subscribe(LAKE_CHANNELS.conflict, onRace);
+    // A dedup budget far below the stream's ids: most duplicates are found in bronze, not in
+    // memory. Compaction runs often and from two small files on, so it works while the stream
+    // is still being written.
+    const config = env.config({ SLUICE_SILVER_FOLD_PERCENT: '20', SLUICE_DEDUP_MAX_IDS: '120', SLUICE_COMPACTION_INTERVAL_MS: '500', SLUICE_COMPACTION_MIN_FILES: '2' });
     app = await build({ config, logger: env.telemetry.logger, metrics: env.telemetry.metrics, metricsText: () => env.telemetry.metricsText() });
     await app.start();
     // Everything before the first orders v2 event, plain; once silver has folded it, the rest
@@ -71,6 +78,16 @@ describe('merge-compaction oracle', () => {
       const history = await (await env.table(name))!.history();
       expect({ name, commits: sampleValue(after, 'sluice_merge_compaction_commits_total', { table: name, outcome: 'ok' }) }).toEqual({ name, commits: history.length });
     }
+    // Compaction ran while the stream was being written (an OPTIMIZE of bronze followed by more
+    // data commits) and never made a streaming commit fail.
+    expect(app.compaction!.stats.filesRemoved).toBeGreaterThan(0);
+    const bronzeOps = (await (await env.table(CONTRACTS.orders.tables.bronze))!.history()).sort((x, y) => x.version - y.version).map((h) => h.operation);
+    expect(bronzeOps.slice(bronzeOps.indexOf('OPTIMIZE'))).toContain('WRITE');
+    expect(app.tier1!.stats.storageFailures).toBe(0);
+    // A data commit that lost its version to an OPTIMIZE goes to the next one after the conflict
+    // check finds nothing in common ('retry'); neither side ever conflicts.
+    unsubscribe(LAKE_CHANNELS.conflict, onRace);
+    expect(races.filter((r) => r.outcome !== 'retry')).toEqual([]);
     const merges = (await (await env.table(CONTRACTS.orders.tables.silver))!.history()).filter((h) => h.operation === 'MERGE').length;
     expect(sampleValue(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
     expect(sampleValue(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
