@@ -2,15 +2,22 @@ import * as path from 'node:path';
 import { CONTRACTS } from '@sluice/contracts';
 import { generateStream } from '../src/oracle/oracle';
 import { Rng } from '../src/oracle/random';
+import { mergeConfigSchema } from '../src/config';
 import { ChildService, status } from './support/child';
 import { diffAgainstOracle, ORACLE_SPECS, produce, streamOptions, TestEnv, waitFor } from './support/harness';
 
 // SIGKILL a real merge-compaction process at random points while the stream runs — mid-batch,
 // between a data file write and its commit, during compaction or a fold — several times; after
-// recovery the oracle still holds (nothing lost, nothing doubled, silver/gold exact).
-describe('merge-compaction crash recovery', () => {
-  const env = new TestEnv('crash', [CONTRACTS.orders, CONTRACTS.clickstream]);
-  const sends = generateStream([ORACLE_SPECS.orders, ORACLE_SPECS.clickstream], streamOptions(23, 900));
+// recovery the oracle still holds (nothing lost, nothing doubled, silver/gold exact). Twice:
+// with every step folding bronze into silver's files (fold percent 0), and with the default
+// amortised fold, where steps mostly append to silver's tail and fold a bucket only once its
+// pending rows pass a share of it.
+describe.each([
+  ['every step folds', '0', 23, 99],
+  ['default amortised fold', String(mergeConfigSchema.silverFoldPercent.default), 29, 101],
+])('merge-compaction crash recovery (%s)', (_label, foldPercent, streamSeed, killSeed) => {
+  const env = new TestEnv(`crash-${foldPercent}`, [CONTRACTS.orders, CONTRACTS.clickstream]);
+  const sends = generateStream([ORACLE_SPECS.orders, ORACLE_SPECS.clickstream], streamOptions(streamSeed, 900));
   const children: ChildService[] = [];
   const logFile = path.join(env.lakeRoot, 'service.log');
 
@@ -23,7 +30,7 @@ describe('merge-compaction crash recovery', () => {
   });
 
   it('survives repeated SIGKILLs with the oracle intact', async () => {
-    const rng = new Rng(99);
+    const rng = new Rng(killSeed);
     const port = 20000 + rng.int(20000);
     const childEnv = env.env({
       OPS_PORT: String(port),
@@ -32,7 +39,7 @@ describe('merge-compaction crash recovery', () => {
       SLUICE_MERGE_INTERVAL_MS: '200',
       SLUICE_COMPACTION_INTERVAL_MS: '400',
       SLUICE_COMPACTION_MIN_FILES: '2',
-      SLUICE_SILVER_FOLD_PERCENT: '0',
+      SLUICE_SILVER_FOLD_PERCENT: foldPercent,
     });
     const start = () => {
       const c = new ChildService(childEnv, logFile);
