@@ -34,7 +34,7 @@ describe('chaos (short): broker stopped and restarted under load', () => {
     expect(result.retries.http + result.retries.raw).toBeGreaterThan(0);
   });
 
-  it('lost nothing, doubled nothing, silver equals the oracle, the DLQ equals the invalid input', () => {
+  it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input', () => {
     // On failure the faults and the services' warnings come first (the work directory is gone in CI).
     expect(failureReport(result)).toEqual([]);
     expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size);

@@ -42,7 +42,7 @@ describe('chaos (short): S3 lake losing answers, slow, then failing, under load'
     expect({ ...seen, faults: result.faults }).toEqual({ lostAnswers: true, delayed: true, refused: true, felt: true, mergeCompactionRestarts: 0, faults: result.faults });
   });
 
-  it('lost nothing, doubled nothing, silver equals the oracle, the DLQ equals the invalid input', () => {
+  it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input', () => {
     expect(failureReport(result)).toEqual([]);
     expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size);
   });

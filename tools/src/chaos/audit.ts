@@ -4,7 +4,7 @@ import { LakeQueryEngine, LakeTable, tableStorageFactory, type LakeRootS3Options
 import { sleep } from '../bench/stack';
 import { DLQ_HEADERS } from '../dlq/dlq-record';
 import { readDlq, readTopic } from '../dlq/read-dlq';
-import { flatten, type Oracle } from '../generator';
+import { flatten, goldRowId, type Oracle } from '../generator';
 
 /**
  * Where the audited tables are: a lake root (a directory or `s3://bucket/prefix`) and, for S3,
@@ -74,15 +74,24 @@ export async function readTable(lake: LakeLocation, name: string, sql: string): 
   }
 }
 
-/** True when silver has folded everything bronze holds, on every partition (`fold:` = `bronze:` txns). */
-async function silverCaughtUp(lake: LakeLocation, contract: ContractName): Promise<boolean> {
+/**
+ * True when silver has folded everything bronze holds (`fold:` = `bronze:` txns) and every gold
+ * table has aggregated it (`gold:` = `bronze:` txns), on every partition.
+ */
+async function derivedCaughtUp(lake: LakeLocation, contract: ContractName): Promise<boolean> {
   const c = CONTRACTS[contract];
   const bronze = await openTable(lake, c.tables.bronze);
-  const silver = await openTable(lake, c.tables.silver);
-  if (!bronze || !silver) return false;
-  const done = (await silver.snapshot()).txnVersions();
+  if (!bronze) return false;
   const pairs = [...(await bronze.snapshot()).txnVersions()].filter(([id]) => id.startsWith('bronze:'));
-  return pairs.length > 0 && pairs.every(([id, v]) => done.get(id.replace(/^bronze:/, 'fold:')) === v);
+  if (pairs.length === 0) return false;
+  const derived: [string, string][] = [[c.tables.silver, 'fold:'], ...c.aggregates.map((a): [string, string] => [a.table, 'gold:'])];
+  for (const [name, prefix] of derived) {
+    const table = await openTable(lake, name);
+    if (!table) return false;
+    const done = (await table.snapshot()).txnVersions();
+    if (!pairs.every(([id, v]) => done.get(id.replace(/^bronze:/, prefix)) === v)) return false;
+  }
+  return true;
 }
 
 function normal(v: unknown): string {
@@ -97,7 +106,8 @@ const EVENT_ID_IN_TEXT = /"event_id"\s*:\s*"([^"]+)"/;
 /**
  * Compares the pipeline with the oracle: bronze holds every acknowledged valid event exactly
  * once and nothing else; silver equals the oracle row for row (event_id, version, every payload
- * field); the DLQ holds every invalid event produced to raw exactly once, with its reason.
+ * field); every gold table equals the oracle's aggregate row for row (window, group, measures);
+ * the DLQ holds every invalid event produced to raw exactly once, with its reason.
  */
 export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Promise<Omit<AuditReport, 'drainSeconds'>> {
   const problems: string[] = [];
@@ -144,6 +154,22 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
       }
     }
     if (wrong) problems.push(`${c.tables.silver}: ${wrong} rows differ from the oracle, e.g. ${example.slice(0, 600)}`);
+
+    for (const { aggregate, rows: wantGold } of oracle.gold(contract)) {
+      const gold = await readTable(target.lake, aggregate.table, 'SELECT * FROM t');
+      const gotGold = new Map(gold.map((r) => [goldRowId(Number(r.window_ms), aggregate.groupBy.map((g) => r[g])), r]));
+      let bad = 0;
+      let goldExample = '';
+      for (const w of wantGold) {
+        const r = gotGold.get(goldRowId(w.windowMs, aggregate.groupBy.map((g) => w.group[g])));
+        if (r === undefined || !aggregate.measures.every((m) => Number(r[m.name]) === w.measures[m.name])) {
+          bad++;
+          goldExample ||= `${JSON.stringify(w)} got ${JSON.stringify(r)}`;
+        }
+      }
+      if (gold.length !== wantGold.length) problems.push(`${aggregate.table}: ${gold.length} rows, oracle ${wantGold.length}`);
+      if (bad) problems.push(`${aggregate.table}: ${bad} rows differ from the oracle, e.g. ${goldExample.slice(0, 600)}`);
+    }
   }
 
   const dlq = await readDlq(target.brokers, target.dlqTopic, 120_000);
@@ -207,8 +233,8 @@ async function valuesOf(brokers: string, topic: string, isolation: 'read_committ
 }
 
 /**
- * Waits until the pipeline has caught up with the oracle (bronze counts reached, silver folded
- * to bronze's offsets, DLQ complete) or `timeoutMs` passed, then diffs.
+ * Waits until the pipeline has caught up with the oracle (bronze counts reached, silver and gold
+ * at bronze's offsets) or `timeoutMs` passed, then diffs.
  */
 export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, timeoutMs: number): Promise<AuditReport> {
   const started = Date.now();
@@ -219,7 +245,7 @@ export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, time
     try {
       for (const contract of oracle.contracts()) {
         const rows = await readTable(target.lake, CONTRACTS[contract].tables.bronze, 'SELECT count(DISTINCT event_id) AS n FROM t');
-        if (Number(rows[0]?.n ?? 0) < oracle.bronze(contract).size || !(await silverCaughtUp(target.lake, contract))) {
+        if (Number(rows[0]?.n ?? 0) < oracle.bronze(contract).size || !(await derivedCaughtUp(target.lake, contract))) {
           drained = false;
           break;
         }

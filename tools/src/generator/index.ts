@@ -1,3 +1,3 @@
 export { Rng, Zipf } from './rng';
 export { EventStream, INVALID_KINDS, keyOf, toBody, type GenEvent, type GeneratedEvent, type StreamOptions } from './stream';
-export { Oracle, flatten, type Route } from './oracle';
+export { Oracle, flatten, goldRowId, type GoldRow, type Route } from './oracle';

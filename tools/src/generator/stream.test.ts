@@ -110,4 +110,31 @@ describe('Oracle', () => {
     expect(oracle.dlq.size).toBeGreaterThan(0);
     expect(oracle.rejected.size).toBeGreaterThan(0);
   });
+
+  it('aggregates gold by definition: orders per status per minute over every unique non-delete event', () => {
+    const events = stream(17, { invalidRate: 0.02 }).take(5_000);
+    const oracle = new Oracle();
+    for (const e of events) oracle.add(e, 'raw');
+    // Recomputed independently: unique valid orders (first copy of an event_id), deletes out.
+    const seen = new Set<string>();
+    const want = new Map<string, { orders: number; amount_cents: number }>();
+    for (const e of events) {
+      if (e.kind !== 'valid' || e.contract !== 'orders' || seen.has(e.eventId)) continue;
+      seen.add(e.eventId);
+      const ev = e.event!;
+      if (ev.op === 'delete') continue;
+      const minute = ev.event_time - (ev.event_time % 60_000);
+      const id = `${minute}|${String(ev.payload!.status)}`;
+      const cur = want.get(id) ?? { orders: 0, amount_cents: 0 };
+      want.set(id, { orders: cur.orders + 1, amount_cents: cur.amount_cents + Number(ev.payload!.total_cents) });
+    }
+    const [statusMinute] = oracle.gold('orders');
+    expect(statusMinute.aggregate.name).toBe('status_minute');
+    const got = new Map(statusMinute.rows.map((r) => [`${r.windowMs}|${String(r.group.status)}`, r.measures]));
+    expect(got).toEqual(want);
+    expect(want.size).toBeGreaterThan(1);
+    expect(oracle.gold('clickstream')[0].rows.reduce((n, r) => n + r.measures.events, 0)).toBe(
+      new Set(events.filter((e) => e.kind === 'valid' && e.contract === 'clickstream').map((e) => e.eventId)).size,
+    );
+  });
 });
