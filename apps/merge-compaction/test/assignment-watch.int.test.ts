@@ -1,9 +1,9 @@
 import { CONTRACTS } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin } from '@sluice/kafka';
-import { build, type MergeApp } from '../src/app';
+import type { MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
 import { AssignmentWatch } from '../src/tier1/assignment-watch';
-import { brokers, ORACLE_SPECS, produce, rand, streamOptions, TEST_PARTITIONS, TestEnv, waitFor } from './support/harness';
+import { brokers, ORACLE_SPECS, produce, rand, startApp, streamOptions, TEST_PARTITIONS, TestEnv, waitFor } from './support/harness';
 
 // Tier 1's group watch against a real broker: what it reads of a group nobody holds the topic
 // in, of a group whose one member holds everything, and of two tier-1 workers sharing one
@@ -57,17 +57,7 @@ describe('tier 1 group watch', () => {
     await admin.createTopic({ name: single.topic(orders), partitions: 1 });
     try {
       await produce(single, sends);
-      const start = async (): Promise<MergeApp> => {
-        const app = await build({
-          config: single.config({ SLUICE_ROLES: 'tier1', SLUICE_ASSIGNMENT_WINDOW_MS: String(WINDOW_MS) }),
-          logger: single.telemetry.logger.child({ worker: apps.length }),
-          metrics: single.telemetry.metrics,
-          metricsText: () => single.telemetry.metricsText(),
-        });
-        apps.push(app);
-        await app.start();
-        return app;
-      };
+      const start = () => startApp(single, apps, { SLUICE_ROLES: 'tier1', SLUICE_ASSIGNMENT_WINDOW_MS: String(WINDOW_MS) }, single.telemetry.logger.child({ worker: apps.length }));
       const [a, b] = [await start(), await start()];
       await waitFor('one worker holding the partition and one holding nothing, in a settled group', async () => {
         const g = await admin.describeGroup(single.group);

@@ -1,7 +1,7 @@
 import { CONTRACTS } from '@sluice/contracts';
-import { build, type MergeApp } from '../src/app';
+import type { MergeApp } from '../src/app';
 import type { OracleEvent, Send } from '../src/oracle/oracle';
-import { produce, readRows, TestEnv, waitFor } from './support/harness';
+import { produce, readRows, startApp, TestEnv, waitFor } from './support/harness';
 
 // The same event_id arriving again after a restart (a producer retry, a DLQ replay, a
 // redelivery) lands once: the dedup window is not process memory but rebuilt from bronze when
@@ -29,17 +29,7 @@ describe('a duplicate event_id arriving after a restart', () => {
     for (const env of envs) await env.close();
   });
 
-  async function start(env: TestEnv, watermarkMs: number): Promise<MergeApp> {
-    const app = await build({
-      config: env.config({ SLUICE_ROLES: 'tier1', SLUICE_DEDUP_WATERMARK_MS: String(watermarkMs) }),
-      logger: env.telemetry.logger,
-      metrics: env.telemetry.metrics,
-      metricsText: () => env.telemetry.metricsText(),
-    });
-    apps.push(app);
-    await app.start();
-    return app;
-  }
+  const start = (env: TestEnv, watermarkMs: number) => startApp(env, apps, { SLUICE_ROLES: 'tier1', SLUICE_DEDUP_WATERMARK_MS: String(watermarkMs) });
 
   /** Writes A, restarts, sends A's exact event again and then A2; returns bronze's rows per event_id and the second process. */
   async function scenario(label: string, watermarkMs: number): Promise<{ counts: Record<string, number>; second: MergeApp }> {

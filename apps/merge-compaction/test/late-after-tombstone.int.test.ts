@@ -1,7 +1,7 @@
 import { CONTRACTS } from '@sluice/contracts';
-import { build, type MergeApp } from '../src/app';
+import type { MergeApp } from '../src/app';
 import type { OracleEvent, Send } from '../src/oracle/oracle';
-import { diffAgainstOracle, produce, readRows, caughtUp, TestEnv, waitFor } from './support/harness';
+import { diffAgainstOracle, produce, readRows, caughtUp, startApp, TestEnv, waitFor } from './support/harness';
 
 // Bug guarded: copy-on-write MERGE removes a deleted row, so an OLDER version arriving after the
 // tombstone was folded (in a later fold step, even after a restart) would re-insert the entity.
@@ -29,17 +29,7 @@ describe('an older version arriving after its tombstone was folded', () => {
     await env.close();
   });
 
-  async function start(): Promise<MergeApp> {
-    const app = await build({
-      config: env.config({ SLUICE_SILVER_FOLD_PERCENT: '0' }),
-      logger: env.telemetry.logger,
-      metrics: env.telemetry.metrics,
-      metricsText: () => env.telemetry.metricsText(),
-    });
-    apps.push(app);
-    await app.start();
-    return app;
-  }
+  const start = () => startApp(env, apps, { SLUICE_SILVER_FOLD_PERCENT: '0' });
 
   it('does not resurrect the entity, also after a restart', async () => {
     const phase1 = [order('A', 1, 'upsert', 0), order('A', 3, 'delete', 2000), order('B', 1, 'upsert', 0), order('B', 3, 'delete', 2000)];

@@ -1,7 +1,7 @@
 import { CONTRACTS } from '@sluice/contracts';
-import { build, type MergeApp } from '../src/app';
+import type { MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
-import { diffAgainstOracle, ORACLE_SPECS, produce, streamOptions, TestEnv, waitFor } from './support/harness';
+import { diffAgainstOracle, ORACLE_SPECS, produce, startApp, streamOptions, TestEnv, waitFor } from './support/harness';
 
 // Two tier-1 workers in one consumer group, partitions moving between them while the stream
 // runs (a second member joins, the first leaves, comes back); tier 2 and compaction run as a
@@ -18,32 +18,22 @@ describe('merge-compaction rebalance', () => {
     await env.close();
   });
 
-  async function startApp(roles: string): Promise<MergeApp> {
-    const app = await build({
-      config: env.config({ SLUICE_ROLES: roles, SLUICE_BATCH_MAX_MS: '250' }),
-      logger: env.telemetry.logger.child({ worker: apps.length }),
-      metrics: env.telemetry.metrics,
-      metricsText: () => env.telemetry.metricsText(),
-    });
-    apps.push(app);
-    await app.start();
-    return app;
-  }
+  const start = (roles: string) => startApp(env, apps, { SLUICE_ROLES: roles, SLUICE_BATCH_MAX_MS: '250' }, env.telemetry.logger.child({ worker: apps.length }));
 
   it('keeps the oracle while partitions move between two workers', async () => {
-    const merger = await startApp('tier2,compaction');
+    const merger = await start('tier2,compaction');
     expect(merger.tier1).toBeUndefined();
-    const a = await startApp('tier1');
+    const a = await start('tier1');
     expect(a.tier2).toBeUndefined();
     const quarter = Math.floor(sends.length / 4);
     const producing = (async () => {
       for (let i = 0; i < 4; i++) await produce(env, sends.slice(i * quarter, i === 3 ? sends.length : (i + 1) * quarter), { chunk: 100, pauseMs: 150 });
     })();
     await waitFor('worker A to write', () => (a.tier1?.stats.commits ?? 0) > 2, 60_000);
-    const b = await startApp('tier1');
+    const b = await start('tier1');
     await waitFor('worker B to take partitions and write', () => (b.tier1?.stats.commits ?? 0) > 0, 60_000);
     await a.stop();
-    const a2 = await startApp('tier1');
+    const a2 = await start('tier1');
     await producing;
     let problems: string[] = [];
     await waitFor('tables to equal the oracle', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 180_000, 1000).catch((err) => {

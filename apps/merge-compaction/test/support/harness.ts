@@ -7,6 +7,7 @@ import { CONTRACTS, encodeSingleObject, validTopicName, type AnyContract } from 
 import { KafkaAdmin, KafkaProducer, TransactionalProducer } from '@sluice/kafka';
 import { LakeQueryEngine, LakeTable, tableStorageFactory, type Storage, type TableStorageFactory } from '@sluice/lake';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { build, type MergeApp } from '../../src/app';
 import { mergeConfigSchema, type MergeConfig } from '../../src/config';
 import { expectedBronze, expectedGold, expectedSilver, flatten, type OracleContractSpec, type OracleEvent, type Send, type StreamOptions } from '../../src/oracle/oracle';
 
@@ -201,6 +202,17 @@ export class TestEnv {
       return undefined;
     }
   }
+}
+
+/**
+ * Builds and starts a merge-compaction app in this process on `env`'s topics and lake, with
+ * `extra` settings; it is added to `apps`, which the test stops at the end.
+ */
+export async function startApp(env: TestEnv, apps: MergeApp[], extra: Record<string, string> = {}, logger = env.telemetry.logger): Promise<MergeApp> {
+  const app = await build({ config: env.config(extra), logger, metrics: env.telemetry.metrics, metricsText: () => env.telemetry.metricsText() });
+  apps.push(app);
+  await app.start();
+  return app;
 }
 
 /** Encodes an oracle event as validate writes it: Avro single-object with its writer schema. */
