@@ -113,6 +113,12 @@ export interface Contract<E = unknown> {
   /** Cross-field checks run after the field rules when the event is otherwise valid. */
   readonly checks: readonly ((event: E) => Issue[])[];
   readonly aggregates: readonly GoldAggregate[];
+  /**
+   * Whether producers may send this contract's events as Avro (single-object or Confluent
+   * framing) as well as JSON. When false, an Avro event of it is refused at ingest and
+   * dead-lettered by validate with `AVRO_NOT_ACCEPTED`.
+   */
+  readonly acceptsAvro: boolean;
 }
 
 /** A contract of any event type (what registries of contracts hold). */

@@ -86,6 +86,17 @@ describe('decodeEvent', () => {
     expect(!bad.ok && bad.issues.map((i) => i.code)).toEqual(['RULE_RANGE']);
   });
 
+  it('refuses Avro of a contract that accepts JSON only, naming the contract', () => {
+    const ok = decodeEvent(bytes(sampleOrderJson(5, NOW)), { contract: 'orders', now: NOW });
+    if (!ok.ok) throw new Error('fixture invalid');
+    const framed = encodeSingleObject(orders.latest.schema, ok.event);
+    expect(orders.acceptsAvro).toBe(true);
+    const jsonOnly = new AvroDecoder([{ ...orders, acceptsAvro: false }]);
+    const refused = decodeEvent(framed, { now: NOW, avro: jsonOnly });
+    expect(refused).toMatchObject({ ok: false, contract: 'orders', issues: [{ code: 'AVRO_NOT_ACCEPTED' }] });
+    expect(decodeEvent(framed, { now: NOW, avro: new AvroDecoder([orders]) }).ok).toBe(true);
+  });
+
   it('decodes Confluent-framed bytes once the decoder knows the schema id', () => {
     const ok = decodeEvent(sampleOrderJson(5, NOW), { contract: 'orders', now: NOW });
     if (!ok.ok || ok.name !== 'orders') throw new Error('fixture invalid');

@@ -176,6 +176,7 @@ function decodeAvroInput(bytes: Uint8Array, options: DecodeOptions, limits: Vali
   if (options.contract !== undefined && options.contract !== contract.name) {
     return fail([issue('CONTRACT_MISMATCH', '', `header names "${clip(options.contract)}" but the schema is ${contract.name}'s`)], options.contract);
   }
+  if (!contract.acceptsAvro) return fail([issue('AVRO_NOT_ACCEPTED', '', `contract ${contract.name} accepts JSON events only`)], contract.name);
   // Decoded through the latest schema, so its fields are the latest's; rules still apply.
   return checkEvent(contract, event as Record<string, unknown>, 'typed', options, limits, true);
 }

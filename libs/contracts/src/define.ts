@@ -14,6 +14,8 @@ export interface ContractDefinition<E> {
   readonly rules: readonly FieldRule[];
   readonly checks?: readonly ((event: E) => Issue[])[];
   readonly aggregates?: readonly Omit<GoldAggregate, 'table'>[];
+  /** Whether producers may send events as Avro too (default true); see {@link Contract.acceptsAvro}. */
+  readonly acceptsAvro?: boolean;
 }
 
 /** Separator of composite entity keys; key fields may not contain it (a rule says so). */
@@ -44,6 +46,7 @@ export function defineContract<E>(def: ContractDefinition<E>): Contract<E> {
     rules: def.rules,
     checks: def.checks ?? [],
     aggregates: (def.aggregates ?? []).map((a) => Object.freeze({ ...a, table: goldTableName(def.name, a.name) })),
+    acceptsAvro: def.acceptsAvro ?? true,
   };
   return Object.freeze(contract);
 }

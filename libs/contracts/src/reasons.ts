@@ -34,6 +34,7 @@ export const REASONS = {
   AVRO_FRAMING_UNKNOWN: { status: 400, message: 'bytes start with neither Confluent (0x00) nor single-object (0xC3 0x01) framing' },
   AVRO_WRITER_UNKNOWN: { status: 422, message: 'no known schema for the writer id or fingerprint' },
   AVRO_DECODE_FAILED: { status: 400, message: 'Avro body does not decode with the writer schema' },
+  AVRO_NOT_ACCEPTED: { status: 415, message: 'the contract accepts its events as JSON only' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** One stable reason code from {@link REASONS}. */
