@@ -40,7 +40,14 @@ describe('merge-compaction oracle', () => {
     const firstV2 = sends.findIndex((s) => s.contract === 'orders' && s.event.schema_version === 2);
     await produce(env, sends.slice(0, firstV2), { chunk: 150, pauseMs: 50 });
     await waitFor('v1 data folded', () => caughtUp(env, CONTRACTS.orders), 60_000, 300);
-    await produce(env, sends.slice(firstV2), { transactional: true, txnSize: 120, abortEvery: 3 });
+    // The rest in two halves, with a compaction of bronze between them, so that compaction
+    // provably runs while the stream is still being written (on a loaded machine it may
+    // otherwise only get to bronze after the last write).
+    const middle = firstV2 + Math.floor((sends.length - firstV2) / 2);
+    await produce(env, sends.slice(firstV2, middle), { transactional: true, txnSize: 120, abortEvery: 3 });
+    const compacted = async () => (await (await env.table(CONTRACTS.orders.tables.bronze))!.history()).some((h) => h.operation === 'OPTIMIZE');
+    await waitFor('a compaction of bronze during the stream', compacted, 60_000, 300);
+    await produce(env, sends.slice(middle), { transactional: true, txnSize: 120, abortEvery: 3 });
 
     let problems: string[] = [];
     await waitFor('tables to equal the oracle', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 90_000, 1000).catch((err) => {
