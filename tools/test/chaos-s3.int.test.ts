@@ -1,7 +1,5 @@
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { failureReport, runChaos, type ChaosResult } from '../src/chaos/run';
+import { failureReport } from '../src/chaos/run';
+import { chaosRun } from './support/chaos';
 import { testBrokers, testS3 } from './support/env';
 
 // Short CI version of the S3 storage scenarios: the lake on the test S3 server (SeaweedFS) behind
@@ -9,11 +7,9 @@ import { testBrokers, testS3 } from './support/env';
 // every request, then refuses every request with 503 SlowDown, while load runs; then the oracle
 // audit, read from the server directly.
 describe('chaos (short): S3 lake losing answers, slow, then failing, under load', () => {
-  const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-s3-'));
-  let result: ChaosResult;
-
-  beforeAll(async () => {
-    result = await runChaos({
+  const run = chaosRun(
+    'chaos-s3',
+    () => ({
       // In this order each fault starts well inside the load (s3-fail's second round may not).
       scenarios: ['s3-lost-answers', 's3-slow', 's3-fail'],
       seconds: 80,
@@ -21,16 +17,13 @@ describe('chaos (short): S3 lake losing answers, slow, then failing, under load'
       seed: 11,
       brokers: testBrokers(),
       s3: testS3(),
-      workDir,
       drainTimeoutMs: 180_000,
-      keep: Boolean(process.env.CHAOS_KEEP),
-      log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`),
-    });
-  }, 480_000);
-
-  afterAll(() => process.env.CHAOS_KEEP || rmSync(workDir, { recursive: true, force: true }));
+    }),
+    480_000,
+  );
 
   it('lost answers, delayed and refused S3 requests, and merge-compaction felt the refusals without a restart', () => {
+    const result = run();
     const seen = {
       lostAnswers: result.faults.some((f) => /[1-9]\d* requests were carried out with their answer lost/.test(f)),
       delayed: result.faults.some((f) => /[1-9]\d* requests were delayed/.test(f)),
@@ -43,6 +36,7 @@ describe('chaos (short): S3 lake losing answers, slow, then failing, under load'
   });
 
   it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input', () => {
+    const result = run();
     expect(failureReport(result)).toEqual([]);
     expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size);
   });

@@ -1,7 +1,4 @@
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { runChaos, type ChaosResult } from '../src/chaos/run';
+import { chaosRun } from './support/chaos';
 import { testBrokers } from './support/env';
 
 // The short CI version of the local storage faults (the full runs: RELIABILITY.md): the lake on
@@ -11,26 +8,10 @@ import { testBrokers } from './support/env';
 // than being skipped.
 
 describe('chaos (short): lake storage failing and full under load', () => {
-  const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-storage-'));
-  let result: ChaosResult;
-
-  beforeAll(async () => {
-    result = await runChaos({
-      scenarios: ['storage-fail', 'disk-full'],
-      seconds: 60,
-      rate: 150,
-      seed: 7,
-      brokers: testBrokers(),
-      workDir,
-      keep: true,
-      drainTimeoutMs: 150_000,
-      log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`),
-    });
-  }, 480_000);
-
-  afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+  const run = chaosRun('chaos-storage', () => ({ scenarios: ['storage-fail', 'disk-full'], seconds: 60, rate: 150, seed: 7, brokers: testBrokers(), drainTimeoutMs: 150_000 }), 480_000);
 
   it('injected the faults it promises, and merge-compaction met them without a restart', () => {
+    const result = run();
     expect(result.faults.filter((f) => /read-only/.test(f)).length).toBeGreaterThanOrEqual(2);
     expect(result.faults.some((f) => /shrunk to .* \(full\)/.test(f))).toBe(true);
     expect(result.eventsSent).toBeGreaterThan(1000);
@@ -38,6 +19,7 @@ describe('chaos (short): lake storage failing and full under load', () => {
   });
 
   it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input', () => {
+    const result = run();
     expect([...result.problems, ...result.audit.problems]).toEqual([]);
     expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size);
   });

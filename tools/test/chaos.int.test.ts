@@ -1,10 +1,7 @@
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { diffAgainstOracle } from '../src/chaos/audit';
-import { runChaos, type ChaosResult } from '../src/chaos/run';
 import { CONTRACTS } from '@sluice/contracts';
 import { EventStream } from '../src/generator';
+import { chaosRun } from './support/chaos';
 import { testBrokers } from './support/env';
 
 // The short CI version of the chaos suite (the full runs: RELIABILITY.md). One stack on the
@@ -13,26 +10,10 @@ import { testBrokers } from './support/env';
 // oracle audit.
 
 describe('chaos (short): poison, SIGKILL of each service, scale under load', () => {
-  const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'chaos-'));
-  let result: ChaosResult;
-
-  beforeAll(async () => {
-    result = await runChaos({
-      scenarios: ['poison', 'kill-each', 'scale'],
-      seconds: 40,
-      rate: 150,
-      seed: 42,
-      brokers: testBrokers(),
-      workDir,
-      keep: true,
-      drainTimeoutMs: 150_000,
-      log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`),
-    });
-  }, 480_000);
-
-  afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+  const run = chaosRun('chaos', () => ({ scenarios: ['poison', 'kill-each', 'scale'], seconds: 40, rate: 150, seed: 42, brokers: testBrokers(), drainTimeoutMs: 150_000 }), 480_000);
 
   it('injected the faults it promises', () => {
+    const result = run();
     expect(result.faults.some((f) => /hostile HTTP requests/.test(f))).toBe(true);
     expect(result.faults.some((f) => /hostile records produced to raw/.test(f))).toBe(true);
     expect(result.faults.some((f) => /validate scaled to 3/.test(f))).toBe(true);
@@ -41,6 +22,7 @@ describe('chaos (short): poison, SIGKILL of each service, scale under load', () 
   });
 
   it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input', () => {
+    const result = run();
     expect([...result.problems, ...result.audit.problems]).toEqual([]);
     expect(result.audit.dlqRecords).toBe(result.oracle.dlq.size + result.target.poisonIds!.size + result.target.poisonWithoutId!);
     expect(result.oracle.dlq.size).toBeGreaterThan(0);
@@ -48,6 +30,7 @@ describe('chaos (short): poison, SIGKILL of each service, scale under load', () 
   });
 
   it('the audit fails when the tables miss an acknowledged event or the DLQ misses an invalid one', async () => {
+    const result = run();
     // Same tables, an oracle that believes one more valid and one more invalid event were acked.
     const extra = new EventStream({ seed: 9, runId: 'notsent', invalidRate: 0.5 }).take(40);
     result.oracle.add(extra.find((e) => e.kind === 'valid' && e.contract === 'orders' && e.event!.op === 'upsert')!, 'http');
