@@ -5,7 +5,7 @@ import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
 import { checkEvent, type AcceptedEvent, type RejectedEvent } from './events/check-event';
 import { HEADERS, type SchemaIdLearner } from '@sluice/contracts';
-import { extractTraceContext, httpMetricsHook, injectTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
+import { extractTraceContext, httpMetricsHook, injectSampledTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
 import { replyError } from './http/reply-error';
 
 /** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
@@ -204,11 +204,12 @@ export function buildApp(deps: IngestDeps): IngestApp {
       }
       try {
         if (deps.telemetry) {
-          // One producer span per request, continuing the caller's trace; every record carries it.
+          // One producer span per request, continuing the caller's trace; when it is sampled,
+          // every record carries it (an unsampled traceparent is left off: see the helper).
           await deps.telemetry.withSpan(
             'ingest publish',
             async () => {
-              const trace = injectTraceHeaders({} as Record<string, string>);
+              const trace = injectSampledTraceHeaders({} as Record<string, string>);
               for (const r of records) Object.assign(r.headers, trace);
               await deps.publisher.publish(deps.rawTopic, records);
             },

@@ -28,6 +28,7 @@ export {
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
   injectTraceHeaders,
+  injectSampledTraceHeaders,
   extractTraceContext,
   activeTraceIds,
   isSampledTraceparent,

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { activeTraceIds, extractTraceContext, injectTraceHeaders, isSampledTraceparent, sampledTraceparentText } from './propagation';
+import { activeTraceIds, extractTraceContext, injectSampledTraceHeaders, injectTraceHeaders, isSampledTraceparent, sampledTraceparentText } from './propagation';
 import type { SpanRecord } from './span-exporters';
 import { createTelemetry } from './telemetry';
 
@@ -53,7 +53,27 @@ describe('trace context in headers', () => {
 
   it('writes nothing outside a span', () => {
     expect(injectTraceHeaders({})).toEqual({});
+    expect(injectSampledTraceHeaders({})).toEqual({});
     expect(activeTraceIds()).toBeUndefined();
+  });
+
+  it('injectSampledTraceHeaders writes a sampled context and leaves an unsampled one out', async () => {
+    const sampled = t.withSpan('produce', (span) => ({ headers: injectSampledTraceHeaders<Record<string, string>>({}), spanId: span.spanId }));
+    expect(sampled.headers.traceparent).toMatch(new RegExp(`^00-[0-9a-f]{32}-${sampled.spanId}-01$`));
+
+    const never = createTelemetry({ service: 'ingest', logDestination: quiet(), traces: { kind: 'memory' }, traceSampleRatio: 0 });
+    try {
+      const unsampled = never.withSpan('produce', () => ({ plain: injectTraceHeaders<Record<string, string>>({}), sampledOnly: injectSampledTraceHeaders<Record<string, string>>({}) }));
+      // The span exists (flags 00, so injectTraceHeaders writes it); only the sampled variant skips it.
+      expect(unsampled.plain.traceparent).toMatch(/-00$/);
+      expect(unsampled.sampledOnly).toEqual({});
+      // A sampled caller still wins over the ratio (parent-based sampling).
+      const parent = extractTraceContext({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+      const child = never.withSpan('produce', () => injectSampledTraceHeaders<Record<string, string>>({}), { parent });
+      expect(child.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    } finally {
+      await never.shutdown();
+    }
   });
 
   it('keeps the span active across awaits and marks a throwing span failed', async () => {

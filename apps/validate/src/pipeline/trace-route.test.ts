@@ -10,7 +10,9 @@ function raw(headers: Record<string, Buffer>, offset = 7): RawMessage {
   return { topic: 'raw', partition: 2, offset, key: null, value: Buffer.from('{}'), headers };
 }
 function routed(msg: RawMessage, outcome: 'valid' | 'dlq'): RoutedRecord {
-  return { outcome, topic: outcome === 'valid' ? 'orders.valid' : 'dlq', key: null, value: msg.value, headers: { ...msg.headers }, contract: 'orders', ...(outcome === 'dlq' ? { reason: 'EVENT_NOT_JSON' } : {}) };
+  // As routeRecord: a valid record starts without headers, a DLQ record keeps the original ones.
+  const headers = outcome === 'valid' ? {} : { ...msg.headers };
+  return { outcome, topic: outcome === 'valid' ? 'orders.valid' : 'dlq', key: null, value: msg.value, headers, contract: 'orders', ...(outcome === 'dlq' ? { reason: 'EVENT_NOT_JSON' } : {}) };
 }
 
 describe('traceRouted', () => {
@@ -28,8 +30,8 @@ describe('traceRouted', () => {
         expect(String(out[i].headers[TRACEPARENT_HEADER])).toBe(`00-${TRACE}-${span.spanId}-01`);
       }
       expect(spans[1].attributes.reason).toBe('EVENT_NOT_JSON');
-      // Unsampled, absent and malformed: untouched (same bytes, no header added).
-      expect(out[1].headers[TRACEPARENT_HEADER]).toBe(batch[1].headers[TRACEPARENT_HEADER]);
+      // Unsampled, absent and malformed: untouched (no header added; the DLQ copy keeps its bytes).
+      expect(out[1].headers[TRACEPARENT_HEADER]).toBeUndefined();
       expect(out[2].headers[TRACEPARENT_HEADER]).toBeUndefined();
       expect(out[3].headers[TRACEPARENT_HEADER]).toBe(batch[3].headers[TRACEPARENT_HEADER]);
     } finally {

@@ -75,8 +75,11 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
     topic: result.topic,
     key: result.key,
     value: result.value,
-    // Everything upstream put in headers (producer identity, receive time, trace context) travels on.
-    headers: { ...msg.headers },
+    // No upstream header travels on: nothing downstream reads the producer, receive time or
+    // contract headers (the topic names the contract), and each header costs every consumer a
+    // native conversion per record. traceRouted adds a sampled trace context; the DLQ record
+    // below keeps all of them, so a rejected event loses nothing.
+    headers: {},
     contract: result.contract,
   };
 }
