@@ -25,10 +25,12 @@ describe('Kafka transactions against the broker', () => {
     await producer.connect();
 
     await producer.begin();
-    await producer.sendBatch([1, 2, 3].map((i) => ({ topic, value: `aborted-${i}` })));
+    await producer.produce([1, 2, 3].map((i) => ({ topic, value: `aborted-${i}` })));
+    // Into the log first (abort purges what is still queued), so read_committed must hide them.
+    await producer.flush();
     await producer.abort();
     await producer.begin();
-    await producer.sendBatch([1, 2].map((i) => ({ topic, value: `committed-${i}` })));
+    await producer.produce([1, 2].map((i) => ({ topic, value: `committed-${i}` })));
     await producer.commit();
 
     const committedReader = await testConsumer([topic], { isolationLevel: 'read_committed' });
@@ -50,7 +52,7 @@ describe('Kafka transactions against the broker', () => {
     closers.push(() => producer.close());
     await producer.connect();
     await producer.begin();
-    await producer.send({ topic, value: 'pending' });
+    await producer.produce([{ topic, value: 'pending' }]);
     const reader = await testConsumer([topic]);
     closers.push(() => reader.close());
     await waitForAssignment(reader);
@@ -109,7 +111,7 @@ describe('Kafka transactions against the broker', () => {
     closers.push(() => seed.close());
     await seed.connect();
     await seed.begin();
-    await seed.sendBatch(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
+    await seed.produce(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
     await seed.commit();
 
     let calls = 0;
@@ -122,7 +124,7 @@ describe('Kafka transactions against the broker', () => {
         seenOffsets.push(batch.map((m) => m.offset));
         if (calls === 1) {
           // produce part of the output inside the transaction, then fail
-          await processor.producer.send({ topic: output, value: 'half-done' });
+          await processor.producer.produce([{ topic: output, value: 'half-done' }]);
           throw new Error('transform exploded');
         }
         return upperCase(output)(batch);
@@ -188,11 +190,50 @@ describe('Kafka transactions against the broker', () => {
     await producer.connect();
     try {
       await producer.begin();
-      await producer.sendBatch([{ topic, key: 'k', value: 'v' }]);
+      await producer.produce([{ topic, key: 'k', value: 'v' }]);
       await producer.commit();
     } finally {
       await producer.close();
     }
+  });
+
+  it('waits out a full local queue inside a transaction: every record lands, in order', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), maxQueueMessages: 50 });
+    closers.push(() => producer.close());
+    await producer.connect();
+    await producer.begin();
+    await producer.produce(Array.from({ length: 400 }, (_, i) => ({ topic, key: 'k', value: `v${i}` })));
+    await producer.commit();
+    const reader = await testConsumer([topic], { isolationLevel: 'read_committed' });
+    closers.push(() => reader.close());
+    const seen = await pollCount(reader, 400);
+    expect(seen.map((m) => m.value?.toString())).toEqual(Array.from({ length: 400 }, (_, i) => `v${i}`));
+  });
+
+  it('fails the commit with the undelivered record\'s own error (retryable: abort, then retry)', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), unknownTopicTimeoutMs: 500 });
+    closers.push(() => producer.close());
+    await producer.connect();
+    await producer.begin();
+    await producer.produce([
+      { topic, value: 'kept back' },
+      { topic: unique('no-such-topic'), value: 'undeliverable' },
+    ]);
+    const err = (await producer.commit().catch((e) => e)) as KafkaError;
+    // The commit alone would only say "1 message(s) failed delivery"; the report names the cause.
+    expect(err).toMatchObject({ code: 'KAFKA_TOPIC_NOT_FOUND', retryable: true, details: { operation: 'transaction.commit' } });
+    expect(err.message).toContain('Unknown topic');
+    await producer.abort();
+    // The producer goes on: the batch is retried in a new transaction.
+    await producer.begin();
+    await producer.produce([{ topic, value: 'retried' }]);
+    await producer.commit();
+    const reader = await testConsumer([topic], { isolationLevel: 'read_committed' });
+    closers.push(() => reader.close());
+    const seen = [...(await pollCount(reader, 1)), ...(await pollFor(reader, 1_000))];
+    expect(seen.map((m) => m.value?.toString())).toEqual(['retried']);
   });
 
   it('refuses a send outside an open transaction with KAFKA_INVALID_STATE', async () => {
@@ -200,7 +241,7 @@ describe('Kafka transactions against the broker', () => {
     const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });
     closers.push(() => producer.close());
     await producer.connect();
-    await expect(producer.send({ topic, value: 'no txn' })).rejects.toMatchObject({ code: 'KAFKA_INVALID_STATE', retryable: false });
+    await expect(producer.produce([{ topic, value: 'no txn' }])).rejects.toMatchObject({ code: 'KAFKA_INVALID_STATE', retryable: false });
     await expect(producer.commit()).rejects.toMatchObject({ retryable: false });
   });
 
@@ -211,7 +252,7 @@ describe('Kafka transactions against the broker', () => {
     closers.push(() => zombie.close());
     await zombie.connect();
     await zombie.begin();
-    await zombie.send({ topic, value: 'zombie' });
+    await zombie.produce([{ topic, value: 'zombie' }]);
 
     const successor = new TransactionalProducer({ brokers, transactionalId: id });
     closers.push(() => successor.close());
@@ -222,7 +263,7 @@ describe('Kafka transactions against the broker', () => {
     expect(err.retryable).toBe(false);
 
     await successor.begin();
-    await successor.send({ topic, value: 'successor' });
+    await successor.produce([{ topic, value: 'successor' }]);
     await successor.commit();
     const reader = await testConsumer([topic]);
     closers.push(() => reader.close());

@@ -257,11 +257,11 @@ export async function produce(
       const slice = records.slice(i, i + size);
       if (options.abortEvery && n % options.abortEvery === 0) {
         await producer.begin();
-        await producer.sendBatch(slice.map((r) => ({ ...r, value: Buffer.from('aborted garbage, never visible') })));
+        await producer.produce(slice.map((r) => ({ ...r, value: Buffer.from('aborted garbage, never visible') })));
         await producer.abort();
       }
       await producer.begin();
-      await producer.sendBatch(slice);
+      await producer.produce(slice);
       await producer.commit();
       if (options.pauseMs) await new Promise((r) => setTimeout(r, options.pauseMs));
     }

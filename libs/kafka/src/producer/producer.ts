@@ -5,9 +5,44 @@ import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
 import { PRODUCER_DEFAULTS, type ProducerOptions } from './options';
 import type { DeliveryReport, ProducerRecord, SendOutcome, SendSuccess } from './types';
 
-interface Pending {
-  resolve: (report: DeliveryReport) => void;
-  reject: (err: KafkaError) => void;
+/**
+ * The messages of one send call that librdkafka holds: delivery reports fill in `outcomes` by
+ * index, and `settled` resolves when the last one arrived. One promise per call, not per message.
+ */
+class InFlight {
+  readonly outcomes: Array<SendOutcome | undefined>;
+  readonly settled: Promise<void>;
+  /** Messages handed to librdkafka: indices 0 .. enqueued-1. */
+  enqueued = 0;
+  /** Enqueued messages whose report has not arrived. */
+  waiting = 0;
+  private resolve!: () => void;
+
+  constructor(size: number) {
+    this.outcomes = new Array<SendOutcome | undefined>(size);
+    this.settled = new Promise<void>((resolve) => (this.resolve = resolve));
+  }
+
+  /** Counts one more message handed to librdkafka. */
+  add(): void {
+    this.enqueued++;
+    this.waiting++;
+  }
+
+  /** Records the outcome of message `index`; true when it was the last one awaited. */
+  settle(index: number, outcome: SendOutcome): boolean {
+    if (index >= this.enqueued || this.outcomes[index] !== undefined) return false;
+    this.outcomes[index] = outcome;
+    this.waiting--;
+    if (this.waiting === 0) this.resolve();
+    return this.waiting === 0;
+  }
+}
+
+/** A message's opaque: which call, which record. */
+interface Slot {
+  readonly call: InFlight;
+  readonly index: number;
 }
 
 /** librdkafka properties of a producer: defaults, caller overrides, then the invariants. */
@@ -33,30 +68,35 @@ const PRODUCER_INVARIANTS = Object.freeze({
   acks: 'all',
   'enable.idempotence': true,
   partitioner: 'murmur2_random',
-  dr_cb: true,
 });
 
 /**
- * Idempotent producer (acks=all). `send`/`sendBatch` resolve only once the broker acknowledged
- * every message (delivery reports); they fail fast with KAFKA_QUEUE_FULL when the local queue
- * is full, so callers can shed load (HTTP 429) instead of buffering without bound.
+ * Which delivery reports librdkafka hands to JS: every message's (a native-to-JS call and an
+ * object per message), or only failed ones (`delivery.report.only.error`).
  */
-export class KafkaProducer {
+export type DeliveryReports = 'all' | 'errors';
+
+/**
+ * The native producer both {@link KafkaProducer} and the transactional producer build on:
+ * connect, enqueue, flush, close, client errors.
+ */
+export abstract class ProducerClient {
   /** Client id used in events. */
   readonly clientId: string;
-  /** Messages this producer may hold awaiting delivery reports (`maxQueueMessages`). */
-  readonly queueCapacity: number;
   protected readonly native: Producer;
-  private readonly pending = new Set<Pending>();
-  private connected = false;
+  protected connected = false;
   private closing: Promise<void> | undefined;
 
   /** `extra`: librdkafka properties a subclass adds (e.g. `transactional.id`); the invariants still win. */
-  constructor(options: ProducerOptions, extra: RdkafkaProperties = {}) {
+  protected constructor(options: ProducerOptions, deliveryReports: DeliveryReports, extra: RdkafkaProperties = {}) {
     this.clientId = options.clientId ?? 'sluice';
-    this.queueCapacity = options.maxQueueMessages ?? PRODUCER_DEFAULTS.maxQueueMessages;
-    this.native = new Producer({ ...producerProperties(options), ...extra, ...PRODUCER_INVARIANTS } as never);
-    this.native.on('delivery-report', (err, report) => this.onDelivery(err, report));
+    this.native = new Producer({
+      ...producerProperties(options),
+      ...extra,
+      ...PRODUCER_INVARIANTS,
+      dr_cb: true,
+      'delivery.report.only.error': deliveryReports === 'errors',
+    } as never);
     this.native.on('event.error', (err) => {
       const e = translateKafkaError(err, { operation: 'producer' });
       publish(KAFKA_CHANNELS.clientError, { clientId: this.clientId, code: e.code, retryable: e.retryable, message: e.message });
@@ -75,14 +115,76 @@ export class KafkaProducer {
     this.connected = true;
   }
 
+  /** Waits until every queued message reached the broker (or failed), or the timeout passed. */
+  async flush(timeoutMs = 30_000): Promise<void> {
+    if (!this.connected) return;
+    try {
+      await callback((done) => this.native.flush(timeoutMs, (err) => done(err)));
+    } catch (err) {
+      throw translateKafkaError(err, { operation: 'producer.flush' });
+    }
+  }
+
+  /** Flushes (up to `timeoutMs`), then disconnects. Idempotent. */
+  close(timeoutMs = 30_000): Promise<void> {
+    this.closing ??= this.doClose(timeoutMs);
+    return this.closing;
+  }
+
+  /** Called once the native client disconnected: settle whatever still waits on it. */
+  protected onClosed(): void {}
+
+  /**
+   * Hands one message to librdkafka. Throws synchronously on a full queue, a bad argument or a
+   * wrong transactional state (nothing was enqueued then).
+   */
+  protected enqueueNative(record: ProducerRecord, opaque: unknown): void {
+    this.native.produce(
+      record.topic,
+      record.partition ?? -1,
+      toBuffer(record.value),
+      record.key ?? null,
+      record.timestamp ?? null,
+      opaque,
+      toHeaders(record.headers),
+    );
+  }
+
+  private async doClose(timeoutMs: number): Promise<void> {
+    if (!this.connected) return;
+    await this.flush(timeoutMs).catch(() => undefined);
+    this.connected = false;
+    await callback((done) => this.native.disconnect(timeoutMs, (err) => done(err))).catch(() => undefined);
+    this.onClosed();
+  }
+}
+
+/**
+ * Idempotent producer (acks=all). `send`/`sendBatch` resolve only once the broker acknowledged
+ * every message (delivery reports); they fail fast with KAFKA_QUEUE_FULL when the local queue
+ * is full, so callers can shed load (HTTP 429) instead of buffering without bound.
+ */
+export class KafkaProducer extends ProducerClient {
+  /** Messages this producer may hold awaiting delivery reports (`maxQueueMessages`). */
+  readonly queueCapacity: number;
+  /** Send calls with messages awaiting delivery reports. */
+  private readonly inFlight = new Set<InFlight>();
+  private unreported = 0;
+
+  constructor(options: ProducerOptions) {
+    super(options, 'all');
+    this.queueCapacity = options.maxQueueMessages ?? PRODUCER_DEFAULTS.maxQueueMessages;
+    this.native.on('delivery-report', (err, report) => this.onDelivery(err, report));
+  }
+
   /** Messages handed to librdkafka whose delivery report has not arrived yet. */
   get queueDepth(): number {
-    return this.pending.size;
+    return this.unreported;
   }
 
   /** True when `count` more messages fit under {@link queueCapacity}: check before accepting work. */
   hasCapacity(count = 1): boolean {
-    return this.pending.size + count <= this.queueCapacity;
+    return this.unreported + count <= this.queueCapacity;
   }
 
   /** Produces one message; resolves with its offset once the broker acknowledged it. */
@@ -127,89 +229,68 @@ export class KafkaProducer {
   /** Enqueues until the first enqueue error, waits for every delivery report, publishes the produce event. */
   private async produceAll(records: readonly ProducerRecord[]) {
     const started = performance.now();
-    const deliveries: Array<Promise<DeliveryReport>> = [];
+    const call = new InFlight(records.length);
     let bytes = 0;
     let enqueueError: KafkaError | undefined;
     for (const record of records) {
       try {
-        deliveries.push(this.enqueue(record));
-        bytes += sizeOf(record.value);
+        this.enqueueNative(record, { call, index: call.enqueued } satisfies Slot);
       } catch (err) {
         enqueueError = translateKafkaError(err, { operation: 'produce', topic: record.topic });
         break;
       }
+      call.add();
+      bytes += sizeOf(record.value);
     }
-    const settled = await Promise.allSettled(deliveries);
-    const failures = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
-    const firstError = enqueueError ?? (failures[0]?.reason as KafkaError | undefined);
-    const delivered = settled.length - failures.length;
+    const enqueued = call.enqueued;
+    if (call.waiting > 0) {
+      this.unreported += call.waiting;
+      this.inFlight.add(call);
+      await call.settled;
+    }
+    let failed = 0;
+    let firstError: KafkaError | undefined;
+    const outcomes: SendOutcome[] = records.map((_, i) => {
+      const outcome = call.outcomes[i] ?? { ok: false, error: enqueueError as KafkaError };
+      if (!outcome.ok && i < enqueued) {
+        failed++;
+        firstError ??= outcome.error;
+      }
+      return outcome;
+    });
+    firstError = enqueueError ?? firstError;
+    const delivered = enqueued - failed;
     if (firstError !== undefined) {
       publish(KAFKA_CHANNELS.produceFailed, { clientId: this.clientId, count: records.length, failed: records.length - delivered, code: firstError.code });
     } else {
       publish(KAFKA_CHANNELS.produceAcked, { clientId: this.clientId, count: records.length, bytes, latencyMs: performance.now() - started });
     }
-    const outcomes: SendOutcome[] = records.map((_, i) => {
-      const s = settled[i];
-      if (s === undefined) return { ok: false, error: enqueueError as KafkaError };
-      return s.status === 'fulfilled' ? { ok: true, report: s.value } : { ok: false, error: s.reason as KafkaError };
-    });
-    return { outcomes, firstError, delivered, failed: failures.length, notSent: records.length - deliveries.length };
+    return { outcomes, firstError, delivered, failed, notSent: records.length - enqueued };
   }
 
-  /** Waits until every queued message got its delivery report (or the timeout passed). */
-  async flush(timeoutMs = 30_000): Promise<void> {
-    if (!this.connected) return;
-    try {
-      await callback((done) => this.native.flush(timeoutMs, (err) => done(err)));
-    } catch (err) {
-      throw translateKafkaError(err, { operation: 'producer.flush' });
+  /** Messages still unacknowledged at close fail with KAFKA_NOT_CONNECTED, so no caller waits forever. */
+  protected override onClosed(): void {
+    const error = kafkaError('KAFKA_NOT_CONNECTED', 'produce: producer closed before the broker acknowledged the message');
+    for (const call of [...this.inFlight]) {
+      for (let i = 0; i < call.enqueued && call.waiting > 0; i++) this.settle({ call, index: i }, { ok: false, error });
     }
   }
 
-  /**
-   * Flushes (up to `timeoutMs`), then disconnects. Messages still unacknowledged fail with
-   * KAFKA_NOT_CONNECTED so no caller waits forever. Idempotent.
-   */
-  close(timeoutMs = 30_000): Promise<void> {
-    this.closing ??= this.doClose(timeoutMs);
-    return this.closing;
-  }
-
-  private async doClose(timeoutMs: number): Promise<void> {
-    if (!this.connected) return;
-    await this.flush(timeoutMs).catch(() => undefined);
-    this.connected = false;
-    await callback((done) => this.native.disconnect(timeoutMs, (err) => done(err))).catch(() => undefined);
-    const left = [...this.pending];
-    this.pending.clear();
-    for (const p of left) p.reject(kafkaError('KAFKA_NOT_CONNECTED', 'produce: producer closed before the broker acknowledged the message'));
-  }
-
-  private enqueue(record: ProducerRecord): Promise<DeliveryReport> {
-    let opaque: Pending | undefined;
-    const delivered = new Promise<DeliveryReport>((resolve, reject) => {
-      opaque = { resolve, reject };
-    });
-    // produce() throws synchronously on a full queue or a bad argument (nothing was enqueued):
-    // it is called outside the promise executor so that the throw reaches sendBatch.
-    this.native.produce(
-      record.topic,
-      record.partition ?? -1,
-      toBuffer(record.value),
-      record.key ?? null,
-      record.timestamp ?? null,
-      opaque,
-      toHeaders(record.headers),
-    );
-    this.pending.add(opaque as Pending);
-    return delivered;
-  }
-
   private onDelivery(err: LibrdKafkaError | null | undefined, report: NativeReport): void {
-    const opaque = report.opaque as Pending | undefined;
-    if (opaque === undefined || !this.pending.delete(opaque)) return;
-    if (err) opaque.reject(translateKafkaError(err, { operation: 'produce', topic: report.topic }));
-    else opaque.resolve({ topic: report.topic, partition: report.partition, offset: report.offset, timestamp: report.timestamp });
+    const slot = report.opaque as Slot | undefined;
+    if (slot === undefined || !this.inFlight.has(slot.call)) return;
+    this.settle(
+      slot,
+      err
+        ? { ok: false, error: translateKafkaError(err, { operation: 'produce', topic: report.topic }) }
+        : { ok: true, report: { topic: report.topic, partition: report.partition, offset: report.offset, timestamp: report.timestamp } },
+    );
+  }
+
+  private settle(slot: Slot, outcome: SendOutcome): void {
+    const before = slot.call.waiting;
+    if (slot.call.settle(slot.index, outcome)) this.inFlight.delete(slot.call);
+    this.unreported -= before - slot.call.waiting;
   }
 }
 

@@ -52,7 +52,7 @@ export class TransactionalProcessor {
       const records = await this.options.transform(batch);
       output = records.length;
       this.step('send');
-      if (records.length > 0) await this.producer.sendBatch(records);
+      if (records.length > 0) await this.producer.produce(records);
       this.step('offsets');
       await this.producer.sendOffsets(this.consumer, nextOffsets(batch));
       this.step('commit');
