@@ -8,6 +8,11 @@ describe('consumerProperties', () => {
     const props = consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'], rdkafka: { 'enable.auto.commit': true, 'enable.auto.offset.store': true, 'isolation.level': 'read_uncommitted' } });
     expect(props).toMatchObject({ 'enable.auto.commit': false, 'enable.auto.offset.store': false, 'isolation.level': 'read_committed', 'group.id': 'g' });
   });
+
+  it('postpones fetches past a full prefetch queue by 20 ms, not librdkafka\'s 1 s, unless told otherwise', () => {
+    expect(consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'] })['fetch.queue.backoff.ms']).toBe(20);
+    expect(consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'], fetchBackoffMs: 200 })['fetch.queue.backoff.ms']).toBe(200);
+  });
 });
 
 describe('nextOffsets', () => {

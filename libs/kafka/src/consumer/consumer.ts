@@ -28,6 +28,7 @@ export function consumerProperties(options: ConsumerOptions): RdkafkaProperties 
     'session.timeout.ms': o.sessionTimeoutMs,
     'max.poll.interval.ms': o.maxPollIntervalMs,
     'queued.max.messages.kbytes': o.maxPrefetchKbytes,
+    'fetch.queue.backoff.ms': o.fetchBackoffMs,
     ...baseProperties(options),
     'group.id': options.groupId,
     // Chosen by the option only (the transactional processor forces read_committed).
