@@ -258,6 +258,8 @@ export async function produce(
       if (options.abortEvery && n % options.abortEvery === 0) {
         await producer.begin();
         await producer.produce(slice.map((r) => ({ ...r, value: Buffer.from('aborted garbage, never visible') })));
+        // Into the log first (abort purges what is still queued): read_committed must skip them.
+        await producer.flush();
         await producer.abort();
       }
       await producer.begin();
