@@ -39,7 +39,11 @@ export class TransactionalProducer extends ProducerClient {
     this.transactionalId = options.transactionalId;
     this.hungGraceMs = options.hungGraceMs ?? 15_000;
     this.native.on('delivery-report', (err, report) => {
-      if (err) this.deliveryFailure ??= translateKafkaError(err, { operation: 'produce', topic: report.topic, transactionalId: this.transactionalId });
+      if (!err) return;
+      const failure = translateKafkaError(err, { operation: 'produce', topic: report.topic, transactionalId: this.transactionalId });
+      // Purged messages are what an abort leaves behind (their reports can arrive after the next
+      // begin()), never the cause of a failure.
+      if (!String(failure.details?.librdkafkaName).startsWith('ERR__PURGE')) this.deliveryFailure ??= failure;
     });
   }
 
@@ -57,15 +61,16 @@ export class TransactionalProducer extends ProducerClient {
 
   /**
    * Adds records to the open transaction, in order per partition. They are delivered by
-   * `commit()`, which fails with KAFKA_TRANSACTION_ABORTED (retryable) when any of them did not
-   * reach the broker. A full local queue is waited out (flush), never dropped. Outside a
-   * transaction it fails with KAFKA_INVALID_STATE.
+   * `commit()`, which fails when any of them did not reach the broker. A full local queue is
+   * waited out (flush), never dropped. Outside a transaction it fails with KAFKA_INVALID_STATE.
    */
   async produce(records: readonly ProducerRecord[]): Promise<void> {
     if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'producer.produce: producer is not connected');
     if (this.hung) throw this.hung;
     // The transaction's duration (transactionCommitted) is its latency: no per-send event here.
-    for (const record of records) await this.enqueueWaiting(record);
+    for (const record of records) {
+      for (let attempt = 0; !this.tryEnqueue(record, attempt); attempt++) await this.flush(5_000).catch(() => undefined);
+    }
   }
 
   /** Adds the consumer's offsets (next offset to read per partition) to the open transaction. */
@@ -109,17 +114,18 @@ export class TransactionalProducer extends ProducerClient {
     return this.deliveryFailure;
   }
 
-  /** Enqueues one record; on a full queue flushes (the transaction's messages go out) and tries again. */
-  private async enqueueWaiting(record: ProducerRecord): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        this.enqueueNative(record, undefined);
-        return;
-      } catch (err) {
-        const e = translateKafkaError(err, { operation: 'produce', topic: record.topic, transactionalId: this.transactionalId });
-        if (e.code !== 'KAFKA_QUEUE_FULL' || attempt >= 3) throw e;
-        await this.flush(5_000).catch(() => undefined);
-      }
+  /**
+   * Enqueues one record: true when it was, false on a full queue (the caller flushes, so the
+   * transaction's messages go out, and tries again; from the 4th attempt on it throws).
+   */
+  private tryEnqueue(record: ProducerRecord, attempt: number): boolean {
+    try {
+      this.enqueueNative(record, undefined);
+      return true;
+    } catch (err) {
+      const e = translateKafkaError(err, { operation: 'produce', topic: record.topic, transactionalId: this.transactionalId });
+      if (e.code !== 'KAFKA_QUEUE_FULL' || attempt >= 3) throw e;
+      return false;
     }
   }
 
