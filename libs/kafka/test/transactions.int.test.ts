@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   KafkaAdmin,
   KafkaProducer,
@@ -227,6 +228,37 @@ describe('Kafka transactions against the broker', () => {
     expect(err.message).toContain('Unknown topic');
     await producer.abort();
     // The producer goes on: the batch is retried in a new transaction.
+    await producer.begin();
+    await producer.produce([{ topic, value: 'retried' }]);
+    await producer.commit();
+    const reader = await testConsumer([topic], { isolationLevel: 'read_committed' });
+    closers.push(() => reader.close());
+    const seen = [...(await pollCount(reader, 1)), ...(await pollFor(reader, 1_000))];
+    expect(seen.map((m) => m.value?.toString())).toEqual(['retried']);
+  });
+
+  it('names the rejected record\'s error when a later produce finds the transaction must abort', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const small = await createTestTopic(admin, 1, { 'max.message.bytes': '1024' });
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });
+    closers.push(() => producer.close());
+    await producer.connect();
+    await producer.begin();
+    // The broker refuses it (incompressible, over the topic's limit): librdkafka then refuses
+    // every further enqueue of the transaction with a bare ERR__STATE.
+    await producer.produce([{ topic: small, value: randomBytes(20_000) }]);
+    const deadline = Date.now() + 15_000;
+    let err: KafkaError | undefined;
+    while (err === undefined && Date.now() < deadline) {
+      err = await producer.produce([{ topic, value: 'after the failure' }]).then(
+        () => undefined,
+        (e: KafkaError) => e,
+      );
+      if (err === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(err).toMatchObject({ code: 'KAFKA_MESSAGE_TOO_LARGE', retryable: false, details: { operation: 'producer.produce' } });
+    expect((err?.cause as KafkaError).code).toBe('KAFKA_INVALID_STATE');
+    await producer.abort();
     await producer.begin();
     await producer.produce([{ topic, value: 'retried' }]);
     await producer.commit();

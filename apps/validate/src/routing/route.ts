@@ -75,10 +75,12 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
     topic: result.topic,
     key: result.key,
     value: result.value,
-    // No upstream header travels on: nothing downstream reads the producer, receive time or
-    // contract headers (the topic names the contract), and each header costs every consumer a
-    // native conversion per record. traceRouted adds a sampled trace context; the DLQ record
-    // below keeps all of them, so a rejected event loses nothing.
+    // No upstream header travels on: bronze takes the producer from the event's envelope, the
+    // topic names the contract, and each header costs every consumer a native conversion per
+    // record. traceRouted adds a sampled trace context. A DLQ record keeps all of them, so a
+    // rejected event loses nothing; merge-compaction's dead letters of valid records therefore
+    // name their producer `unknown` (they are Avro single-object encoded, so a replay still
+    // finds the contract).
     headers: {},
     contract: result.contract,
   };

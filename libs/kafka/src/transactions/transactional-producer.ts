@@ -26,6 +26,8 @@ export class TransactionalProducer extends ProducerClient {
   private hung: KafkaError | undefined;
   /** The first message of the open transaction that failed delivery, from its report. */
   private deliveryFailure: KafkaError | undefined;
+  /** Between a begin() and the commit() or abort() that ends it. */
+  private open = false;
 
   constructor(options: TransactionalProducerOptions) {
     const transactionTimeoutMs = options.transactionTimeoutMs ?? 60_000;
@@ -57,19 +59,25 @@ export class TransactionalProducer extends ProducerClient {
   async begin(): Promise<void> {
     this.deliveryFailure = undefined;
     await this.txn('transaction.begin', (done) => this.native.beginTransaction(done));
+    this.open = true;
   }
 
   /**
    * Adds records to the open transaction, in order per partition. They are delivered by
    * `commit()`, which fails when any of them did not reach the broker. A full local queue is
-   * waited out (flush), never dropped. Outside a transaction it fails with KAFKA_INVALID_STATE.
+   * waited out (flush), never dropped. Once a record of the transaction failed delivery it
+   * fails with that record's error. Outside a transaction it fails with KAFKA_INVALID_STATE.
    */
   async produce(records: readonly ProducerRecord[]): Promise<void> {
     if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'producer.produce: producer is not connected');
     if (this.hung) throw this.hung;
     // The transaction's duration (transactionCommitted) is its latency: no per-send event here.
-    for (const record of records) {
-      for (let attempt = 0; !this.tryEnqueue(record, attempt); attempt++) await this.flush(5_000).catch(() => undefined);
+    try {
+      for (const record of records) {
+        for (let attempt = 0; !this.tryEnqueue(record, attempt); attempt++) await this.flush(5_000).catch(() => undefined);
+      }
+    } catch (err) {
+      throw await this.withDeliveryCause(err, 'producer.produce');
     }
   }
 
@@ -77,7 +85,11 @@ export class TransactionalProducer extends ProducerClient {
   async sendOffsets(consumer: BatchConsumer, offsets: readonly TopicPartitionOffset[], timeoutMs = 30_000): Promise<void> {
     if (offsets.length === 0) return;
     const plain = offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
-    await this.txn('transaction.sendOffsets', (done) => this.native.sendOffsetsToTransaction(plain, consumer.native, timeoutMs, done), timeoutMs);
+    try {
+      await this.txn('transaction.sendOffsets', (done) => this.native.sendOffsetsToTransaction(plain, consumer.native, timeoutMs, done), timeoutMs);
+    } catch (err) {
+      throw await this.withDeliveryCause(err, 'transaction.sendOffsets');
+    }
     publish(KAFKA_CHANNELS.offsetsCommitted, { clientId: consumer.clientId, groupId: consumer.groupId, offsets: plain, transactional: true });
   }
 
@@ -90,24 +102,48 @@ export class TransactionalProducer extends ProducerClient {
     try {
       await this.txn('transaction.commit', (done) => this.native.commitTransaction(timeoutMs, done), timeoutMs);
     } catch (err) {
-      const failure = this.deliveryFailure ?? (isDeliveryFailure(err) ? await this.awaitDeliveryFailure() : undefined);
-      if (failure === undefined) throw err;
-      throw kafkaError(failure.code, `transaction.commit: a message failed delivery: ${failure.message}`, {
-        cause: err,
-        retryable: failure.retryable,
-        details: { ...failure.details, operation: 'transaction.commit', transactionalId: this.transactionalId },
-      });
+      throw await this.withDeliveryCause(err, 'transaction.commit');
     }
+    this.open = false;
   }
 
   /** Aborts the open transaction: its messages are never visible to read_committed consumers. */
   async abort(timeoutMs = 30_000): Promise<void> {
+    this.open = false;
     await this.txn('transaction.abort', (done) => this.native.abortTransaction(timeoutMs, done), timeoutMs);
   }
 
   /**
+   * Once a message of the open transaction fails delivery, librdkafka says only that the
+   * transaction must abort: ERR__INCONSISTENT from commit, an abortable error from sendOffsets,
+   * ERR__STATE from the next enqueue. The failed message's report names the cause (e.g.
+   * KAFKA_TOPIC_NOT_FOUND, with its retryable flag), so that is the error. Any other error
+   * (fatal, fenced, hung, a timeout) passes through unchanged: a late report left over from an
+   * earlier transaction must never relabel it.
+   */
+  private async withDeliveryCause(err: unknown, operation: string): Promise<unknown> {
+    if (!this.open || !mayStemFromDelivery(err)) return err;
+    const failure = this.deliveryFailure ?? (await this.awaitDeliveryFailure());
+    if (failure === undefined) {
+      // Inside a transaction begin() opened, an enqueue is refused only once the transaction
+      // must abort (a fatal state refuses with KAFKA_FATAL): abort and retry the batch, as for
+      // any abortable error, rather than stop the process.
+      if ((err as KafkaError).code !== 'KAFKA_INVALID_STATE') return err;
+      return kafkaError('KAFKA_TRANSACTION_ABORTED', `${operation}: the transaction must abort: ${(err as KafkaError).message}`, {
+        cause: err,
+        details: { operation, transactionalId: this.transactionalId },
+      });
+    }
+    return kafkaError(failure.code, `${operation}: a message failed delivery: ${failure.message}`, {
+      cause: err,
+      retryable: failure.retryable,
+      details: { ...failure.details, operation, transactionalId: this.transactionalId },
+    });
+  }
+
+  /**
    * The failed message's report travels to JS on its own path and can land just after the
-   * commit's answer; wait a moment for it, since it names the cause.
+   * error of the call that noticed the failure; wait a moment for it, since it names the cause.
    */
   private async awaitDeliveryFailure(): Promise<KafkaError | undefined> {
     for (let i = 0; i < 20 && this.deliveryFailure === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -167,7 +203,11 @@ export class TransactionalProducer extends ProducerClient {
   }
 }
 
-/** The commit failed because messages of the transaction were not delivered (librdkafka's ERR__INCONSISTENT). */
-function isDeliveryFailure(err: unknown): boolean {
-  return (err as KafkaError | undefined)?.details?.librdkafkaName === 'ERR__INCONSISTENT';
+/**
+ * Errors a failed message puts the transaction in: messages not delivered (ERR__INCONSISTENT),
+ * an abortable transaction, an enqueue refused in that state.
+ */
+function mayStemFromDelivery(err: unknown): boolean {
+  const e = err as KafkaError | undefined;
+  return e?.details?.librdkafkaName === 'ERR__INCONSISTENT' || e?.code === 'KAFKA_TRANSACTION_ABORTED' || e?.code === 'KAFKA_INVALID_STATE';
 }
