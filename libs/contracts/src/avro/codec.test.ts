@@ -2,7 +2,7 @@ import avro from 'avsc';
 import { CONTRACTS, orders, ORDERS_V1, ORDERS_V2 } from '../contracts';
 import { decodeEvent } from '../decode';
 import { sampleOrderJson } from '../samples';
-import { AvroDecoder, avroTypeOf, encodeConfluent, encodeSingleObject, fingerprintOf, hex64, readFraming, resolveValue } from './codec';
+import { AvroDecoder, avroTypeOf, encodeConfluent, encodeSingleObject, fingerprintOf, hex64, readFraming, resolveValue, resolverOf } from './codec';
 import { canonicalForm, crc64Avro, fingerprint64 } from './fingerprint';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
@@ -93,6 +93,23 @@ describe('schema evolution through avsc resolvers', () => {
     const v2Type = avroTypeOf(ORDERS_V2);
     const read = v2Type.fromBuffer(avroTypeOf(ORDERS_V1).toBuffer(v1), v2Type.createResolver(avroTypeOf(ORDERS_V1))) as Record<string, Record<string, unknown>>;
     expect(read.payload.coupon_code).toBeNull();
+  });
+
+  it('builds the resolver of a schema pair once and reuses it for every value', () => {
+    const v2Type = avroTypeOf(ORDERS_V2);
+    // avsc types are frozen: watch the method on the prototype they share.
+    const build = jest.spyOn(avro.Type.prototype, 'createResolver');
+    try {
+      const first = resolveValue(ORDERS_V2, ORDERS_V1, validOrder(10)) as { payload: Record<string, unknown> };
+      const second = resolveValue(ORDERS_V2, ORDERS_V1, validOrder(11)) as { payload: Record<string, unknown> };
+      expect(build.mock.calls.length).toBeLessThanOrEqual(1);
+      expect(resolverOf(avroTypeOf(ORDERS_V1), v2Type)).toBe(resolverOf(avroTypeOf(ORDERS_V1), v2Type));
+      // Values still differ per call: the cache holds the resolver, never a result.
+      expect(first.payload.item_count).not.toEqual(second.payload.item_count);
+      expect('coupon_code' in first.payload).toBe(false);
+    } finally {
+      build.mockRestore();
+    }
   });
 
   it('decodes single-object v1 bytes into the latest shape and reports the writer version', () => {

@@ -195,7 +195,7 @@ export class AvroDecoder {
     const canonical = canonicalForm(schema);
     const same = canonical === canonicalForm(contract.latest.schema);
     const version = contract.versions.find((v) => canonicalForm(v.schema) === canonical)?.version;
-    return { contract, type, writerVersion: version, resolver: same ? undefined : reader.createResolver(type) };
+    return { contract, type, writerVersion: version, resolver: same ? undefined : resolverOf(reader, type) };
   }
 }
 
@@ -207,5 +207,27 @@ export class AvroDecoder {
 export function resolveValue(writer: AvroSchema, reader: AvroSchema, value: unknown): unknown {
   const writerType = avroTypeOf(writer);
   const readerType = avroTypeOf(reader);
-  return readerType.fromBuffer(writerType.toBuffer(value), readerType.createResolver(writerType));
+  return readerType.fromBuffer(writerType.toBuffer(value), resolverOf(readerType, writerType));
+}
+
+type Resolver = ReturnType<avro.Type['createResolver']>;
+const resolvers = new WeakMap<avro.Type, WeakMap<avro.Type, Resolver>>();
+
+/**
+ * avsc's resolver that reads `writer` values as `reader` values, built once per pair: building
+ * one walks both schemas and generates code, and cost a tenth of ingest's and validate's CPU
+ * when it ran per event of an older contract version.
+ */
+export function resolverOf(reader: avro.Type, writer: avro.Type): Resolver {
+  let byWriter = resolvers.get(reader);
+  if (byWriter === undefined) {
+    byWriter = new WeakMap();
+    resolvers.set(reader, byWriter);
+  }
+  let resolver = byWriter.get(writer);
+  if (resolver === undefined) {
+    resolver = reader.createResolver(writer);
+    byWriter.set(writer, resolver);
+  }
+  return resolver;
 }
