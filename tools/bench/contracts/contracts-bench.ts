@@ -82,6 +82,7 @@ async function main(): Promise<void> {
       `orders events: ${EVENTS} distinct, ~${results.avgJsonBytes} B JSON, ~${results.avgAvroBytes} B Avro single-object; median of ${ROUNDS} rounds, each workload in its own bundled process`,
       `JSON → validate → Avro encode      ${k(m.jsonValidateAvroEncode)} ${spread('jsonValidateAvroEncode')}  (goal ≥ 200k/s; baseline JSON.parse + avsc encode, no checks: ${k(m.baselineJsonParseAvroEncode)} ${spread('baselineJsonParseAvroEncode')}, ratio ${results.ratios.jsonValidateAvroEncodeVsBaseline.toFixed(2)})`,
       `JSON → validate (no encode)        ${k(m.jsonValidateOnly)}`,
+      `JSON v1 → validate → Avro v2      ${k(m.jsonV1ValidateAvroEncode)} (an older producer: checked against v1, resolved into v2)`,
       `Avro decode, same schema           ${k(m.avroDecodeSameSchema)}  (goal ≥ 500k/s; baseline avsc fromBuffer: ${k(m.baselineAvscFromBuffer)}, ratio ${results.ratios.avroDecodeVsAvsc.toFixed(2)})`,
       `Avro decode, v1 writer → v2 reader ${k(m.avroDecodeV1WriterV2Reader)}`,
       `Avro decode + validate rules       ${k(m.avroDecodeAndValidate)}`,

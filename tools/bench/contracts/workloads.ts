@@ -48,6 +48,16 @@ function orderJsonBytes(events: number): Uint8Array[] {
   return Array.from({ length: events }, (_, n) => encoder.encode(JSON.stringify(sampleOrderJson(n + 1, NOW - (n % 1000)))));
 }
 
+/** The same orders events as a producer still on schema v1 sends them (no coupon_code). */
+function orderV1JsonBytes(events: number): Uint8Array[] {
+  const encoder = new TextEncoder();
+  return Array.from({ length: events }, (_, n) => {
+    const event = sampleOrderJson(n + 1, NOW - (n % 1000), { schema_version: 1 });
+    delete (event.payload as Record<string, unknown>).coupon_code;
+    return encoder.encode(JSON.stringify(event));
+  });
+}
+
 function orderEvents(jsonBytes: Uint8Array[]): OrderEvent[] {
   return jsonBytes.map((b) => {
     const r = decodeEvent(b, { contract: 'orders', now: NOW });
@@ -75,6 +85,15 @@ const WORKLOADS: Record<string, (events: number) => { inputs: readonly Uint8Arra
     fn: (b) => {
       const r = decodeEvent(b, { contract: 'orders', now: NOW });
       if (!r.ok) throw new Error('unexpected invalid event');
+      sink += encodeSingleObject(orders.latest.schema, r.event).length;
+    },
+  }),
+  // A v1 producer's event: checked against v1, resolved into v2, encoded in v2 (as validate does).
+  jsonV1ValidateAvroEncode: (events) => ({
+    inputs: orderV1JsonBytes(events),
+    fn: (b) => {
+      const r = decodeEvent(b, { contract: 'orders', now: NOW });
+      if (!r.ok || r.writerVersion !== 1) throw new Error('unexpected invalid event or writer version');
       sink += encodeSingleObject(orders.latest.schema, r.event).length;
     },
   }),
