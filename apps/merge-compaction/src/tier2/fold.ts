@@ -1,5 +1,5 @@
 import type { AnyContract, GoldAggregate } from '@sluice/contracts';
-import type { ColumnSpec, LakeQueryEngine, LakeTable, LiveFile, Snapshot } from '@sluice/lake';
+import type { ColumnSpec, LakeQueryEngine, LakeTable, LiveFile, Snapshot, WriteSource } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
   BRONZE_VERSION,
@@ -186,34 +186,30 @@ export class ContractFolder {
     const { where, files: inRanges } = rangeFilter(bsnap, ranges);
     const windowRows = await this.queryBronze(bronze, bsnap, inRanges, `SELECT DISTINCT (epoch_ms(event_time) // ${w}) * ${w} AS wm FROM bronze WHERE ${where}`);
     const windows = windowRows.map((r) => Number(r.wm)).sort((a, b) => a - b);
-    let rows: Record<string, unknown>[] = [];
+    // The recomputed windows go bronze → gold inside DuckDB, never as JS objects.
+    let source: WriteSource = { rows: [] };
     if (windows.length > 0) {
       const lo = windows[0];
       const hi = windows[windows.length - 1] + w - 1;
-      const files = overlapping(bsnap, 'event_time', lo, hi);
+      const relation = await bronze.relationSql(bsnap, overlapping(bsnap, 'event_time', lo, hi));
       const groups = aggregate.groupBy.join(', ');
       const measures = aggregate.measures
         .map((m) => (m.fn === 'count' ? `count(*) AS ${m.name}` : `sum(${m.column}) AS ${m.name}`))
         .join(', ');
-      const session = await this.o.engine.open({ bronze: { storage: bronze.storage, snapshot: bsnap, files } });
-      try {
-        rows = await session.queryJson(
-          `SELECT (epoch_ms(event_time) // ${w}) * ${w} AS ${WINDOW_MS},
-                  make_timestamptz(((epoch_ms(event_time) // ${w}) * ${w}) * 1000) AS ${WINDOW_START},
-                  ${groups}, ${measures}, ${bsnap.version} AS ${BRONZE_VERSION}
-           FROM bronze
-           WHERE op <> 'delete' AND (epoch_ms(event_time) // ${w}) * ${w} IN (${windows.join(', ')})
-             ${aggregate.groupBy.map((g) => `AND ${g} IS NOT NULL`).join(' ')}
-           GROUP BY ALL`,
-        );
-      } finally {
-        session.close();
-      }
+      source = {
+        sql: `SELECT (epoch_ms(event_time) // ${w}) * ${w} AS ${WINDOW_MS},
+                     make_timestamptz(((epoch_ms(event_time) // ${w}) * ${w}) * 1000) AS ${WINDOW_START},
+                     ${groups}, ${measures}, ${bsnap.version} AS ${BRONZE_VERSION}
+              FROM (${relation}) bronze
+              WHERE op <> 'delete' AND (epoch_ms(event_time) // ${w}) * ${w} IN (${windows.join(', ')})
+                ${aggregate.groupBy.map((g) => `AND ${g} IS NOT NULL`).join(' ')}
+              GROUP BY ALL`,
+      };
     }
     const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.gold}${this.o.topic}-${r.partition}`, version: r.to }));
     // Every window touched by (from, to] was recomputed from the whole of bronze at bsnap, which
     // holds every offset ≤ to: recording `to` is sound, and a replay recomputes the same values.
-    await gold.merge({ source: { rows }, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: BRONZE_VERSION, clusterColumn: WINDOW_MS, txns });
+    await gold.merge({ source, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: BRONZE_VERSION, clusterColumn: WINDOW_MS, txns });
     return { windows: windows.length, behind };
   }
 
