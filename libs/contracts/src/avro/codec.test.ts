@@ -97,12 +97,14 @@ describe('schema evolution through avsc resolvers', () => {
 
   it('builds the resolver of a schema pair once and reuses it for every value', () => {
     const v2Type = avroTypeOf(ORDERS_V2);
-    // avsc types are frozen: watch the method on the prototype they share.
+    resolveValue(ORDERS_V2, ORDERS_V1, validOrder(9)); // builds the pair's resolver, whatever ran before
+    // avsc types are frozen: watch the method on the prototype they share (avsc also calls it
+    // for every nested field and branch while building one resolver).
     const build = jest.spyOn(avro.Type.prototype, 'createResolver');
     try {
       const first = resolveValue(ORDERS_V2, ORDERS_V1, validOrder(10)) as { payload: Record<string, unknown> };
       const second = resolveValue(ORDERS_V2, ORDERS_V1, validOrder(11)) as { payload: Record<string, unknown> };
-      expect(build.mock.calls.length).toBeLessThanOrEqual(1);
+      expect(build).not.toHaveBeenCalled();
       expect(resolverOf(avroTypeOf(ORDERS_V1), v2Type)).toBe(resolverOf(avroTypeOf(ORDERS_V1), v2Type));
       // Values still differ per call: the cache holds the resolver, never a result.
       expect(first.payload.item_count).not.toEqual(second.payload.item_count);
