@@ -36,3 +36,38 @@ describe('TransactionalProducer watchdog', () => {
     await expect(producer.abort(30)).rejects.toMatchObject({ code: 'KAFKA_PRODUCER_FENCED' });
   });
 });
+
+describe('TransactionalProducer delivery failures', () => {
+  const begin = (done: Done) => done(null);
+  const abortable = (message: string) => Object.assign(new Error(message), { code: CODES.ERRORS.ERR__STATE, isTxnRequiresAbort: true });
+  const report = (producer: TransactionalProducer, code: number, message: string) =>
+    (producer as unknown as { native: { emit: (...args: unknown[]) => void } }).native.emit('delivery-report', Object.assign(new Error(message), { code }), { topic: 't', partition: 0 });
+
+  it('names the failed message when the transaction must abort, keeping the retry flag of an error the catalog does not know', async () => {
+    const producer = producerWith({
+      beginTransaction: begin,
+      sendOffsetsToTransaction: (_o: unknown, _c: unknown, _t: number, done: Done) => done(abortable('Operation not valid in state AbortableError')),
+    });
+    await producer.begin();
+    report(producer, CODES.ERRORS.ERR_MSG_SIZE_TOO_LARGE, 'Broker: Message size too large');
+    await expect(producer.sendOffsets(consumer, offsets)).rejects.toMatchObject({ code: 'KAFKA_MESSAGE_TOO_LARGE', retryable: false, details: { operation: 'transaction.sendOffsets' } });
+
+    const other = producerWith({
+      beginTransaction: begin,
+      sendOffsetsToTransaction: (_o: unknown, _c: unknown, _t: number, done: Done) => done(abortable('Operation not valid in state AbortableError')),
+    });
+    await other.begin();
+    report(other, 12345, 'a code no catalog knows');
+    await expect(other.sendOffsets(consumer, offsets)).rejects.toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: true });
+  });
+
+  it('never relabels a fenced commit with a report it holds', async () => {
+    const producer = producerWith({
+      beginTransaction: begin,
+      commitTransaction: (_t: number, done: Done) => done(Object.assign(new Error('Broker: Producer attempted an operation with an old epoch'), { code: CODES.ERRORS.ERR_PRODUCER_FENCED, isFatal: true })),
+    });
+    await producer.begin();
+    report(producer, CODES.ERRORS.ERR_MSG_SIZE_TOO_LARGE, 'Broker: Message size too large');
+    await expect(producer.commit(30)).rejects.toMatchObject({ code: 'KAFKA_PRODUCER_FENCED', retryable: false });
+  });
+});

@@ -136,7 +136,9 @@ export class TransactionalProducer extends ProducerClient {
     }
     return kafkaError(failure.code, `${operation}: a message failed delivery: ${failure.message}`, {
       cause: err,
-      retryable: failure.retryable,
+      // A report code the catalog does not know says nothing about retrying; the error it
+      // replaces does (librdkafka's abortable errors are "abort, then retry the batch").
+      retryable: failure.code === 'KAFKA_UNKNOWN' ? (err as KafkaError).retryable : failure.retryable,
       details: { ...failure.details, operation, transactionalId: this.transactionalId },
     });
   }
