@@ -27,7 +27,7 @@ def service_names(out_dir):
                 names[pid] = service
         if 'java' in args and out_dir.rstrip('/').split('/')[-1] in args:
             names[pid] = 'broker'
-        if 'tools/bench/e2e/run.ts' in args and '/usr/bin/node' in args:
+        if 'tools/bench/e2e/run.ts' in args and ('--import' in args or '--require' in args):  # not tsx's launcher
             names[pid] = 'load driver'
     return names
 
@@ -91,6 +91,8 @@ def main(out_dir):
             leaves[(service, frames[0][0][:100])] += 1
         for sym in {f[0][:120] for f in frames if f[0].startswith('JS:')}:
             inclusive[(service, sym)] += 1
+    if total == 0:
+        sys.exit(f'no samples in {out_dir}/perf.data')
     print(f'{total} samples')
     for service, n in per_service.most_common():
         print(f'  {service:18s} {100 * n / total:5.1f} %')

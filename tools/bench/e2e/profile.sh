@@ -20,13 +20,17 @@ SLUICE_BENCH_NODE_ARGS="--perf-basic-prof-only-functions" \
   npx tsx tools/bench/e2e/run.ts --seconds "$load_seconds" --rate 0 --ceiling-events 100000 --backlog 0 --broker-port 29192 --out "$out" \
   >"$out/progress.log" 2>&1 &
 bench=$!
-trap 'kill $bench 2>/dev/null || true' INT TERM
-# Start sampling 20 s into the load (after the ceiling pass and the warm-up).
-until grep -qE "t=[2-9][0-9]\." "$out/progress.log" 2>/dev/null; do
+# The bench stops its stack and broker on SIGTERM; never leave it running when this script fails.
+trap 'kill $bench 2>/dev/null || true' EXIT
+# Start sampling 20 s into the load (after the ceiling pass and the warm-up): progress lines
+# print `t=<seconds>s` every ~5 s. load-seconds must leave perf-seconds after that.
+until grep -qE "t=[2-9][0-9](\.[0-9])?s" "$out/progress.log" 2>/dev/null; do
   sleep 2
   kill -0 $bench 2>/dev/null || { echo "the bench ended before the load phase; see $out/progress.log" >&2; exit 1; }
 done
 ps -eo pid,args | grep -E "node|java" | grep -v grep >"$out/ps.txt"
-perf record -a -g -F 99 -o "$out/perf.data" -- sleep "$perf_seconds" >"$out/perf.log" 2>&1
+perf record -a -g -F 99 -o "$out/perf.data" -- sleep "$perf_seconds" >"$out/perf.log" 2>&1 ||
+  { echo "perf record failed; see $out/perf.log" >&2; exit 1; }
 wait $bench
+trap - EXIT
 python3 tools/bench/e2e/perf-summary.py "$out" | tee "$out/profile.txt"
