@@ -29,13 +29,13 @@ class InFlight {
     this.waiting++;
   }
 
-  /** Records the outcome of message `index`; true when it was the last one awaited. */
+  /** Records the outcome of message `index`; false when it was not awaited (unknown or already settled). */
   settle(index: number, outcome: SendOutcome): boolean {
     if (index >= this.enqueued || this.outcomes[index] !== undefined) return false;
     this.outcomes[index] = outcome;
     this.waiting--;
     if (this.waiting === 0) this.resolve();
-    return this.waiting === 0;
+    return true;
   }
 }
 
@@ -288,9 +288,9 @@ export class KafkaProducer extends ProducerClient {
   }
 
   private settle(slot: Slot, outcome: SendOutcome): void {
-    const before = slot.call.waiting;
-    if (slot.call.settle(slot.index, outcome)) this.inFlight.delete(slot.call);
-    this.unreported -= before - slot.call.waiting;
+    if (!slot.call.settle(slot.index, outcome)) return;
+    this.unreported--;
+    if (slot.call.waiting === 0) this.inFlight.delete(slot.call);
   }
 }
 
