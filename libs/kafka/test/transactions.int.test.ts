@@ -6,6 +6,7 @@ import {
   TransactionalProducer,
   type ConsumedMessage,
   type KafkaError,
+  type TransactionalProducerOptions,
 } from '../src';
 import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
 
@@ -200,10 +201,7 @@ describe('Kafka transactions against the broker', () => {
 
   it('waits out a full local queue inside a transaction: every record lands, in order', async () => {
     const topic = await createTestTopic(admin, 1);
-    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), maxQueueMessages: 50 });
-    closers.push(() => producer.close());
-    await producer.connect();
-    await producer.begin();
+    const producer = await openTransaction({ maxQueueMessages: 50 });
     await producer.produce(Array.from({ length: 400 }, (_, i) => ({ topic, key: 'k', value: `v${i}` })));
     await producer.commit();
     const reader = await testConsumer([topic], { isolationLevel: 'read_committed' });
@@ -214,10 +212,7 @@ describe('Kafka transactions against the broker', () => {
 
   it('fails the commit with the undelivered record\'s own error (retryable: abort, then retry)', async () => {
     const topic = await createTestTopic(admin, 1);
-    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), unknownTopicTimeoutMs: 500 });
-    closers.push(() => producer.close());
-    await producer.connect();
-    await producer.begin();
+    const producer = await openTransaction({ unknownTopicTimeoutMs: 500 });
     await producer.produce([
       { topic, value: 'kept back' },
       { topic: unique('no-such-topic'), value: 'undeliverable' },
@@ -232,10 +227,7 @@ describe('Kafka transactions against the broker', () => {
   it('names the rejected record\'s error when a later produce finds the transaction must abort', async () => {
     const topic = await createTestTopic(admin, 1);
     const small = await createTestTopic(admin, 1, { 'max.message.bytes': '1024' });
-    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx') });
-    closers.push(() => producer.close());
-    await producer.connect();
-    await producer.begin();
+    const producer = await openTransaction();
     // The broker refuses it (incompressible, over the topic's limit): librdkafka then refuses
     // every further enqueue of the transaction with a bare ERR__STATE.
     await producer.produce([{ topic: small, value: randomBytes(20_000) }]);
@@ -252,6 +244,15 @@ describe('Kafka transactions against the broker', () => {
     expect((err?.cause as KafkaError).code).toBe('KAFKA_INVALID_STATE');
     await expectRetryAlone(producer, topic);
   });
+
+  /** A connected transactional producer (closed after the test) with a transaction begun. */
+  async function openTransaction(extra: Partial<TransactionalProducerOptions> = {}): Promise<TransactionalProducer> {
+    const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), ...extra });
+    closers.push(() => producer.close());
+    await producer.connect();
+    await producer.begin();
+    return producer;
+  }
 
   /** Aborts the failed transaction and retries in a new one: only the retry is visible. */
   async function expectRetryAlone(producer: TransactionalProducer, topic: string): Promise<void> {
