@@ -43,17 +43,12 @@ function measure<T>(inputs: readonly T[], seconds: number, fn: (input: T) => unk
 const NOW = Date.now();
 let sink = 0;
 
-function orderJsonBytes(events: number): Uint8Array[] {
-  const encoder = new TextEncoder();
-  return Array.from({ length: events }, (_, n) => encoder.encode(JSON.stringify(sampleOrderJson(n + 1, NOW - (n % 1000)))));
-}
-
-/** The same orders events as a producer still on schema v1 sends them (no coupon_code). */
-function orderV1JsonBytes(events: number): Uint8Array[] {
+/** Orders events as JSON bytes, in schema v2 or as a producer still on v1 sends them (no coupon_code). */
+function orderJsonBytes(events: number, schemaVersion: 1 | 2 = 2): Uint8Array[] {
   const encoder = new TextEncoder();
   return Array.from({ length: events }, (_, n) => {
-    const event = sampleOrderJson(n + 1, NOW - (n % 1000), { schema_version: 1 });
-    delete (event.payload as Record<string, unknown>).coupon_code;
+    const event = sampleOrderJson(n + 1, NOW - (n % 1000), schemaVersion === 1 ? { schema_version: 1 } : {});
+    if (schemaVersion === 1) delete (event.payload as Record<string, unknown>).coupon_code;
     return encoder.encode(JSON.stringify(event));
   });
 }
@@ -90,7 +85,7 @@ const WORKLOADS: Record<string, (events: number) => { inputs: readonly Uint8Arra
   }),
   // A v1 producer's event: checked against v1, resolved into v2, encoded in v2 (as validate does).
   jsonV1ValidateAvroEncode: (events) => ({
-    inputs: orderV1JsonBytes(events),
+    inputs: orderJsonBytes(events, 1),
     fn: (b) => {
       const r = decodeEvent(b, { contract: 'orders', now: NOW });
       if (!r.ok || r.writerVersion !== 1) throw new Error('unexpected invalid event or writer version');
