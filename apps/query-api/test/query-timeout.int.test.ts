@@ -51,6 +51,18 @@ describe('query-api query timeout interrupts DuckDB', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
+  it('a query that runs DuckDB out of memory is 503 QUERY_SATURATED with Retry-After, not a 500', async () => {
+    const small = await LakeQueryEngine.create({ locked: true, allowedDirectories: [root], threads: 1, memoryLimit: '16MB' });
+    const lake = new LakeAdapter({ ...adapterOptions(), engine: small });
+    const snapshot = await lake.latest('silver_orders');
+    const hungry = 'SELECT length(list(md5(range::VARCHAR))) AS n FROM lake_snapshot, range(40000)';
+    await expect(lake.query(snapshot, snapshot.files, [], { sql: hungry, params: [], timeoutMs: 30_000 })).rejects.toMatchObject({
+      code: 'QUERY_SATURATED',
+      retryable: true,
+      details: { retryAfterSeconds: 1 },
+    });
+  });
+
   it('504 query timeout frees the concurrency slot once DuckDB stops (the query no longer runs on)', async () => {
     const lake = new SlowSqlAdapter(adapterOptions());
     const limiter = new Limiter(1, 4, 5000);

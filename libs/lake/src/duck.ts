@@ -67,8 +67,19 @@ export function sqlStringList(values: readonly string[]): string {
   return `[${values.map(sqlString).join(', ')}]`;
 }
 
-/** Wraps a DuckDB error (the one translation point for DuckDB's own errors). */
-export function duckError(what: string, cause: unknown) {
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return lakeError('LAKE_QUERY_FAILED', `${what}: ${message}`, { cause });
+/** The message of a thrown value. Not `instanceof Error`: node-api's errors may come from another realm. */
+export function errorMessage(cause: unknown): string {
+  const message = (cause as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : String(cause);
+}
+
+/**
+ * A DuckDB error in the lake's words: out of memory is LAKE_OUT_OF_MEMORY (retryable, whatever
+ * the statement was doing); anything else is `code`. `what` says which step failed.
+ */
+export function duckError(what: string, cause: unknown, code: 'LAKE_QUERY_FAILED' | 'LAKE_INVALID_INPUT' = 'LAKE_QUERY_FAILED') {
+  const message = errorMessage(cause);
+  // DuckDB's error types prefix the message ("Out of Memory Error: could not allocate block ...").
+  if (/^Out of Memory Error\b/.test(message)) return lakeError('LAKE_OUT_OF_MEMORY', `${what}: ${message}`, { cause });
+  return lakeError(code, `${what}: ${message}`, { cause });
 }

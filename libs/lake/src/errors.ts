@@ -36,6 +36,12 @@ export const LAKE_ERRORS = {
    * free). Retryable: the same query may finish under less load or with a longer timeout.
    */
   LAKE_QUERY_TIMEOUT: { retryable: true },
+  /**
+   * DuckDB could not get memory within its `memory_limit` (and could not spill). Retryable: the
+   * same statement may fit once concurrent work has finished; if it never does, the limit is too
+   * low for the work (raise it, or give DuckDB a temp directory to spill to).
+   */
+  LAKE_OUT_OF_MEMORY: { retryable: true },
   /** Storage I/O failed for a reason other than absence; may be transient. */
   LAKE_STORAGE_UNAVAILABLE: { retryable: true },
 } as const;

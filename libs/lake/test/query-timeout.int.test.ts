@@ -45,6 +45,16 @@ describe('LakeSession query timeout', () => {
     });
   });
 
+  it('running out of DuckDB memory is LAKE_OUT_OF_MEMORY (retryable), not a failed query', async () => {
+    // One list of 2M strings cannot be spilled: it must fit the 16 MB limit, and does not.
+    const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1, memoryLimit: '16MB' });
+    await withSession(engine, async (s) => {
+      await expect(s.query('SELECT length(list(md5(range::VARCHAR))) AS n FROM range(2000000)')).rejects.toMatchObject({ code: 'LAKE_OUT_OF_MEMORY', retryable: true });
+      // The session stays usable once the memory is released.
+      expect(await s.query('SELECT count(*) AS n FROM t')).toEqual([{ n: 2n }]);
+    });
+  });
+
   it('a query that finishes in time returns rows; bad SQL under a timeout is still LAKE_QUERY_FAILED; bad timeouts are refused', async () => {
     const engine = await LakeQueryEngine.create();
     await withSession(engine, async (s) => {

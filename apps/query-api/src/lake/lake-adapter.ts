@@ -186,6 +186,9 @@ function translate(err: unknown, table: string): Error {
       return queryError('QUERY_VERSION_UNKNOWN', `a data file of this version has been vacuumed (${err.message})`, { table }, err);
     case 'LAKE_STORAGE_UNAVAILABLE':
       return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { table, retryAfterSeconds: 1 }, err);
+    case 'LAKE_OUT_OF_MEMORY':
+      // DuckDB's memory_limit is shared by the queries running at once: fewer of them may fit.
+      return queryError('QUERY_SATURATED', `the query engine ran out of memory (${err.message.split('\n')[0]})`, { retryAfterSeconds: 1 }, err);
     case 'LAKE_QUERY_TIMEOUT':
       return queryError('QUERY_TIMEOUT', err.message, { timeoutMs: err.details.timeoutMs }, err);
     case 'LAKE_QUERY_FAILED':

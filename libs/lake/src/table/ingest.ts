@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { ident, sqlString } from '../duck';
+import { duckError, ident, sqlString } from '../duck';
 import { lakeError } from '../errors';
 import { duckType, type DeltaField } from './schema';
 
@@ -16,7 +16,8 @@ export type WriteSource = { rows: readonly Record<string, unknown>[] } | { sql: 
 
 /**
  * Loads a source into a new temp table with exactly `fields` (typed), returning its name. The
- * caller drops it. Conversion failures are LAKE_INVALID_INPUT.
+ * caller drops it. Conversion failures are LAKE_INVALID_INPUT; running out of memory is
+ * LAKE_OUT_OF_MEMORY.
  */
 export async function ingestSource(
   conn: DuckDBConnection,
@@ -48,7 +49,7 @@ export async function ingestSource(
       }
     }
   } catch (cause) {
-    throw lakeError('LAKE_INVALID_INPUT', `rows do not fit the table schema: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw duckError('rows do not fit the table schema', cause, 'LAKE_INVALID_INPUT');
   }
   const required = fields.filter((f) => !f.nullable);
   if (required.length > 0) {

@@ -1,0 +1,35 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { duckError } from './duck';
+
+/** The error DuckDB itself raises for `sql` on a fresh in-memory instance with `config`. */
+async function duckdbFailure(sql: string, config: Record<string, string> = {}): Promise<unknown> {
+  const instance = await DuckDBInstance.create(':memory:', config);
+  const conn = await instance.connect();
+  try {
+    await conn.run(sql);
+  } catch (err) {
+    return err;
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+  throw new Error(`expected ${sql} to fail`);
+}
+
+describe('duckError', () => {
+  it('names DuckDB running out of memory LAKE_OUT_OF_MEMORY (retryable), whatever the step would have called it', async () => {
+    const oom = await duckdbFailure('SELECT length(list(md5(range::VARCHAR))) FROM range(2000000)', { memory_limit: '16MB', threads: '1' });
+    // A write used to call this "rows do not fit the table schema" (LAKE_INVALID_INPUT, not retryable).
+    const asWrite = duckError('rows do not fit the table schema', oom, 'LAKE_INVALID_INPUT');
+    expect(asWrite).toMatchObject({ code: 'LAKE_OUT_OF_MEMORY', retryable: true });
+    expect(asWrite.message).toMatch(/^rows do not fit the table schema: Out of Memory Error/);
+    expect(duckError('query', oom)).toMatchObject({ code: 'LAKE_OUT_OF_MEMORY', retryable: true });
+  });
+
+  it("keeps the step's own code for every other DuckDB error", async () => {
+    const conversion = await duckdbFailure(`SELECT CAST('x' AS INTEGER)`);
+    expect(duckError('rows do not fit the table schema', conversion, 'LAKE_INVALID_INPUT')).toMatchObject({ code: 'LAKE_INVALID_INPUT', retryable: false });
+    const binder = await duckdbFailure('SELECT nope');
+    expect(duckError('query', binder)).toMatchObject({ code: 'LAKE_QUERY_FAILED', retryable: false });
+  });
+});
