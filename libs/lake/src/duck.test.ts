@@ -1,5 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { duckError } from './duck';
+import { duckError, sharedDuckDB } from './duck';
 
 /** The error DuckDB itself raises for `sql` on a fresh in-memory instance with `config`. */
 async function duckdbFailure(sql: string, config: Record<string, string> = {}): Promise<unknown> {
@@ -31,5 +31,17 @@ describe('duckError', () => {
     expect(duckError('rows do not fit the table schema', conversion, 'LAKE_INVALID_INPUT')).toMatchObject({ code: 'LAKE_INVALID_INPUT', retryable: false });
     const binder = await duckdbFailure('SELECT nope');
     expect(duckError('query', binder)).toMatchObject({ code: 'LAKE_QUERY_FAILED', retryable: false });
+  });
+});
+
+describe('sharedDuckDB', () => {
+  it('runs without the external file cache, which kept every file a writer read in memory', async () => {
+    const conn = await (await sharedDuckDB()).connect();
+    try {
+      const rows = (await conn.runAndReadAll(`SELECT current_setting('enable_external_file_cache')`)).getRows();
+      expect(rows).toEqual([[false]]);
+    } finally {
+      conn.closeSync();
+    }
   });
 });

@@ -6,9 +6,14 @@ let shared: Promise<DuckDBInstance> | undefined;
 /**
  * The process-wide DuckDB instance used for writing (one per process; connections per use).
  * Session time zone is UTC so TIMESTAMPTZ renders and casts in UTC (DELTA.md §3).
+ *
+ * DuckDB's external file cache is off: it keeps the blocks of every file read in DuckDB's own
+ * memory until memory_limit evicts them, and a writer reads mostly files it has just written
+ * (new names every commit), which the OS page cache already holds. With it on, a process that
+ * appends and merges small batches grew ~3 MB of RSS per commit (docs/bench/lake.md).
  */
 export function sharedDuckDB(): Promise<DuckDBInstance> {
-  shared ??= DuckDBInstance.create(':memory:').catch((err) => {
+  shared ??= DuckDBInstance.create(':memory:', { enable_external_file_cache: 'false' }).catch((err) => {
     shared = undefined;
     throw err;
   });
@@ -23,6 +28,8 @@ export interface DuckDBResourceOptions {
   threads?: number;
   /** Where DuckDB spills what does not fit `memoryLimitMb`. */
   tempDirectory?: string;
+  /** DuckDB's external file cache (`enable_external_file_cache`); off unless set (see {@link sharedDuckDB}). */
+  externalFileCache?: boolean;
 }
 
 /**
@@ -36,6 +43,7 @@ export async function configureSharedDuckDB(options: DuckDBResourceOptions): Pro
     if (options.memoryLimitMb !== undefined) await conn.run(`SET GLOBAL memory_limit=${sqlString(`${Math.floor(options.memoryLimitMb)}MB`)}`);
     if (options.threads !== undefined) await conn.run(`SET GLOBAL threads=${Math.max(1, Math.floor(options.threads))}`);
     if (options.tempDirectory !== undefined) await conn.run(`SET GLOBAL temp_directory=${sqlString(options.tempDirectory)}`);
+    if (options.externalFileCache !== undefined) await conn.run(`SET GLOBAL enable_external_file_cache=${options.externalFileCache}`);
   } finally {
     conn.closeSync();
   }
