@@ -43,13 +43,15 @@ export interface FoldOptions {
   readonly now?: () => number;
 }
 
-/** What one step did. */
+/** What one silver or gold step did. */
 export interface FoldOutcome {
   readonly silverRows: number;
   readonly goldWindows: number;
   /** True when bronze had more than one window's worth pending (call again soon). */
   readonly behind: boolean;
 }
+
+const NOTHING_DONE: FoldOutcome = { silverRows: 0, goldWindows: 0, behind: false };
 
 /** A bronze offset range of one partition: `(from, to]`. */
 interface Range {
@@ -73,31 +75,47 @@ export class ContractFolder {
     this.now = o.now ?? Date.now;
   }
 
-  /** Runs one fold step; a no-op when silver and gold are up to date with bronze. */
-  async step(): Promise<FoldOutcome> {
-    const bronze = await this.o.tables.existing(this.o.contract.tables.bronze);
-    if (!bronze) return { silverRows: 0, goldWindows: 0, behind: false };
-    const bsnap = await bronze.snapshot();
-    const written = partitionTxns(bsnap, TXN_PREFIX.bronze, this.o.topic);
-    if (written.size === 0) return { silverRows: 0, goldWindows: 0, behind: false };
-    const contractCols = contractColumnsOf(bsnap);
+  /** Folds bronze's new rows into silver; a no-op when silver is up to date with bronze. */
+  async silverStep(): Promise<FoldOutcome> {
+    const view = await this.bronzeView();
+    if (!view) return NOTHING_DONE;
+    const contractCols = contractColumnsOf(view.snapshot);
     const silver = await this.o.tables.silver(this.o.contract, contractCols);
     await this.o.tables.evolve(silver, contractCols);
-    const t0 = performance.now();
-    const s = await this.foldSilver(bronze, bsnap, silver, written);
-    const t1 = performance.now();
+    const started = performance.now();
+    const s = await this.foldSilver(view.table, view.snapshot, silver, view.written);
+    this.o.logger.debug({ contract: this.o.contract.name, silverMs: Math.round(performance.now() - started), rows: s.rows }, 'silver step');
+    return { silverRows: s.rows, goldWindows: 0, behind: s.behind };
+  }
+
+  /**
+   * Recomputes the gold windows bronze's new rows touch, at most every `goldIntervalMs`; a no-op
+   * when gold is up to date with bronze or the interval has not passed.
+   */
+  async goldStep(): Promise<FoldOutcome> {
+    if (this.o.contract.aggregates.length === 0 || this.now() - this.lastGoldMs < this.o.goldIntervalMs) return NOTHING_DONE;
+    const view = await this.bronzeView();
+    if (!view) return NOTHING_DONE;
+    this.lastGoldMs = this.now();
+    const started = performance.now();
     let goldWindows = 0;
-    let behind = s.behind;
-    if (this.now() - this.lastGoldMs >= this.o.goldIntervalMs) {
-      this.lastGoldMs = this.now();
-      for (const aggregate of this.o.contract.aggregates) {
-        const g = await this.foldGold(bronze, bsnap, aggregate, written);
-        goldWindows += g.windows;
-        behind ||= g.behind;
-      }
+    let behind = false;
+    for (const aggregate of this.o.contract.aggregates) {
+      const g = await this.foldGold(view.table, view.snapshot, aggregate, view.written);
+      goldWindows += g.windows;
+      behind ||= g.behind;
     }
-    this.o.logger.debug({ contract: this.o.contract.name, silverMs: Math.round(t1 - t0), goldMs: Math.round(performance.now() - t1), rows: s.rows, goldWindows }, 'fold step');
-    return { silverRows: s.rows, goldWindows, behind };
+    this.o.logger.debug({ contract: this.o.contract.name, goldMs: Math.round(performance.now() - started), goldWindows }, 'gold step');
+    return { silverRows: 0, goldWindows, behind };
+  }
+
+  /** Bronze as a step reads it: the table, its snapshot and the last offset written per partition (none yet: undefined). */
+  private async bronzeView(): Promise<{ table: LakeTable; snapshot: Snapshot; written: Map<number, number> } | undefined> {
+    const table = await this.o.tables.existing(this.o.contract.tables.bronze);
+    if (!table) return undefined;
+    const snapshot = await table.snapshot();
+    const written = partitionTxns(snapshot, TXN_PREFIX.bronze, this.o.topic);
+    return written.size === 0 ? undefined : { table, snapshot, written };
   }
 
   private ranges(target: Snapshot, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean } {

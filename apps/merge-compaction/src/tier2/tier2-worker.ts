@@ -5,7 +5,7 @@ import { maintainTable, type MaintenanceOptions } from '../compaction/maintenanc
 import { Periodic } from '../flow/periodic';
 import { WINDOW_MS, silverMergeLayout } from '../tables/layout';
 import type { TableSet } from '../tables/table-set';
-import { ContractFolder } from './fold';
+import { ContractFolder, type FoldOutcome } from './fold';
 
 /** Shortest maintenance slice between two fold steps. */
 const MIN_MAINTENANCE_SLICE_MS = 100;
@@ -67,16 +67,20 @@ export class Tier2Worker {
     return this.job.stop();
   }
 
-  /** One pass over every contract; true when some contract is still behind. */
+  /**
+   * One pass over every contract, silver first for all of them and then gold, so a contract's
+   * silver never waits for other contracts' gold; true when some contract is still behind.
+   */
   async tick(): Promise<boolean> {
     let behind = false;
-    for (const folder of this.folders) {
-      const out = await folder.step();
-      this.stats.steps += 1;
+    const count = (out: FoldOutcome) => {
       this.stats.silverRows += out.silverRows;
       this.stats.goldWindows += out.goldWindows;
       behind ||= out.behind;
-    }
+    };
+    for (const folder of this.folders) count(await folder.silverStep());
+    for (const folder of this.folders) count(await folder.goldStep());
+    this.stats.steps += this.folders.length;
     if (this.maintaining || Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs) {
       const starting = !this.maintaining;
       if (starting) this.lastMaintenance = Date.now();

@@ -1,0 +1,52 @@
+import { CONTRACTS } from '@sluice/contracts';
+import type { LakeQueryEngine } from '@sluice/lake';
+import { createTelemetry } from '@sluice/telemetry';
+import type { TableSet } from '../tables/table-set';
+import { ContractFolder, type FoldOutcome } from './fold';
+import { Tier2Worker } from './tier2-worker';
+
+const telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
+afterAll(() => telemetry.shutdown());
+afterEach(() => jest.restoreAllMocks());
+
+describe('Tier2Worker.tick', () => {
+  it("folds every contract's silver before any gold, so silver never waits for another contract's gold", async () => {
+    const calls: string[] = [];
+    const outcome = (silverRows: number, goldWindows: number, behind: boolean): FoldOutcome => ({ silverRows, goldWindows, behind });
+    // The folders themselves are tested against real tables (test/oracle.int.test.ts); here only the order.
+    jest.spyOn(ContractFolder.prototype, 'silverStep').mockImplementation(async function (this: ContractFolder) {
+      calls.push(`silver ${contractOf(this)}`);
+      return outcome(10, 0, false);
+    });
+    jest.spyOn(ContractFolder.prototype, 'goldStep').mockImplementation(async function (this: ContractFolder) {
+      calls.push(`gold ${contractOf(this)}`);
+      return outcome(0, 2, contractOf(this) === 'clickstream');
+    });
+    const tables = { existing: async () => undefined } as unknown as TableSet;
+    const worker = new Tier2Worker({
+      contracts: [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream].map((contract) => ({ contract, topic: `valid.${contract.name}` })),
+      tables,
+      engine: {} as LakeQueryEngine,
+      intervalMs: 1000,
+      maxRows: 1000,
+      foldPercent: 10,
+      goldIntervalMs: 5000,
+      watermarkMs: 60_000,
+      retryMaxMs: 1000,
+      maintenance: { intervalMs: 60_000, minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: false, logger: telemetry.logger, metrics: telemetry.metrics },
+      logger: telemetry.logger,
+      metrics: telemetry.metrics,
+    });
+
+    const behind = await worker.tick();
+
+    expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
+    expect(behind).toBe(true); // a gold step still behind keeps the worker going
+    expect(worker.stats).toEqual({ steps: 3, silverRows: 30, goldWindows: 6 });
+  });
+});
+
+/** The contract a folder folds (its options are private; the test reads them by name). */
+function contractOf(folder: ContractFolder): string {
+  return (folder as unknown as { o: { contract: { name: string } } }).o.contract.name;
+}
