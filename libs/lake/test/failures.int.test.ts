@@ -178,6 +178,18 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(LakeTable.open(new LocalStorage(path.join(dir, 'nothing-here')))).rejects.toMatchObject({ code: 'LAKE_NOT_FOUND' });
   });
 
+  it('a staging file that cannot be written keeps its system error, not "rows do not fit the table schema"', async () => {
+    // A binary column sends JS rows through an NDJSON staging file in the scratch directory.
+    const blocker = path.join(dir, 'not-a-directory');
+    await fs.writeFile(blocker, '');
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'staging')), { columns: [{ name: 'b', type: 'binary' }] }, { scratchDir: path.join(blocker, 'scratch') });
+    const failure = await table.append({ rows: [{ b: new Uint8Array([1, 2]) }] }).catch((err: unknown) => err);
+    expect(failure).toMatchObject({ code: 'ENOTDIR' });
+    // Rows DuckDB cannot convert are still the caller's.
+    const ok = await LakeTable.create(new LocalStorage(path.join(dir, 'staging-ok')), { columns: [{ name: 'b', type: 'binary' }, { name: 'n', type: 'long' }] });
+    await expect(ok.append({ rows: [{ b: new Uint8Array([1]), n: 'not a number' }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });
+  });
+
   it('append-only tables refuse MERGE', async () => {
     const root = path.join(dir, 'append-only');
     const table = await LakeTable.create(new LocalStorage(root), { columns, properties: { 'delta.appendOnly': 'true' } });

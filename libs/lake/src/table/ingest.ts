@@ -49,6 +49,9 @@ export async function ingestSource(
       }
     }
   } catch (cause) {
+    // DuckDB's errors carry no code. One with a code is the machine's (ENOSPC or EACCES writing
+    // the staging file), not the rows' fault, and keeps it.
+    if (typeof (cause as { code?: unknown })?.code === 'string') throw cause;
     throw duckError('rows do not fit the table schema', cause, 'LAKE_INVALID_INPUT');
   }
   const required = fields.filter((f) => !f.nullable);
