@@ -51,7 +51,7 @@ describe('query-api query timeout interrupts DuckDB', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
-  it('a query that runs DuckDB out of memory is 503 QUERY_SATURATED with Retry-After, not a 500', async () => {
+  it('a query that runs DuckDB out of memory is QUERY_SATURATED (503) with a retry delay, not QUERY_INTERNAL (500)', async () => {
     const small = await LakeQueryEngine.create({ locked: true, allowedDirectories: [root], threads: 1, memoryLimit: '16MB' });
     const lake = new LakeAdapter({ ...adapterOptions(), engine: small });
     const snapshot = await lake.latest('silver_orders');

@@ -1,5 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { duckError, sharedDuckDB } from './duck';
+import { duckError, isDuckDBError, sharedDuckDB, withConnection } from './duck';
 
 /** The error DuckDB itself raises for `sql` on a fresh in-memory instance with `config`. */
 async function duckdbFailure(sql: string, config: Record<string, string> = {}): Promise<unknown> {
@@ -20,15 +20,15 @@ describe('duckError', () => {
   it('names DuckDB running out of memory LAKE_OUT_OF_MEMORY (retryable), whatever the step would have called it', async () => {
     const oom = await duckdbFailure('SELECT length(list(md5(range::VARCHAR))) FROM range(2000000)', { memory_limit: '16MB', threads: '1' });
     // A write used to call this "rows do not fit the table schema" (LAKE_INVALID_INPUT, not retryable).
-    const asWrite = duckError('rows do not fit the table schema', oom, 'LAKE_INVALID_INPUT');
+    const asWrite = duckError('loading rows', oom, 'LAKE_INVALID_INPUT');
     expect(asWrite).toMatchObject({ code: 'LAKE_OUT_OF_MEMORY', retryable: true });
-    expect(asWrite.message).toMatch(/^rows do not fit the table schema: Out of Memory Error/);
+    expect(asWrite.message).toMatch(/^loading rows: Out of Memory Error/);
     expect(duckError('query', oom)).toMatchObject({ code: 'LAKE_OUT_OF_MEMORY', retryable: true });
   });
 
   it("keeps the step's own code for every other DuckDB error", async () => {
     const conversion = await duckdbFailure(`SELECT CAST('x' AS INTEGER)`);
-    expect(duckError('rows do not fit the table schema', conversion, 'LAKE_INVALID_INPUT')).toMatchObject({ code: 'LAKE_INVALID_INPUT', retryable: false });
+    expect(duckError('loading rows', conversion, 'LAKE_INVALID_INPUT')).toMatchObject({ code: 'LAKE_INVALID_INPUT', retryable: false });
     const binder = await duckdbFailure('SELECT nope');
     expect(duckError('query', binder)).toMatchObject({ code: 'LAKE_QUERY_FAILED', retryable: false });
   });
@@ -43,5 +43,23 @@ describe('sharedDuckDB', () => {
     } finally {
       conn.closeSync();
     }
+  });
+});
+
+describe('withConnection', () => {
+  it('turns a DuckDB error the callback did not translate into a lake error, and leaves every other error alone', async () => {
+    await expect(withConnection((conn) => conn.run('SELECT nope'))).rejects.toMatchObject({ code: 'LAKE_QUERY_FAILED', message: expect.stringMatching(/^DuckDB statement: Binder Error/) });
+    const own = Object.assign(new Error('Disk Error: not DuckDB'), { code: 'EIO' });
+    await expect(withConnection(async () => Promise.reject(own))).rejects.toBe(own);
+    const bug = new TypeError('Cannot read properties of undefined');
+    await expect(withConnection(async () => Promise.reject(bug))).rejects.toBe(bug);
+  });
+
+  it('recognises DuckDB errors by their shape, not by their class', async () => {
+    expect(isDuckDBError(await duckdbFailure('SELECT nope'))).toBe(true);
+    expect(isDuckDBError(new Error('Conversion Error: x'))).toBe(true);
+    expect(isDuckDBError(Object.assign(new Error('IO Error: x'), { code: 'LAKE_STORAGE_UNAVAILABLE' }))).toBe(false);
+    expect(isDuckDBError(new Error('something went wrong'))).toBe(false);
+    expect(isDuckDBError(null)).toBe(false);
   });
 });

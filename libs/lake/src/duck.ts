@@ -49,12 +49,18 @@ export async function configureSharedDuckDB(options: DuckDBResourceOptions): Pro
   }
 }
 
-/** Runs `fn` with a fresh connection on the shared instance, closing it afterwards. */
+/**
+ * Runs `fn` with a fresh connection on the shared instance, closing it afterwards. A DuckDB error
+ * that `fn` did not translate itself leaves as {@link duckError}'s (LAKE_OUT_OF_MEMORY or
+ * LAKE_QUERY_FAILED), so no raw DuckDB error escapes a write.
+ */
 export async function withConnection<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const conn = await (await sharedDuckDB()).connect();
   try {
     await conn.run(`SET TimeZone='UTC'`);
     return await fn(conn);
+  } catch (err) {
+    throw isDuckDBError(err) ? duckError('DuckDB statement', err) : err;
   } finally {
     conn.closeSync();
   }
@@ -79,6 +85,14 @@ export function sqlStringList(values: readonly string[]): string {
 export function errorMessage(cause: unknown): string {
   const message = (cause as { message?: unknown } | undefined)?.message;
   return typeof message === 'string' ? message : String(cause);
+}
+
+/**
+ * Whether `err` is DuckDB's own, untranslated: node-api raises them without a `code`, with the
+ * error type first in the message ("Binder Error: ...", "Out of Memory Error: ...").
+ */
+export function isDuckDBError(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === undefined && /^[A-Z][A-Za-z ]* Error: /.test(errorMessage(err));
 }
 
 /**

@@ -178,13 +178,13 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(LakeTable.open(new LocalStorage(path.join(dir, 'nothing-here')))).rejects.toMatchObject({ code: 'LAKE_NOT_FOUND' });
   });
 
-  it('a staging file that cannot be written keeps its system error, not "rows do not fit the table schema"', async () => {
+  it('a staging file that cannot be written is LAKE_STORAGE_UNAVAILABLE naming the errno, not the rows\' fault', async () => {
     // A binary column sends JS rows through an NDJSON staging file in the scratch directory.
     const blocker = path.join(dir, 'not-a-directory');
     await fs.writeFile(blocker, '');
     const table = await LakeTable.create(new LocalStorage(path.join(dir, 'staging')), { columns: [{ name: 'b', type: 'binary' }] }, { scratchDir: path.join(blocker, 'scratch') });
     const failure = await table.append({ rows: [{ b: new Uint8Array([1, 2]) }] }).catch((err: unknown) => err);
-    expect(failure).toMatchObject({ code: 'ENOTDIR' });
+    expect(failure).toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true, details: { errno: 'ENOTDIR' } });
     // Rows DuckDB cannot convert are still the caller's.
     const ok = await LakeTable.create(new LocalStorage(path.join(dir, 'staging-ok')), { columns: [{ name: 'b', type: 'binary' }, { name: 'n', type: 'long' }] });
     await expect(ok.append({ rows: [{ b: new Uint8Array([1]), n: 'not a number' }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });

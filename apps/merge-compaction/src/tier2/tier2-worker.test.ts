@@ -9,10 +9,30 @@ const telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'sile
 afterAll(() => telemetry.shutdown());
 afterEach(() => jest.restoreAllMocks());
 
+/** A worker over orders, inventory and clickstream whose folders are stubbed by the test. */
+function worker(): Tier2Worker {
+  const tables = { existing: async () => undefined } as unknown as TableSet;
+  return new Tier2Worker({
+    contracts: [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream].map((contract) => ({ contract, topic: `valid.${contract.name}` })),
+    tables,
+    engine: {} as LakeQueryEngine,
+    intervalMs: 1000,
+    maxRows: 1000,
+    foldPercent: 10,
+    goldIntervalMs: 5000,
+    watermarkMs: 60_000,
+    retryMaxMs: 1000,
+    maintenance: { intervalMs: 60_000, minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: false, logger: telemetry.logger, metrics: telemetry.metrics },
+    logger: telemetry.logger,
+    metrics: telemetry.metrics,
+  });
+}
+
+const outcome = (silverRows: number, goldWindows: number, behind: boolean): FoldOutcome => ({ silverRows, goldWindows, behind });
+
 describe('Tier2Worker.tick', () => {
   it("folds every contract's silver before any gold, so silver never waits for another contract's gold", async () => {
     const calls: string[] = [];
-    const outcome = (silverRows: number, goldWindows: number, behind: boolean): FoldOutcome => ({ silverRows, goldWindows, behind });
     // The folders themselves are tested against real tables (test/oracle.int.test.ts); here only the order.
     jest.spyOn(ContractFolder.prototype, 'silverStep').mockImplementation(async function (this: ContractFolder) {
       calls.push(`silver ${contractOf(this)}`);
@@ -22,27 +42,33 @@ describe('Tier2Worker.tick', () => {
       calls.push(`gold ${contractOf(this)}`);
       return outcome(0, 2, contractOf(this) === 'clickstream');
     });
-    const tables = { existing: async () => undefined } as unknown as TableSet;
-    const worker = new Tier2Worker({
-      contracts: [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream].map((contract) => ({ contract, topic: `valid.${contract.name}` })),
-      tables,
-      engine: {} as LakeQueryEngine,
-      intervalMs: 1000,
-      maxRows: 1000,
-      foldPercent: 10,
-      goldIntervalMs: 5000,
-      watermarkMs: 60_000,
-      retryMaxMs: 1000,
-      maintenance: { intervalMs: 60_000, minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: false, logger: telemetry.logger, metrics: telemetry.metrics },
-      logger: telemetry.logger,
-      metrics: telemetry.metrics,
-    });
+    const tier2 = worker();
 
-    const behind = await worker.tick();
+    const behind = await tier2.tick();
 
     expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
     expect(behind).toBe(true); // a gold step still behind keeps the worker going
-    expect(worker.stats).toEqual({ steps: 3, silverRows: 30, goldWindows: 6 });
+    expect(tier2.stats).toEqual({ steps: 3, silverRows: 30, goldWindows: 6 });
+  });
+
+  it("a contract whose silver fails holds back no other contract's silver or gold; the pass then fails with that error", async () => {
+    const calls: string[] = [];
+    const broken = new Error('inventory silver failed');
+    jest.spyOn(ContractFolder.prototype, 'silverStep').mockImplementation(async function (this: ContractFolder) {
+      calls.push(`silver ${contractOf(this)}`);
+      if (contractOf(this) === 'inventory') throw broken;
+      return outcome(10, 0, false);
+    });
+    jest.spyOn(ContractFolder.prototype, 'goldStep').mockImplementation(async function (this: ContractFolder) {
+      calls.push(`gold ${contractOf(this)}`);
+      return outcome(0, 2, false);
+    });
+    const tier2 = worker();
+
+    await expect(tier2.tick()).rejects.toBe(broken);
+
+    expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
+    expect(tier2.stats).toEqual({ steps: 3, silverRows: 20, goldWindows: 6 });
   });
 });
 

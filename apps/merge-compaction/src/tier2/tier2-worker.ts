@@ -69,18 +69,27 @@ export class Tier2Worker {
 
   /**
    * One pass over every contract, silver first for all of them and then gold, so a contract's
-   * silver never waits for other contracts' gold; true when some contract is still behind.
+   * silver never waits for other contracts' gold; true when some contract is still behind. A step
+   * that fails does not hold back the other contracts' steps: the pass goes on, and then fails
+   * with the first error (the job retries it with back-off).
    */
   async tick(): Promise<boolean> {
     let behind = false;
-    const count = (out: FoldOutcome) => {
-      this.stats.silverRows += out.silverRows;
-      this.stats.goldWindows += out.goldWindows;
-      behind ||= out.behind;
+    let failure: { error: unknown } | undefined;
+    const run = async (step: () => Promise<FoldOutcome>) => {
+      try {
+        const out = await step();
+        this.stats.silverRows += out.silverRows;
+        this.stats.goldWindows += out.goldWindows;
+        behind ||= out.behind;
+      } catch (error) {
+        failure ??= { error };
+      }
     };
-    for (const folder of this.folders) count(await folder.silverStep());
-    for (const folder of this.folders) count(await folder.goldStep());
+    for (const folder of this.folders) await run(() => folder.silverStep());
+    for (const folder of this.folders) await run(() => folder.goldStep());
     this.stats.steps += this.folders.length;
+    if (failure) throw failure.error;
     if (this.maintaining || Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs) {
       const starting = !this.maintaining;
       if (starting) this.lastMaintenance = Date.now();

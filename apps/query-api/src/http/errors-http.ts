@@ -6,7 +6,10 @@ import { ERROR_CATALOG, type ErrorBody, type QueryErrorCode, queryError } from '
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const e = translate(err);
   const status = ERROR_CATALOG[e.code].status;
-  if (status >= 500 && e.code !== 'QUERY_SATURATED') request.log.warn({ err, code: e.code }, 'request failed');
+  // The limiter's refusals (QUERY_SATURATED without a cause) are routine under load; the query
+  // engine running out of memory (QUERY_SATURATED with the lake's error as cause) is logged.
+  const routine = e.code === 'QUERY_SATURATED' && e.cause === undefined;
+  if (status >= 500 && !routine) request.log.warn({ err, code: e.code }, 'request failed');
   const retryAfter = e.details.retryAfterSeconds;
   if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
   const body: ErrorBody = { error: { code: e.code, message: e.message, retryable: e.retryable } };

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { duckError, ident, sqlString } from '../duck';
+import { isSluiceError } from '@sluice/errors';
+import { duckError, errorMessage, ident, sqlString } from '../duck';
 import { lakeError } from '../errors';
 import { duckType, type DeltaField } from './schema';
 
@@ -17,7 +18,7 @@ export type WriteSource = { rows: readonly Record<string, unknown>[] } | { sql: 
 /**
  * Loads a source into a new temp table with exactly `fields` (typed), returning its name. The
  * caller drops it. Conversion failures are LAKE_INVALID_INPUT; running out of memory is
- * LAKE_OUT_OF_MEMORY.
+ * LAKE_OUT_OF_MEMORY; a staging file that cannot be written is LAKE_STORAGE_UNAVAILABLE.
  */
 export async function ingestSource(
   conn: DuckDBConnection,
@@ -49,10 +50,14 @@ export async function ingestSource(
       }
     }
   } catch (cause) {
-    // DuckDB's errors carry no code. One with a code is the machine's (ENOSPC or EACCES writing
-    // the staging file), not the rows' fault, and keeps it.
-    if (typeof (cause as { code?: unknown })?.code === 'string') throw cause;
-    throw duckError('rows do not fit the table schema', cause, 'LAKE_INVALID_INPUT');
+    // The lake's own refusals (LAKE_INVALID_INPUT from staging) go as they are; a staging file
+    // that could not be written (ENOSPC, EACCES) is the machine's fault, not the rows'.
+    if (isSluiceError(cause)) throw cause;
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    if (typeof errno === 'string') {
+      throw lakeError('LAKE_STORAGE_UNAVAILABLE', `staging rows in ${scratchDir} failed: ${errorMessage(cause)}`, { cause, details: { errno } });
+    }
+    throw duckError('loading rows', cause, 'LAKE_INVALID_INPUT');
   }
   const required = fields.filter((f) => !f.nullable);
   if (required.length > 0) {
