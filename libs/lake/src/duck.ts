@@ -1,5 +1,5 @@
 import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { lakeError } from './errors';
+import { errorMessage, lakeError } from './errors';
 
 let shared: Promise<DuckDBInstance> | undefined;
 
@@ -79,12 +79,6 @@ export function ident(name: string): string {
 /** A SQL list literal of strings, e.g. for `read_parquet([...])`. */
 export function sqlStringList(values: readonly string[]): string {
   return `[${values.map(sqlString).join(', ')}]`;
-}
-
-/** The message of a thrown value. Not `instanceof Error`: node-api's errors may come from another realm. */
-export function errorMessage(cause: unknown): string {
-  const message = (cause as { message?: unknown } | undefined)?.message;
-  return typeof message === 'string' ? message : String(cause);
 }
 
 /**

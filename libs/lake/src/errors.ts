@@ -57,3 +57,9 @@ export function lakeError(
 ): SluiceError<LakeErrorCode> {
   return new SluiceError(code, message, { retryable: LAKE_ERRORS[code].retryable, ...options });
 }
+
+/** The message of a thrown value. Not `instanceof Error`: node-api's errors may come from another realm. */
+export function errorMessage(cause: unknown): string {
+  const message = (cause as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : String(cause);
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { lakeError } from '../errors';
+import { errorMessage, lakeError } from '../errors';
 import type { Storage, StoredObject } from './storage';
 
 /**
@@ -167,7 +167,7 @@ function isErrno(err: unknown, code: string): boolean {
 }
 
 function storageError(op: string, key: string, cause: unknown) {
-  return lakeError('LAKE_STORAGE_UNAVAILABLE', `local storage ${op} failed for ${key}: ${String((cause as Error)?.message ?? cause)}`, {
+  return lakeError('LAKE_STORAGE_UNAVAILABLE', `local storage ${op} failed for ${key}: ${errorMessage(cause)}`, {
     cause,
     details: { key, op },
   });

@@ -3,8 +3,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { isSluiceError } from '@sluice/errors';
-import { duckError, errorMessage, ident, sqlString } from '../duck';
-import { lakeError } from '../errors';
+import { duckError, ident, sqlString } from '../duck';
+import { errorMessage, lakeError } from '../errors';
 import { duckType, type DeltaField } from './schema';
 
 /**

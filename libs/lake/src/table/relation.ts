@@ -1,5 +1,5 @@
-import { duckError, errorMessage, ident, sqlString, sqlStringList } from '../duck';
-import { lakeError } from '../errors';
+import { duckError, ident, sqlString, sqlStringList } from '../duck';
+import { errorMessage, lakeError } from '../errors';
 import type { LiveFile, Snapshot } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { duckType } from './schema';
