@@ -57,6 +57,20 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(LakeTable.open(new LocalStorage(root))).rejects.toMatchObject({ code: 'LAKE_LOG_CORRUPT', message: expect.stringContaining('00000000000000000001.json is missing') });
   });
 
+  it('a SQL source over another table\'s files, one of them gone (vacuumed), is LAKE_DATA_FILE_MISSING naming it; a bad cast is still LAKE_INVALID_INPUT', async () => {
+    const { root, table: source } = await fresh();
+    await source.append({ rows: rows(0, 4) });
+    const snap = await source.snapshot();
+    const sql = await source.relationSql(snap);
+    const victim = snap.files[0];
+    await fs.rm(path.join(root, victim.key));
+    const { table: target } = await fresh();
+    const failure = await target.append({ sql }).catch((err: unknown) => err);
+    expect(failure).toMatchObject({ code: 'LAKE_DATA_FILE_MISSING', message: expect.stringContaining(path.basename(victim.key)) });
+    await expect(target.merge({ source: { sql }, keys: ['key'], versionColumn: 'v' })).rejects.toMatchObject({ code: 'LAKE_DATA_FILE_MISSING' });
+    await expect(target.append({ sql: `SELECT 'not a number' AS key, 1 AS v, 0 AS bucket` })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });
+  });
+
   it('files written by a writer that crashed before committing are invisible and vacuumed', async () => {
     const { root, table } = await fresh();
     await table.append({ rows: rows(0, 4) });

@@ -5,6 +5,7 @@ import { BOOLEAN, DOUBLE, DuckDBDataChunk, LIST, VARCHAR, listValue, type DuckDB
 import { isSluiceError } from '@sluice/errors';
 import { duckError, ident, sqlString } from '../duck';
 import { errorMessage, lakeError } from '../errors';
+import { translateReadError } from './relation';
 import { duckType, type DeltaField } from './schema';
 
 /**
@@ -57,6 +58,9 @@ export async function ingestSource(
     if (typeof errno === 'string') {
       throw lakeError('LAKE_STORAGE_UNAVAILABLE', `staging rows in ${scratchDir} failed: ${errorMessage(cause)}`, { cause, details: { errno } });
     }
+    // A SQL source reads the caller's files (gold reads bronze's): one vacuumed meanwhile is
+    // LAKE_DATA_FILE_MISSING naming it, not a fault of the rows.
+    if ('sql' in source) throw translateReadError('loading rows', cause, 'LAKE_INVALID_INPUT');
     throw duckError('loading rows', cause, 'LAKE_INVALID_INPUT');
   }
   const required = fields.filter((f) => !f.nullable);

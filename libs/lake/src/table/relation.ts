@@ -92,14 +92,14 @@ function hasColumns(source: RelationSource, file: LiveFile, names: readonly stri
 
 /**
  * Maps DuckDB's "file not found" errors to LAKE_DATA_FILE_MISSING naming the file; anything else
- * as {@link duckError} does (LAKE_OUT_OF_MEMORY or LAKE_QUERY_FAILED).
+ * as {@link duckError} does (LAKE_OUT_OF_MEMORY, else `code`).
  */
-export function translateReadError(what: string, cause: unknown): Error {
+export function translateReadError(what: string, cause: unknown, code?: Parameters<typeof duckError>[2]): Error {
   const message = errorMessage(cause);
   const m = /No files found that match the pattern "([^"]+)"|Cannot open file "([^"]+)"|No such file or directory.*?"([^"]+)"/.exec(message);
   if (m) {
     const file = m[1] ?? m[2] ?? m[3];
     return lakeError('LAKE_DATA_FILE_MISSING', `${what}: data file ${file} is missing`, { cause, details: { file } });
   }
-  return duckError(what, cause);
+  return duckError(what, cause, code);
 }
