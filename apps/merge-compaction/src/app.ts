@@ -118,8 +118,9 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           topics,
           isolationLevel: 'read_committed',
           autoOffsetReset: 'earliest',
-          // One poll may add at most ~1/4 of the memory bound (records of ≥128 bytes with overhead).
-          maxBatchMessages: Math.max(16, Math.min(10_000, config.batchMaxEvents, Math.floor(config.maxBufferedBytes / 4 / 128))),
+          // One poll adds at most ~1/4 of the memory bound.
+          maxBatchMessages: Math.min(10_000, config.batchMaxEvents),
+          maxBatchBytes: Math.floor(config.maxBufferedBytes / 4),
           maxBatchWaitMs: Math.min(100, config.batchMaxMs),
           // A poll (with its hooks) past the stall limit ends the process, so polls are at most
           // that far apart. Also the rebalance timeout: how long a join can wait for a member that

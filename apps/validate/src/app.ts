@@ -24,6 +24,7 @@ export interface ValidateDeps {
     | 'maxFutureSkewMs'
     | 'maxEventAgeMs'
     | 'maxBatchMessages'
+    | 'maxBatchBytes'
     | 'maxBatchWaitMs'
     | 'transactionTimeoutMs'
     | 'stallTimeoutMs'
@@ -146,6 +147,7 @@ export function build(deps: ValidateDeps): ValidateService {
       groupId: config.groupId,
       topics: [rawTopic],
       maxBatchMessages: config.maxBatchMessages,
+      maxBatchBytes: config.maxBatchBytes,
       maxBatchWaitMs: config.maxBatchWaitMs,
       sessionTimeoutMs: config.sessionTimeoutMs,
       // Polls are at most one batch (bounded by the stall limit) plus a retry back-off apart. This

@@ -30,6 +30,11 @@ export const validateConfigSchema = {
     doc: 'event_time older than this → DLQ RULE_TIMESTAMP_EXPIRED; ingest reads the same variable, set both alike',
   }),
   maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
+  maxBatchBytes: int('VALIDATE_MAX_BATCH_BYTES', {
+    default: 8 * 1024 * 1024,
+    min: 1024,
+    doc: 'raw bytes per transaction (a batch ends with the record that reaches it); bounds memory when events are large',
+  }),
   maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
   transactionTimeoutMs: int('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),
   stallTimeoutMs: int('VALIDATE_STALL_TIMEOUT_MS', {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { BatchConsumer, KafkaAdmin, KafkaProducer, nextOffsets, type PartitionRef } from '../src';
 import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
 
@@ -41,6 +42,35 @@ describe('BatchConsumer against the broker', () => {
     expect(await consumer.poll()).toEqual([]);
     expect(Date.now() - t).toBeGreaterThanOrEqual(950);
     expect(Date.now() - t).toBeLessThan(6_000); // generous: the CI machine is shared
+  });
+
+  it('bounds batches by bytes: the rest of a fetch waits for the next poll, in order, and a seek drops it', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const recordBytes = 64 * 1024;
+    const count = 40;
+    // Incompressible values: a compressed fetch would hide how much one native call returns.
+    await producer.sendBatch(Array.from({ length: count }, (_, i) => ({ topic, partition: 0, key: `k${i}`, value: randomBytes(recordBytes) })));
+    const maxBatchBytes = 256 * 1024;
+    // The count bound is out of reach and the wait long: only the byte bound ends a batch early.
+    const consumer = await testConsumer([topic], { maxBatchMessages: 10_000, maxBatchBytes, maxBatchWaitMs: 3_000 });
+    closers.push(() => consumer.close());
+    const pollUntil = async (last: number) => {
+      const batches: number[][] = [];
+      const deadline = Date.now() + 30_000;
+      while (batches.flat().at(-1) !== last && Date.now() < deadline) {
+        const batch = await consumer.poll();
+        if (batch.length > 0) batches.push(batch.map((m) => m.offset));
+      }
+      return batches;
+    };
+    const first = await consumer.poll();
+    expect(first.length).toBe(maxBatchBytes / recordBytes);
+    // Messages fetched past the first batch are carried over; a rewind must not deliver them twice.
+    await consumer.seek({ topic, partition: 0, offset: 1 });
+    const batches = await pollUntil(count - 1);
+    expect(batches.flat()).toEqual(Array.from({ length: count - 1 }, (_, i) => i + 1));
+    // Each batch stops at the first message that reaches the bound.
+    for (const b of batches) expect(b.length).toBeLessThanOrEqual(maxBatchBytes / recordBytes);
   });
 
   it('commits explicit offsets; a new member of the group resumes after them', async () => {

@@ -72,10 +72,14 @@ export class BatchConsumer {
   readonly native: NativeConsumer;
   private readonly options: ConsumerOptions;
   private readonly maxBatch: number;
+  private readonly maxBytes: number;
   private readonly maxWaitMs: number;
   private readonly assigned = new Map<string, PartitionRef>();
   private readonly pausedSet = new Map<string, PartitionRef>();
   private readonly rebalances: RebalanceEvent[] = [];
+  /** Messages a native call returned past a batch's bounds or for a paused partition: later batches start with them. */
+  private carried: Message[] = [];
+  private meanMessageBytes = 0;
   private hookError: KafkaError | undefined;
   private connected = false;
   private polling: Promise<ConsumedMessage[]> | undefined;
@@ -89,6 +93,7 @@ export class BatchConsumer {
     this.clientId = options.clientId ?? 'sluice';
     this.groupId = options.groupId;
     this.maxBatch = options.maxBatchMessages ?? CONSUMER_DEFAULTS.maxBatchMessages;
+    this.maxBytes = options.maxBatchBytes ?? CONSUMER_DEFAULTS.maxBatchBytes;
     this.maxWaitMs = options.maxBatchWaitMs ?? CONSUMER_DEFAULTS.maxBatchWaitMs;
     this.native = new NativeConsumer({
       ...consumerProperties(options),
@@ -129,7 +134,7 @@ export class BatchConsumer {
   }
 
   /**
-   * Returns the next batch: up to `maxBatchMessages`, waiting at most `maxBatchWaitMs` (an empty
+   * Returns the next batch: up to `maxBatchMessages` and about `maxBatchBytes`, waiting at most `maxBatchWaitMs` (an empty
    * array when nothing arrived). Runs pending rebalance hooks first. One poll at a time.
    */
   async poll(): Promise<ConsumedMessage[]> {
@@ -160,7 +165,7 @@ export class BatchConsumer {
     this.stopRequested = true;
   }
 
-  /** Stops fetching these partitions (backpressure); the member keeps them. */
+  /** Stops fetching and delivering these partitions (backpressure); the member keeps them. */
   pause(partitions: readonly PartitionRef[]): void {
     const owned = partitions.filter((p) => this.assigned.has(partitionKey(p)));
     if (owned.length === 0) return;
@@ -180,6 +185,7 @@ export class BatchConsumer {
 
   /** Moves the read position of an assigned partition; the next `poll()` reads from `offset`. */
   async seek(position: TopicPartitionOffset, timeoutMs = 10_000): Promise<void> {
+    this.dropCarried([position]);
     try {
       await callback((done) => this.native.seek(toNativeOffset(position), timeoutMs, (err) => done(err)));
     } catch (err) {
@@ -263,6 +269,7 @@ export class BatchConsumer {
       this.pausedSet.clear();
       publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions: held });
     }
+    this.dropCarried('all');
     this.rebalances.length = 0;
     try {
       this.native.unsubscribe();
@@ -277,21 +284,38 @@ export class BatchConsumer {
     const deadline = started + this.maxWaitMs;
     const batch: ConsumedMessage[] = [];
     let bytes = 0;
-    await this.applyRebalances();
-    while (batch.length < this.maxBatch && !this.closeRequested) {
-      const left = deadline - performance.now();
-      if (left <= 0) break;
-      this.native.setDefaultConsumeTimeout(Math.max(1, Math.min(CONSUME_SLICE_MS, Math.ceil(left))));
-      const messages = await this.consumeNative(this.maxBatch - batch.length);
-      // Rebalance events that arrived while librdkafka was fetching: apply them before handing
-      // anything out, and drop messages of partitions no longer ours.
-      await this.applyRebalances();
+    const full = () => batch.length >= this.maxBatch || bytes >= this.maxBytes;
+    // Messages of partitions no longer ours are dropped. Those past the bounds, and those of
+    // paused partitions (fetched before the pause), wait in order for a later poll: a native call
+    // returns whole fetches, however large.
+    const take = (messages: readonly Message[]) => {
       for (const m of messages) {
-        if (!this.assigned.has(partitionKey(m))) continue;
+        const key = partitionKey(m);
+        if (!this.assigned.has(key)) continue;
+        if (full() || this.pausedSet.has(key)) {
+          this.carried.push(m);
+          continue;
+        }
         batch.push(toMessage(m));
         bytes += m.size;
       }
+    };
+    await this.applyRebalances();
+    take(this.carried.splice(0));
+    while (!full() && !this.closeRequested) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      this.native.setDefaultConsumeTimeout(Math.max(1, Math.min(CONSUME_SLICE_MS, Math.ceil(left))));
+      // Ask for about as many messages as the byte bound has room for, at the last batch's mean
+      // size, so little is carried over.
+      const room = this.meanMessageBytes > 0 ? Math.ceil((this.maxBytes - bytes) / this.meanMessageBytes) : Infinity;
+      const messages = await this.consumeNative(Math.max(1, Math.min(this.maxBatch - batch.length, room)));
+      // Rebalance events that arrived while librdkafka was fetching: apply them before handing
+      // anything out (take() then drops messages of partitions no longer ours).
+      await this.applyRebalances();
+      take(messages);
     }
+    if (batch.length > 0) this.meanMessageBytes = bytes / batch.length;
     if (batch.length > 0) {
       publish(KAFKA_CHANNELS.consumerBatch, {
         clientId: this.clientId,
@@ -391,7 +415,20 @@ export class BatchConsumer {
       this.assigned.clear();
       this.pausedSet.clear();
     }
+    // Whoever reads these partitions next starts from the committed offsets, this member too
+    // when they come back: what it had carried over would be delivered twice.
+    this.dropCarried(this.cooperative() ? partitions : 'all');
     publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions });
+  }
+
+  /** Forgets carried-over messages of these partitions (they will be fetched again). */
+  private dropCarried(partitions: readonly PartitionRef[] | 'all'): void {
+    if (partitions === 'all') {
+      this.carried = [];
+      return;
+    }
+    const gone = new Set(partitions.map(partitionKey));
+    this.carried = this.carried.filter((m) => !gone.has(partitionKey(m)));
   }
 
   private publishLag(batch: readonly ConsumedMessage[]): void {

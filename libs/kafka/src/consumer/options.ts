@@ -31,6 +31,13 @@ export interface ConsumerOptions extends ConnectionOptions {
   autoOffsetReset?: 'earliest' | 'latest' | 'error';
   /** Max messages per batch; default 500. */
   maxBatchMessages?: number;
+  /**
+   * Max bytes of message values per batch: a batch ends with the message that reaches it (so it
+   * holds at most this plus one message). A native call returns whole fetches; what it returned
+   * past the bound waits in the consumer for the next `poll()`, and a seek or revoke of its
+   * partition drops it. Default 16 MiB.
+   */
+  maxBatchBytes?: number;
   /** Max time `poll()` waits to fill a batch, ms; it returns earlier when the batch is full; default 100. */
   maxBatchWaitMs?: number;
   /** Group session timeout, ms; default 10 000. */
@@ -62,6 +69,7 @@ export const CONSUMER_DEFAULTS = Object.freeze({
   isolationLevel: 'read_committed' as const,
   autoOffsetReset: 'earliest' as const,
   maxBatchMessages: 500,
+  maxBatchBytes: 16 * 1024 * 1024,
   maxBatchWaitMs: 100,
   sessionTimeoutMs: 10_000,
   maxPollIntervalMs: 300_000,
