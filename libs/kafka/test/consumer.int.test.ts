@@ -44,7 +44,7 @@ describe('BatchConsumer against the broker', () => {
     expect(Date.now() - t).toBeLessThan(6_000); // generous: the CI machine is shared
   });
 
-  it('bounds batches by bytes: the rest of a fetch waits for the next poll, in order, and a seek drops it', async () => {
+  it('bounds batches by bytes: the rest of a fetch waits for a later poll, in order, held while paused, dropped by a seek', async () => {
     const topic = await createTestTopic(admin, 1);
     const recordBytes = 64 * 1024;
     const count = 40;
@@ -52,7 +52,7 @@ describe('BatchConsumer against the broker', () => {
     await producer.sendBatch(Array.from({ length: count }, (_, i) => ({ topic, partition: 0, key: `k${i}`, value: randomBytes(recordBytes) })));
     const maxBatchBytes = 256 * 1024;
     // The count bound is out of reach and the wait long: only the byte bound ends a batch early.
-    const consumer = await testConsumer([topic], { maxBatchMessages: 10_000, maxBatchBytes, maxBatchWaitMs: 3_000 });
+    const consumer = await testConsumer([topic], { maxBatchMessages: 10_000, maxBatchBytes, maxBatchWaitMs: 1_500 });
     closers.push(() => consumer.close());
     const pollUntil = async (last: number) => {
       const batches: number[][] = [];
@@ -63,14 +63,20 @@ describe('BatchConsumer against the broker', () => {
       }
       return batches;
     };
+    const perBatch = maxBatchBytes / recordBytes;
     const first = await consumer.poll();
-    expect(first.length).toBe(maxBatchBytes / recordBytes);
-    // Messages fetched past the first batch are carried over; a rewind must not deliver them twice.
+    expect(first.map((m) => m.offset)).toEqual(Array.from({ length: perBatch }, (_, i) => i));
+    // The rest of that fetch is carried over: a pause holds it back, a resume delivers it next.
+    consumer.pause([{ topic, partition: 0 }]);
+    expect(await consumer.poll()).toEqual([]);
+    consumer.resume([{ topic, partition: 0 }]);
+    expect((await consumer.poll()).map((m) => m.offset)).toEqual(Array.from({ length: perBatch }, (_, i) => perBatch + i));
+    // A rewind drops what is carried: nothing is delivered twice.
     await consumer.seek({ topic, partition: 0, offset: 1 });
     const batches = await pollUntil(count - 1);
     expect(batches.flat()).toEqual(Array.from({ length: count - 1 }, (_, i) => i + 1));
     // Each batch stops at the first message that reaches the bound.
-    for (const b of batches) expect(b.length).toBeLessThanOrEqual(maxBatchBytes / recordBytes);
+    for (const b of batches) expect(b.length).toBeLessThanOrEqual(perBatch);
   });
 
   it('commits explicit offsets; a new member of the group resumes after them', async () => {
