@@ -215,6 +215,8 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         await dlqProducer?.close().catch((err: unknown) => logger.warn({ err }, 'DLQ producer close failed'));
         await admin?.close().catch((err: unknown) => logger.warn({ err }, 'admin client close failed'));
         await ops?.close();
+        // An engine the caller passed in is the caller's to close.
+        if (deps.engine === undefined) engine.close();
         logger.info('merge-compaction stopped');
       })();
       return stopping;

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     app
       .close()
       .then(() => lake.close())
+      .then(() => engine.close())
       .then(() => telemetry.shutdown())
       .then(() => process.exit(0))
       .catch((err: unknown) => {

@@ -26,6 +26,7 @@ describe('LakeQueryEngine.read (pooled, prepared)', () => {
     engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 });
   });
   afterAll(async () => {
+    engine.close();
     await fs.rm(dir, { recursive: true, force: true });
   });
 
@@ -111,5 +112,21 @@ describe('LakeQueryEngine.read (pooled, prepared)', () => {
     await fs.rm(path.join(root3, victim.path));
     await expect(engine.read(views, 'SELECT count(*) AS n FROM t')).rejects.toMatchObject({ code: 'LAKE_DATA_FILE_MISSING' });
     await expect(engine.read(views, 'SELECT count(*) AS n FROM t')).rejects.toMatchObject({ code: 'LAKE_DATA_FILE_MISSING' });
+  });
+
+  it('close releases the engine: later reads and sessions are refused, a session opened before still answers', async () => {
+    const own = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 });
+    const count = 'SELECT count(*) AS n FROM t';
+    const expected = await own.read(await view(), count);
+    const session = await own.open(await view());
+    own.close();
+    own.close();
+    await expect(own.read(await view(), count)).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', message: expect.stringContaining('closed') });
+    await expect(own.open(await view())).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });
+    try {
+      expect(await session.queryJson(count)).toEqual(expected);
+    } finally {
+      session.close();
+    }
   });
 });

@@ -55,6 +55,7 @@ export class LakeQueryEngine {
   private readonly locked: boolean;
   /** Connections of {@link read}, each with its prepared statements. */
   private readonly idle: PooledConnection[] = [];
+  private closed = false;
   private constructor(private readonly instance: DuckDBInstance, locked: boolean) {
     this.locked = locked;
   }
@@ -87,6 +88,7 @@ export class LakeQueryEngine {
 
   /** Opens a session with one view per entry of `views` (view name → table snapshot). */
   async open(views: Readonly<Record<string, ViewSpec>>): Promise<LakeSession> {
+    this.refuseClosed();
     const conn = await this.instance.connect();
     try {
       // A locked engine is UTC instance-wide and refuses SET (a failed statement per session).
@@ -110,6 +112,7 @@ export class LakeQueryEngine {
    * (docs/bench/query-api.md).
    */
   async read(views: Readonly<Record<string, ViewSpec>>, sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
+    this.refuseClosed();
     let statementSql: string;
     try {
       statementSql = await withViews(views, sql);
@@ -125,9 +128,26 @@ export class LakeQueryEngine {
       pooled.forget(statementSql);
       throw err;
     } finally {
-      if (this.idle.length < MAX_IDLE_CONNECTIONS) this.idle.push(pooled);
+      if (!this.closed && this.idle.length < MAX_IDLE_CONNECTIONS) this.idle.push(pooled);
       else pooled.close();
     }
+  }
+
+  /**
+   * Releases the pooled connections and, for a locked engine, its DuckDB instance (the shared
+   * instance stays for the process's other users). Reads already running finish and release
+   * their connection; later calls are refused. Sessions still open keep their connection until
+   * closed. Idempotent.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const pooled of this.idle.splice(0)) pooled.close();
+    if (this.locked) this.instance.closeSync();
+  }
+
+  private refuseClosed(): void {
+    if (this.closed) throw lakeError('LAKE_INVALID_INPUT', 'query engine is closed');
   }
 
   private async connectPooled(): Promise<PooledConnection> {
