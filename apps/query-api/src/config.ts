@@ -1,4 +1,4 @@
-import { type ConfigOf, int, json, list, loadConfig, oneOf, str } from '@sluice/config';
+import { type ConfigOf, int, json, list, loadConfig, oneOf, str, bool } from '@sluice/config';
 import { CONTRACTS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import type { TokenGrant } from './auth/tokens';
@@ -53,6 +53,10 @@ export const configSchema = {
   bodyLimit: int('QUERY_API_BODY_LIMIT_BYTES', { default: 256 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
   duckdbThreads: int('QUERY_API_DUCKDB_THREADS', { default: 2, min: 1, max: 64 }),
   duckdbMemoryMb: int('QUERY_API_DUCKDB_MEMORY_MB', { default: 1024, min: 64 }),
+  duckdbFileCache: bool('QUERY_API_DUCKDB_FILE_CACHE', {
+    default: true,
+    doc: "DuckDB's external file cache: blocks of the data files it read, kept inside QUERY_API_DUCKDB_MEMORY_MB",
+  }),
   shutdownTimeoutMs: int('QUERY_API_SHUTDOWN_TIMEOUT_MS', { default: 10_000, min: 0, max: 120_000 }),
   dashboardRefreshMs: int('QUERY_API_DASHBOARD_REFRESH_MS', { default: 5_000, min: 250, max: 600_000 }),
   dashboardInterval: oneOf('QUERY_API_DASHBOARD_INTERVAL', ['10s', '1m', '5m', '15m', '1h'] as const, { default: '1m' }),

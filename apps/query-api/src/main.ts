@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     allowedDirectories: [s3 ? config.cacheDir : path.resolve(config.lakeRoot)],
     threads: config.duckdbThreads,
     memoryLimit: `${config.duckdbMemoryMb}MB`,
+    externalFileCache: config.duckdbFileCache,
   });
   const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config), engine });
   const service = new QueryService(

@@ -129,4 +129,15 @@ describe('LakeQueryEngine.read (pooled, prepared)', () => {
       session.close();
     }
   });
+
+  it("a locked engine takes DuckDB's external file cache setting (default DuckDB's: on)", async () => {
+    const setting = async (e: LakeQueryEngine) => (await e.read({}, "SELECT current_setting('enable_external_file_cache') AS on"))[0].on;
+    const off = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1, externalFileCache: false });
+    try {
+      expect(await setting(off)).toBe(false);
+      expect(await setting(engine)).toBe(true);
+    } finally {
+      off.close();
+    }
+  });
 });

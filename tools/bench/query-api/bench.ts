@@ -31,7 +31,10 @@ const o = args({
   // Parquet codec of the bench table (`sluice.parquet.compression`; default silver's); each
   // codec has its own table.
   compression: SILVER_PARQUET_CODEC as string,
+  // The server's DuckDB external file cache (QUERY_API_DUCKDB_FILE_CACHE): on or off.
+  fileCache: 'on',
 });
+if (o.fileCache !== 'on' && o.fileCache !== 'off') throw new Error('--file-cache is on or off');
 const ROOT = path.resolve(__dirname, '../../..');
 // Laid out as merge-compaction writes silver: key-hash column, rows in SILVER_ROW_ORDER (day of
 // event_time, then key hash), SILVER_ROW_GROUP_ROWS-row row groups. (`rows-N` and
@@ -137,7 +140,7 @@ type BaselineStats = { p50: number; p95: number; runs: number };
  * as many queries in parallel as query-api runs (4).
  */
 async function baseline(table: LakeTable): Promise<Record<'lookup' | 'aggregate', Record<'session' | 'read', BaselineStats> & { readQpsAt4: number }> & { day0Answer: Record<string, unknown>[] }> {
-  const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: o.duckdbThreads, memoryLimit: '1024MB' });
+  const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [LAKE], threads: o.duckdbThreads, memoryLimit: '1024MB', externalFileCache: o.fileCache === 'on' });
   const snapshot = await table.snapshot();
   const storage = table.storage;
   const run = async (how: 'session' | 'read', files: ((f: LiveFile) => boolean) | undefined, sql: string, params: string[]) => {
@@ -222,6 +225,7 @@ async function startServer(cacheEntries: number): Promise<Server> {
       // Long enough that 50 clients queue rather than being shed, so latency is what is measured.
       QUERY_API_QUEUE_WAIT_MS: '30000',
       QUERY_API_DUCKDB_THREADS: String(o.duckdbThreads),
+      QUERY_API_DUCKDB_FILE_CACHE: String(o.fileCache === 'on'),
       LOG_LEVEL: 'warn',
     },
     { stdio: ['ignore', 'inherit', 'inherit'] },

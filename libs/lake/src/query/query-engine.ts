@@ -19,6 +19,11 @@ export interface QueryEngineOptions {
   threads?: number;
   /** DuckDB `memory_limit` for a locked engine's own instance, e.g. '1GB'. */
   memoryLimit?: string;
+  /**
+   * DuckDB's external file cache (`enable_external_file_cache`) for a locked engine's own
+   * instance: keeps blocks of the files it read inside `memory_limit`; default on (DuckDB's).
+   */
+  externalFileCache?: boolean;
 }
 
 /** One table exposed to a session as a view. */
@@ -68,6 +73,7 @@ export class LakeQueryEngine {
     const config: Record<string, string> = { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' };
     if (options.threads) config.threads = String(options.threads);
     if (options.memoryLimit) config.memory_limit = options.memoryLimit;
+    if (options.externalFileCache !== undefined) config.enable_external_file_cache = String(options.externalFileCache);
     const instance = await DuckDBInstance.create(':memory:', config);
     const setup = await instance.connect();
     try {
