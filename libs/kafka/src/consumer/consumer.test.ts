@@ -1,5 +1,6 @@
-import { consumerProperties, nextOffsets } from './consumer';
-import type { ConsumedMessage } from './types';
+import { CODES } from '@confluentinc/kafka-javascript';
+import { BatchConsumer, consumerProperties, nextOffsets, partitionKey } from './consumer';
+import type { ConsumedMessage, PartitionRef } from './types';
 
 const msg = (partition: number, offset: number, topic = 't'): ConsumedMessage => ({ topic, partition, offset, key: null, value: null, headers: {}, size: 0 });
 
@@ -23,5 +24,75 @@ describe('nextOffsets', () => {
       { topic: 'u', partition: 0, offset: 5 },
     ]);
     expect(nextOffsets([])).toEqual([]);
+  });
+});
+
+describe('BatchConsumer batches by bytes (scripted native client)', () => {
+  type Raw = { topic: string; partition: number; offset: number; value: Buffer; size: number; key: null; timestamp: number };
+  const raw = (partition: number, offset: number, size = 100): Raw => ({ topic: 't', partition, offset, value: Buffer.alloc(size), size, key: null, timestamp: 0 });
+  const range = (partition: number, from: number, to: number) => Array.from({ length: to - from }, (_, i) => raw(partition, from + i));
+
+  /** A consumer holding partitions 0 and 1, whose native calls answer from `script`, one entry per consume call. */
+  function scripted(script: Array<Raw[] | Error | (() => Raw[])>, { cooperative = false } = {}) {
+    const consumer = new BatchConsumer({ brokers: 'a:1', groupId: 'g', topics: ['t'], maxBatchMessages: 1000, maxBatchBytes: 300, maxBatchWaitMs: 5 });
+    const calls: Array<{ count: number; timeoutMs: number }> = [];
+    let timeoutMs = -1;
+    Object.assign(consumer.native, {
+      setDefaultConsumeTimeout: (ms: number) => (timeoutMs = ms),
+      consume: (count: number, cb: (err: unknown, messages?: Raw[]) => void) => {
+        calls.push({ count, timeoutMs });
+        const next = script.shift() ?? [];
+        if (next instanceof Error) return cb(next);
+        cb(null, typeof next === 'function' ? next() : next);
+      },
+      rebalanceProtocol: () => (cooperative ? 'COOPERATIVE' : 'EAGER'),
+      unassign: () => undefined,
+      incrementalUnassign: () => undefined,
+      position: (parts: Array<{ topic: string; partition: number }>) => parts.map((p) => ({ ...p, offset: 10 })),
+      getWatermarkOffsets: () => ({ lowOffset: 0, highOffset: 12 }),
+    });
+    const internals = consumer as unknown as { connected: boolean; assigned: Map<string, PartitionRef>; queueRebalance(err: unknown, partitions: PartitionRef[]): void };
+    internals.connected = true;
+    for (const partition of [0, 1]) internals.assigned.set(partitionKey({ topic: 't', partition }), { topic: 't', partition });
+    return { consumer, calls, revoke: (partitions: PartitionRef[]) => internals.queueRebalance({ code: CODES.ERRORS.ERR__REVOKE_PARTITIONS }, partitions) };
+  }
+  const offsets = (batch: ConsumedMessage[]) => batch.map((m) => `${m.partition}:${m.offset}`);
+
+  it('ends a batch at the message that reaches the bound and hands the rest out next, in order', async () => {
+    const { consumer, calls } = scripted([range(0, 0, 10)]);
+    expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1', '0:2']);
+    expect(offsets(await consumer.poll())).toEqual(['0:3', '0:4', '0:5']);
+    // A poll served from the carry still makes one native call (no wait, one message), which is
+    // where librdkafka serves rebalances and resets max.poll.interval.ms.
+    expect(calls[1]).toEqual({ count: 1, timeoutMs: 0 });
+    expect(offsets(await consumer.poll())).toEqual(['0:6', '0:7', '0:8']);
+    expect(offsets(await consumer.poll())).toEqual(['0:9']);
+    // Later native calls ask for about as many messages as the bound has room for.
+    expect(calls.at(-1)?.count).toBe(2);
+  });
+
+  it('a poll that fails keeps what it had taken: nothing librdkafka already handed over is lost', async () => {
+    const { consumer } = scripted([range(0, 0, 4), new Error('subscribed topic not available'), []]);
+    expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1', '0:2']);
+    await expect(consumer.poll()).rejects.toBeDefined(); // had taken 0:3 from the carry
+    expect(offsets(await consumer.poll())).toEqual(['0:3']);
+  });
+
+  it('a revoke applied during a poll drops that partition from the batch it was filling', async () => {
+    const { consumer, revoke } = scripted([[...range(0, 0, 4), ...range(1, 0, 4)], () => (revoke([{ topic: 't', partition: 0 }]), [])], { cooperative: true });
+    expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1', '0:2']);
+    // The next poll takes 0:3, 1:0 and 1:1 from the carry; the revoke arrives with its native call.
+    expect(offsets(await consumer.poll())).toEqual(['1:0', '1:1']);
+    expect(offsets(await consumer.poll())).toEqual(['1:2', '1:3']);
+  });
+
+  it('lag counts carried-over messages as unread (librdkafka\'s position is past them)', async () => {
+    const { consumer } = scripted([[...range(0, 0, 4), ...range(1, 0, 2)]]);
+    await consumer.poll();
+    // position() says 10 and the high watermark 12 for both partitions.
+    expect(consumer.lag()).toEqual([
+      { topic: 't', partition: 0, nextOffset: 3, highWatermark: 12, lag: 9 },
+      { topic: 't', partition: 1, nextOffset: 0, highWatermark: 12, lag: 12 },
+    ]);
   });
 });

@@ -185,12 +185,13 @@ export class BatchConsumer {
 
   /** Moves the read position of an assigned partition; the next `poll()` reads from `offset`. */
   async seek(position: TopicPartitionOffset, timeoutMs = 10_000): Promise<void> {
-    this.dropCarried([position]);
     try {
       await callback((done) => this.native.seek(toNativeOffset(position), timeoutMs, (err) => done(err)));
     } catch (err) {
       throw translateKafkaError(err, { operation: 'consumer.seek', topic: position.topic, partition: position.partition });
     }
+    // What was carried over came from the old position; a refused seek leaves it valid.
+    this.dropCarried([position]);
   }
 
   /** Commits explicit offsets (the NEXT offset to read per partition; see {@link nextOffsets}). */
@@ -228,9 +229,13 @@ export class BatchConsumer {
   lag(): PartitionLag[] {
     if (!this.connected || this.assigned.size === 0) return [];
     const positions = this.native.position(this.assignment().map(toNative));
+    // librdkafka's position is past the carried-over messages; they are still to be read.
+    const firstCarried = new Map<string, number>();
+    for (const m of this.carried) if (!firstCarried.has(partitionKey(m))) firstCarried.set(partitionKey(m), m.offset);
     const out: PartitionLag[] = [];
     for (const p of positions) {
       if (typeof p.offset !== 'number' || p.offset < 0) continue;
+      p.offset = Math.min(p.offset, firstCarried.get(partitionKey(p)) ?? p.offset);
       let high: number;
       try {
         high = this.native.getWatermarkOffsets(p.topic, p.partition).highOffset;
@@ -282,12 +287,13 @@ export class BatchConsumer {
   private async pollBatch(): Promise<ConsumedMessage[]> {
     const started = performance.now();
     const deadline = started + this.maxWaitMs;
-    const batch: ConsumedMessage[] = [];
+    // Raw until handed out: librdkafka's position is already past them, so a poll that fails
+    // gives them back to the carry instead of losing them.
+    let taken: Message[] = [];
     let bytes = 0;
-    const full = () => batch.length >= this.maxBatch || bytes >= this.maxBytes;
+    const full = () => taken.length >= this.maxBatch || bytes >= this.maxBytes;
     // Messages of partitions no longer ours are dropped. Those past the bounds, and those of
-    // paused partitions (fetched before the pause), wait in order for a later poll: a native call
-    // returns whole fetches, however large.
+    // paused partitions (fetched before the pause), wait in order for a later poll.
     const take = (messages: readonly Message[]) => {
       for (const m of messages) {
         const key = partitionKey(m);
@@ -296,27 +302,41 @@ export class BatchConsumer {
           this.carried.push(m);
           continue;
         }
-        batch.push(toMessage(m));
+        taken.push(m);
         bytes += m.size;
       }
     };
-    await this.applyRebalances();
-    take(this.carried.splice(0));
-    while (!full() && !this.closeRequested) {
-      const left = deadline - performance.now();
-      if (left <= 0) break;
-      this.native.setDefaultConsumeTimeout(Math.max(1, Math.min(CONSUME_SLICE_MS, Math.ceil(left))));
-      // Ask for about as many messages as the byte bound has room for, at the last batch's mean
-      // size, so little is carried over.
-      const room = this.meanMessageBytes > 0 ? Math.ceil((this.maxBytes - bytes) / this.meanMessageBytes) : Infinity;
-      const messages = await this.consumeNative(Math.max(1, Math.min(this.maxBatch - batch.length, room)));
-      // Rebalance events that arrived while librdkafka was fetching: apply them before handing
-      // anything out (take() then drops messages of partitions no longer ours).
+    const ours = () => {
+      if (taken.every((m) => this.assigned.has(partitionKey(m)))) return;
+      taken = taken.filter((m) => this.assigned.has(partitionKey(m)));
+      bytes = taken.reduce((sum, m) => sum + m.size, 0);
+    };
+    try {
       await this.applyRebalances();
-      take(messages);
+      take(this.carried.splice(0));
+      // At least one native call per poll, even when carried messages fill the batch: librdkafka
+      // serves rebalances and resets max.poll.interval.ms only inside one.
+      for (let calls = 0; !this.closeRequested && (calls === 0 || !full()); calls++) {
+        const left = deadline - performance.now();
+        if (calls > 0 && left <= 0) break;
+        this.native.setDefaultConsumeTimeout(full() ? 0 : Math.max(1, Math.min(CONSUME_SLICE_MS, Math.ceil(left))));
+        // Ask for about as many messages as the byte bound has room for, at the last batch's
+        // mean size, so little is carried over.
+        const room = this.meanMessageBytes > 0 ? Math.ceil((this.maxBytes - bytes) / this.meanMessageBytes) : Infinity;
+        take(await this.consumeNative(full() ? 1 : Math.max(1, Math.min(this.maxBatch - taken.length, room))));
+        // Rebalance events that arrived while librdkafka was fetching: apply them before handing
+        // anything out, and drop what a revoke took from us (a revoke also drops the carry).
+        await this.applyRebalances();
+        ours();
+      }
+    } catch (err) {
+      ours();
+      this.carried = [...taken, ...this.carried];
+      throw err;
     }
-    if (batch.length > 0) this.meanMessageBytes = bytes / batch.length;
+    const batch = taken.map(toMessage);
     if (batch.length > 0) {
+      this.meanMessageBytes = bytes / batch.length;
       publish(KAFKA_CHANNELS.consumerBatch, {
         clientId: this.clientId,
         groupId: this.groupId,

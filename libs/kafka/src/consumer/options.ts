@@ -34,8 +34,9 @@ export interface ConsumerOptions extends ConnectionOptions {
   /**
    * Max bytes of message values per batch: a batch ends with the message that reaches it (so it
    * holds at most this plus one message). A native call returns whole fetches; what it returned
-   * past the bound waits in the consumer for the next `poll()`, and a seek or revoke of its
-   * partition drops it. Default 16 MiB.
+   * past the bound waits in the consumer for the next `poll()` (as does a failed poll's batch:
+   * librdkafka's position is already past it), and a seek or revoke of its partition drops it.
+   * Default 16 MiB.
    */
   maxBatchBytes?: number;
   /** Max time `poll()` waits to fill a batch, ms; it returns earlier when the batch is full; default 100. */
