@@ -54,8 +54,8 @@ export const configSchema = {
   duckdbThreads: int('QUERY_API_DUCKDB_THREADS', { default: 2, min: 1, max: 64 }),
   duckdbMemoryMb: int('QUERY_API_DUCKDB_MEMORY_MB', { default: 1024, min: 64 }),
   duckdbFileCache: bool('QUERY_API_DUCKDB_FILE_CACHE', {
-    default: true,
-    doc: "DuckDB's external file cache: blocks of the data files it read, kept inside QUERY_API_DUCKDB_MEMORY_MB",
+    default: false,
+    doc: "DuckDB's external file cache (blocks of the data files it read, kept inside QUERY_API_DUCKDB_MEMORY_MB); off: no faster at 10M rows, ~90 MB more RSS (docs/bench/query-api.md)",
   }),
   shutdownTimeoutMs: int('QUERY_API_SHUTDOWN_TIMEOUT_MS', { default: 10_000, min: 0, max: 120_000 }),
   dashboardRefreshMs: int('QUERY_API_DASHBOARD_REFRESH_MS', { default: 5_000, min: 250, max: 600_000 }),

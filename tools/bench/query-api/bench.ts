@@ -31,8 +31,9 @@ const o = args({
   // Parquet codec of the bench table (`sluice.parquet.compression`; default silver's); each
   // codec has its own table.
   compression: SILVER_PARQUET_CODEC as string,
-  // The server's DuckDB external file cache (QUERY_API_DUCKDB_FILE_CACHE): on or off.
-  fileCache: 'on',
+  // The server's (and the baseline's) DuckDB external file cache (QUERY_API_DUCKDB_FILE_CACHE):
+  // on or off, query-api's default.
+  fileCache: 'off',
 });
 if (o.fileCache !== 'on' && o.fileCache !== 'off') throw new Error('--file-cache is on or off');
 const ROOT = path.resolve(__dirname, '../../..');
