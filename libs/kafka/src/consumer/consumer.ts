@@ -80,6 +80,8 @@ export class BatchConsumer {
   /** Messages a native call returned past a batch's bounds or for a paused partition: later batches start with them. */
   private carried: Message[] = [];
   private meanMessageBytes = 0;
+  /** Revokes applied so far: a poll re-checks its batch only when one happened meanwhile. */
+  private revokes = 0;
   private hookError: KafkaError | undefined;
   private connected = false;
   private polling: Promise<ConsumedMessage[]> | undefined;
@@ -134,8 +136,9 @@ export class BatchConsumer {
   }
 
   /**
-   * Returns the next batch: up to `maxBatchMessages` and about `maxBatchBytes`, waiting at most `maxBatchWaitMs` (an empty
-   * array when nothing arrived). Runs pending rebalance hooks first. One poll at a time.
+   * Returns the next batch: up to `maxBatchMessages`, ending with the message that reaches
+   * `maxBatchBytes`, waiting at most `maxBatchWaitMs` (an empty array when nothing arrived).
+   * Runs pending rebalance hooks first. One poll at a time.
    */
   async poll(): Promise<ConsumedMessage[]> {
     if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'consumer.poll: consumer is not connected');
@@ -298,7 +301,7 @@ export class BatchConsumer {
       for (const m of messages) {
         const key = partitionKey(m);
         if (!this.assigned.has(key)) continue;
-        if (full() || this.pausedSet.has(key)) {
+        if (full() || (this.pausedSet.size > 0 && this.pausedSet.has(key))) {
           this.carried.push(m);
           continue;
         }
@@ -307,7 +310,6 @@ export class BatchConsumer {
       }
     };
     const ours = () => {
-      if (taken.every((m) => this.assigned.has(partitionKey(m)))) return;
       taken = taken.filter((m) => this.assigned.has(partitionKey(m)));
       bytes = taken.reduce((sum, m) => sum + m.size, 0);
     };
@@ -326,8 +328,9 @@ export class BatchConsumer {
         take(await this.consumeNative(full() ? 1 : Math.max(1, Math.min(this.maxBatch - taken.length, room))));
         // Rebalance events that arrived while librdkafka was fetching: apply them before handing
         // anything out, and drop what a revoke took from us (a revoke also drops the carry).
+        const revokes = this.revokes;
         await this.applyRebalances();
-        ours();
+        if (this.revokes !== revokes) ours();
       }
     } catch (err) {
       ours();
@@ -438,6 +441,7 @@ export class BatchConsumer {
     // Whoever reads these partitions next starts from the committed offsets, this member too
     // when they come back: what it had carried over would be delivered twice.
     this.dropCarried(this.cooperative() ? partitions : 'all');
+    this.revokes++;
     publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions });
   }
 
