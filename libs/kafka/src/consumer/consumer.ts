@@ -428,8 +428,9 @@ export class BatchConsumer {
     }
     // Always give the partitions back, or the whole group waits on this member.
     const native = this.native as unknown as { incrementalUnassign(p: unknown[]): void };
-    this.call('consumer.unassign', () => (this.cooperative() ? native.incrementalUnassign(partitions.map(toNative)) : this.native.unassign()));
-    if (this.cooperative()) {
+    const cooperative = this.cooperative();
+    this.call('consumer.unassign', () => (cooperative ? native.incrementalUnassign(partitions.map(toNative)) : this.native.unassign()));
+    if (cooperative) {
       for (const p of partitions) {
         this.assigned.delete(partitionKey(p));
         this.pausedSet.delete(partitionKey(p));
@@ -440,7 +441,7 @@ export class BatchConsumer {
     }
     // Whoever reads these partitions next starts from the committed offsets, this member too
     // when they come back: what it had carried over would be delivered twice.
-    this.dropCarried(this.cooperative() ? partitions : 'all');
+    this.dropCarried(cooperative ? partitions : 'all');
     this.revokes++;
     publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions });
   }
