@@ -63,9 +63,21 @@ export class LakeMount {
     run('mount', ['-o', `remount,size=${sizeMb}m`, this.dir]);
   }
 
-  /** Read-only (every write fails with EROFS) or back to read-write. */
-  readOnly(on: boolean): void {
-    run('mount', ['-o', `remount,${on ? 'ro' : 'rw'}`, this.dir]);
+  /**
+   * Read-only (every write fails with EROFS) or back to read-write. The kernel refuses a
+   * read-only remount ("mount point is busy") while a file on it is open for writing, as a
+   * Parquet file is for the few milliseconds merge-compaction spends writing it; so that case is
+   * retried every 50 ms for up to `busyForMs`. Returns how many attempts it took.
+   */
+  async readOnly(on: boolean, busyForMs = 10_000): Promise<number> {
+    const args = ['-o', `remount,${on ? 'ro' : 'rw'}`, this.dir];
+    const giveUpAt = Date.now() + busyForMs;
+    for (let attempt = 1; ; attempt++) {
+      const r = spawnSync('mount', args, { encoding: 'utf8' });
+      if (r.status === 0) return attempt;
+      if (!/busy/i.test(r.stderr) || Date.now() >= giveUpAt) throw mountFailed('mount', args, r.stderr, r.status, attempt);
+      await sleep(50);
+    }
   }
 
   /** Used bytes. */
@@ -81,7 +93,12 @@ export class LakeMount {
 
 function run(cmd: string, args: string[]): void {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`CHAOS_MOUNT_FAILED: ${cmd} ${args.join(' ')}: ${r.stderr.trim() || `exit ${r.status}`}`);
+  if (r.status !== 0) throw mountFailed(cmd, args, r.stderr, r.status, 1);
+}
+
+function mountFailed(cmd: string, args: string[], stderr: string, status: number | null, attempts: number): Error {
+  const tries = attempts > 1 ? ` (${attempts} attempts)` : '';
+  return new Error(`CHAOS_MOUNT_FAILED: ${cmd} ${args.join(' ')}${tries}: ${stderr.trim() || `exit ${status}`}`);
 }
 
 /** Sleeps until `ms` elapsed or the load ended; false when the load ended. */
@@ -183,10 +200,10 @@ export const SCENARIOS: Record<string, Scenario> = {
       // A round the load has no room for is skipped; the check below runs either way.
       for (let round = 0; round < 2; round++) {
         if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) break;
-        ctx.fault('lake read-only for 15 s');
-        ctx.mount!.readOnly(true);
+        const attempts = await ctx.mount!.readOnly(true);
+        ctx.fault(`lake read-only for 15 s${attempts > 1 ? ` (the remount was refused as busy ${attempts - 1}× first; retried)` : ''}`);
         await sleep(15_000);
-        ctx.mount!.readOnly(false);
+        await ctx.mount!.readOnly(false);
         ctx.fault('lake writable again');
       }
       // The fault must have been felt: merge-compaction saw the failing writes (and survived them).
