@@ -3,7 +3,7 @@ import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
 import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
 import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
-import { checkEvent, type AcceptedEvent, type RejectedEvent } from './events/check-event';
+import { checkEvent, repeatsContract, type AcceptedEvent, type RejectedEvent } from './events/check-event';
 import { HEADERS, type SchemaIdLearner } from '@sluice/contracts';
 import { extractTraceContext, httpMetricsHook, injectSampledTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
 import { replyError } from './http/reply-error';
@@ -192,12 +192,12 @@ export function buildApp(deps: IngestDeps): IngestApp {
         });
       }
 
-      const receivedAt = String(now);
-      const records: RawRecord[] = accepted.map((e) => ({
-        key: e.key,
-        value: e.bytes,
-        headers: { [HEADERS.producer]: principal.producer, [HEADERS.receivedAt]: receivedAt, [HEADERS.contract]: e.contract },
-      }));
+      // The time of acceptance is the record's Kafka timestamp (docs/design/ingest.md).
+      const records: RawRecord[] = accepted.map((e) => {
+        const headers: Record<string, string> = { [HEADERS.producer]: principal.producer };
+        if (repeatsContract(e.bytes, requestContract, isAvro)) headers[HEADERS.contract] = e.contract;
+        return { key: e.key, value: e.bytes, headers };
+      });
       if (!deps.publisher.hasCapacity(records.length)) {
         metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
         return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { reason: 'the Kafka producer queue is full' });

@@ -46,7 +46,8 @@ describe('ingest with a schema registry', () => {
     const unknown = await post(url, encodeConfluent(2_000_000_001, schema, event.event));
     expect({ status: unknown.status, code: unknown.body.errors?.[0]?.code }).toEqual({ status: 422, code: 'AVRO_WRITER_UNKNOWN' });
 
-    // The bytes go to Kafka as sent, keyed by the entity, named by the contract header.
+    // The bytes go to Kafka as sent, keyed by the entity, named by the contract header (a schema
+    // id means something only to the registry).
     const [record] = await readTopic(brokers, rawTopic, 1);
     expect(record.value).toEqual(good);
     expect(record.key?.toString()).toBe(String((event.event as { order_id: string }).order_id));

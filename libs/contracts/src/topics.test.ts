@@ -8,7 +8,6 @@ describe('HEADERS', () => {
     expect(HEADERS).toEqual({
       contract: 'sluice-contract',
       producer: 'sluice-producer',
-      receivedAt: 'sluice-received-at',
       dlqReason: 'sluice-dlq-reason',
       dlqDetail: 'sluice-dlq-detail',
       dlqContract: 'sluice-dlq-contract',

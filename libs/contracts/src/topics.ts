@@ -72,8 +72,14 @@ export function validTopic(contract: string): TopicSpec {
 }
 
 /**
- * Kafka header names the services agree on. ingest sets `contract` (so validate need not guess),
- * `producer` (the authenticated identity) and `received_at` (epoch ms as decimal text).
+ * Kafka header names the services agree on. ingest sets `producer` (the authenticated identity)
+ * on every raw record, and `contract` only where the bytes alone do not name it: the request named
+ * it in its HTTP header (then the body need not), or the event is Confluent-framed Avro (a schema
+ * id means something only to a registry). Elsewhere the body's `contract` field or its Avro
+ * fingerprint names it, and a second copy would cost every consumer a header conversion per
+ * record. The time ingest
+ * accepted an event is the record's Kafka timestamp (set when it is produced); records written
+ * before 2026-12-01 also carry a `sluice-received-at` header, which nothing reads.
  * DLQ records carry the `sluice-dlq-*` headers beside the original bytes: `dlqReason` (issue
  * code), `dlqDetail` (JSON issues, capped), `dlqContract`, `dlqProducer` (ingest's producer or
  * `unknown`), `dlqTime` (ISO-8601) and the source coordinates. The strings are part of records
@@ -82,7 +88,6 @@ export function validTopic(contract: string): TopicSpec {
 export const HEADERS = Object.freeze({
   contract: 'sluice-contract',
   producer: 'sluice-producer',
-  receivedAt: 'sluice-received-at',
   dlqReason: 'sluice-dlq-reason',
   dlqDetail: 'sluice-dlq-detail',
   dlqContract: 'sluice-dlq-contract',

@@ -1,7 +1,7 @@
 import { loadConfig } from '@sluice/config';
-import { sampleOrderJson } from '@sluice/contracts';
+import { CONTRACTS, encodeConfluent, encodeSingleObject, sampleOrderJson } from '@sluice/contracts';
 import { ingestConfigSchema } from '../config';
-import { checkEvent, type EventLimits } from './check-event';
+import { checkEvent, repeatsContract, type EventLimits } from './check-event';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -39,5 +39,19 @@ describe('checkEvent timestamp limits', () => {
 
   it('refuses an age limit under a minute', () => {
     expect(() => limitsFrom({ EVENT_MAX_AGE_MS: '1000' })).toThrow(/EVENT_MAX_AGE_MS/);
+  });
+});
+
+describe('repeatsContract', () => {
+  const schema = CONTRACTS.orders.latest.schema;
+  const event = { ...sampleOrderJson(1, NOW), event_time: NOW };
+  delete (event as Record<string, unknown>).contract;
+
+  it('repeats the contract only where the bytes alone do not name it', () => {
+    const json = slice(0).bytes;
+    expect(repeatsContract(json, undefined, false)).toBe(false);
+    expect(repeatsContract(json, 'orders', false)).toBe(true);
+    expect(repeatsContract(encodeSingleObject(schema, event), undefined, true)).toBe(false);
+    expect(repeatsContract(encodeConfluent(7, schema, event), undefined, true)).toBe(true);
   });
 });

@@ -92,3 +92,14 @@ export function checkEvent(
     accepted: { index: slice.index, contract: decoded.name, key: decoded.contract.entityKey(decoded.event as never), bytes: slice.bytes },
   };
 }
+
+/**
+ * Whether an accepted event's raw record repeats its contract in the `sluice-contract` header:
+ * only where validate could not read it from the bytes alone — the request named it in its HTTP
+ * header (a JSON body then need not), or the event is Confluent-framed Avro (its schema id means
+ * something only to a registry). Elsewhere the body's `contract` field or its Avro fingerprint
+ * names it, and a second copy would cost every consumer of raw a header conversion per record.
+ */
+export function repeatsContract(bytes: Uint8Array, requestContract: string | undefined, avro: boolean): boolean {
+  return requestContract !== undefined || (avro && readFraming(bytes)?.kind === 'confluent');
+}

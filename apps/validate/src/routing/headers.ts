@@ -17,5 +17,8 @@ export const DLQ_HEADERS = {
   time: HEADERS.dlqTime,
 } as const;
 
-/** Headers ingest adds to raw records (the producer identity comes from its API key). */
-export const INGEST_HEADERS = { producer: HEADERS.producer, receivedAt: HEADERS.receivedAt, contract: HEADERS.contract } as const;
+/**
+ * Headers ingest adds to raw records: the producer identity (from its API key) always, the
+ * contract only where the bytes alone do not name it (see HEADERS in @sluice/contracts).
+ */
+export const INGEST_HEADERS = { producer: HEADERS.producer, contract: HEADERS.contract } as const;
