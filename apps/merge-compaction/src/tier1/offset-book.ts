@@ -1,13 +1,13 @@
+import { partitionKey } from '@sluice/kafka';
+
 /** A Kafka topic-partition. */
 export interface TopicPartition {
   readonly topic: string;
   readonly partition: number;
 }
 
-/** `topic-partition` map key; also the suffix of the bronze `txn` appId (kafka-delta-ingest style). */
-export function tpKey(tp: TopicPartition): string {
-  return `${tp.topic}-${tp.partition}`;
-}
+/** Map key of a topic-partition: libs/kafka's interned key, built once per partition (tier 1 looks it up per record). */
+export const tpKey: (tp: TopicPartition) => string = partitionKey;
 
 /**
  * Offset bookkeeping of the tier-1 consumer. The bronze table's `txn` actions (appId per
@@ -25,9 +25,9 @@ export class OffsetBook {
 
   constructor(readonly appIdPrefix: string) {}
 
-  /** The `txn` appId of a topic-partition. */
+  /** The `txn` appId of a topic-partition: `<prefix><topic>-<partition>` (kafka-delta-ingest style). */
   appId(tp: TopicPartition): string {
-    return `${this.appIdPrefix}${tpKey(tp)}`;
+    return `${this.appIdPrefix}${tp.topic}-${tp.partition}`;
   }
 
   /**

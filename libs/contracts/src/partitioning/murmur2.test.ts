@@ -43,4 +43,9 @@ describe('keyHashOf', () => {
       expect(bucketOf(key, 32)).toBe(h % 32);
     }
   });
+
+  it('hashes keys longer than its encoding buffer, and short keys after them, as their UTF-8 bytes', () => {
+    const keys = ['k'.repeat(5000), 'ü'.repeat(3000) + '🙂'.repeat(700), 'order-1', 'ab', '🙂'];
+    for (const key of [...keys, ...keys]) expect(keyHashOf(key)).toBe(toPositive(murmur2(bytes(key))));
+  });
 });

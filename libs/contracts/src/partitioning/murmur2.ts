@@ -4,9 +4,9 @@ const UTF8 = new TextEncoder();
  * Kafka's murmur2 (the Java client's `Utils.murmur2`, seed 0x9747b28c), as a signed 32-bit
  * integer. The same function Kafka's default partitioner and librdkafka's `murmur2_random`
  * partitioner apply to the key bytes, so a key's bucket and its Kafka partition are related.
+ * `length`: hash only the first `length` bytes of `data`.
  */
-export function murmur2(data: Uint8Array): number {
-  const length = data.length;
+export function murmur2(data: Uint8Array, length: number = data.length): number {
   const m = 0x5bd1e995;
   const r = 24;
   let h = (0x9747b28c ^ length) | 0;
@@ -49,8 +49,15 @@ export function keyBytes(key: string): Uint8Array {
  * every row (`_key_hash`) and clusters silver files by it, so a lookup can prune by it.
  */
 export function keyHashOf(key: string | Uint8Array): number {
-  return toPositive(murmur2(typeof key === 'string' ? keyBytes(key) : key));
+  if (typeof key !== 'string') return toPositive(murmur2(key));
+  // Encoded into a reused buffer: tier 1 hashes every event's key, and a fresh
+  // array per key was garbage the young generation collected at every event.
+  if (key.length * 3 > scratch.length) scratch = new Uint8Array(Math.max(key.length * 3, scratch.length * 2));
+  return toPositive(murmur2(scratch, UTF8.encodeInto(key, scratch).written));
 }
+
+/** keyHashOf's encoding buffer; a UTF-16 code unit is at most 3 UTF-8 bytes. */
+let scratch = new Uint8Array(256);
 
 /**
  * The Kafka partition (0 ≤ p < `partitions`) the default partitioner picks for `key`.

@@ -16,6 +16,16 @@ describe('consumerProperties', () => {
   });
 });
 
+describe('partitionKey', () => {
+  it('is one string per topic-partition, distinct across topics and partitions', () => {
+    const a = partitionKey({ topic: 't', partition: 3 });
+    expect(partitionKey({ topic: 't', partition: 3 })).toBe(a);
+    expect(new Set([a, partitionKey({ topic: 't', partition: 4 }), partitionKey({ topic: 'u', partition: 3 }), partitionKey({ topic: 't3', partition: 0 })]).size).toBe(4);
+    // Not a partition index (librdkafka's -1 "unassigned"): still a distinct key, not cached.
+    expect(partitionKey({ topic: 't', partition: -1 })).toBe('t\u0000-1');
+  });
+});
+
 describe('nextOffsets', () => {
   it('gives the highest offset + 1 per partition, whatever the order', () => {
     expect(nextOffsets([msg(0, 5), msg(1, 2), msg(0, 3), msg(0, 9), msg(1, 1), msg(0, 4, 'u')])).toEqual([

@@ -40,9 +40,21 @@ export function consumerProperties(options: ConsumerOptions): RdkafkaProperties 
   };
 }
 
-/** Key of a partition in maps and sets. */
+/** Interned partition keys by topic, indexed by partition. */
+const partitionKeys = new Map<string, string[]>();
+
+/**
+ * Key of a partition in maps and sets. Interned: the same string for the same partition every
+ * time, so maps hash it once; a key built per message was hashed again at every lookup.
+ */
 export function partitionKey(p: PartitionRef): string {
-  return `${p.topic}\u0000${p.partition}`;
+  if (!Number.isInteger(p.partition) || p.partition < 0) return `${p.topic}\u0000${p.partition}`;
+  let byPartition = partitionKeys.get(p.topic);
+  if (byPartition === undefined) {
+    byPartition = [];
+    partitionKeys.set(p.topic, byPartition);
+  }
+  return (byPartition[p.partition] ??= `${p.topic}\u0000${p.partition}`);
 }
 
 /** The offsets to commit after processing `messages`: per partition, the highest offset + 1. */
