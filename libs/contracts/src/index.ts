@@ -39,7 +39,7 @@ export {
 } from './avro/codec';
 export { canonicalForm, fingerprint64, crc64Avro } from './avro/fingerprint';
 export { murmur2, toPositive, keyBytes, keyHashOf, partitionOf, bucketOf } from './partitioning/murmur2';
-export { placementOf, columnsOf, toRow, type Placement, type Column, type ColumnType } from './rows';
+export { placementOf, columnsOf, toRow, toColumns, type Placement, type Column, type ColumnType } from './rows';
 export { sampleOrderJson, sampleInventoryJson, sampleClickJson } from './samples';
 export {
   createRegistryClient,

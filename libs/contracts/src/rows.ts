@@ -77,6 +77,29 @@ export function toRow(contract: AnyContract, event: Record<string, unknown>): Re
   return row;
 }
 
+/**
+ * The rows {@link toRow} makes of `events`, column by column: one array per column name, each
+ * `events.length` long. Cheaper for a writer that hands columns on (tier 1) than one object per
+ * row.
+ */
+export function toColumns(contract: AnyContract, events: readonly Record<string, unknown>[]): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const column of columnsFor(contract)) {
+    const values = new Array<unknown>(events.length);
+    const name = column.name;
+    if (column.payload) {
+      for (let i = 0; i < events.length; i++) {
+        const payload = events[i][PAYLOAD_FIELD] as Record<string, unknown> | null | undefined;
+        values[i] = payload === null || payload === undefined ? null : (payload[name] ?? null);
+      }
+    } else {
+      for (let i = 0; i < events.length; i++) values[i] = events[i][name];
+    }
+    out[name] = values;
+  }
+  return out;
+}
+
 const columnCache = new WeakMap<AnyContract, { name: string; payload: boolean }[]>();
 
 function columnsFor(contract: AnyContract): { name: string; payload: boolean }[] {

@@ -1,4 +1,4 @@
-import { bucketOf, CONTRACTS, encodeSingleObject, AvroDecoder, utcDate } from '@sluice/contracts';
+import { bucketOf, CONTRACTS, encodeSingleObject, AvroDecoder, toRow, utcDate } from '@sluice/contracts';
 import { decodeRecord, utcDateOf } from './bronze-record';
 
 const orders = CONTRACTS.orders;
@@ -23,7 +23,7 @@ describe('decodeRecord', () => {
     expect(r.value.writerVersion).toBe(1);
     expect(r.value.bucket).toBe(bucketOf('ord-42', orders.buckets));
     expect(r.value.eventDate).toBe('2026-11-29');
-    expect(r.value.row).toMatchObject({ order_id: 'ord-42', status: 'paid', coupon_code: null });
+    expect(toRow(orders, r.value.event)).toMatchObject({ order_id: 'ord-42', status: 'paid', coupon_code: null });
   });
 
   it('reports an empty value, garbage and a record of another contract instead of throwing', () => {

@@ -1,4 +1,4 @@
-import { keyHashOf, toRow, type AnyContract, type AvroDecoder } from '@sluice/contracts';
+import { keyHashOf, type AnyContract, type AvroDecoder } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import { sampledTraceparent } from './trace';
 
@@ -8,8 +8,8 @@ export interface BronzeRecord {
   readonly partition: number;
   readonly offset: number;
   readonly contract: AnyContract;
-  /** The event flattened to the contract's latest columns (`toRow`). */
-  readonly row: Record<string, unknown>;
+  /** The decoded event (the contract's latest schema); bronze takes its columns with `toColumns`. */
+  readonly event: Record<string, unknown>;
   readonly eventId: string;
   /** ms since epoch. */
   readonly eventTimeMs: number;
@@ -69,7 +69,7 @@ export function decodeRecord(
       partition: raw.partition,
       offset: raw.offset,
       contract: expected,
-      row: toRow(expected, event),
+      event,
       eventId: event.event_id,
       eventTimeMs: event.event_time,
       eventDate: utcDateOf(event.event_time),

@@ -1,4 +1,4 @@
-import type { AnyContract } from '@sluice/contracts';
+import { toColumns, type AnyContract } from '@sluice/contracts';
 import type { LakeQueryEngine } from '@sluice/lake';
 import { isSluiceError } from '@sluice/errors';
 import { mergeError } from '../errors';
@@ -100,28 +100,32 @@ export class LakeBronzeStore implements BronzeStore {
     // Schema evolution: a writer version with new fields adds nullable columns first.
     const have = new Set(snap.schema.fields.map((f) => f.name));
     if (columns.some((c) => !have.has(c.name))) await this.tables.evolve(table, columns);
-    const timestampCols = columns.filter((c) => c.type === 'timestamp').map((c) => c.name);
-    // Dates, not ISO text: the lake hands a column of Dates to DuckDB as epoch milliseconds,
-    // which skips formatting here and parsing there.
+    // Column by column (no object per row): the contract's columns, Dates for its timestamps
+    // (the lake hands them to DuckDB as epoch milliseconds), then bronze's own columns.
+    // Only the columns the table has: the latest schema's fields that no writer of this table
+    // used yet are not among them (their values are null).
+    const n = records.length;
+    const latest = toColumns(contract, records.map((r) => r.event));
+    const values: Record<string, unknown[]> = {};
+    for (const field of [...snap.schema.fields, ...columns.filter((c) => !have.has(c.name))]) {
+      const column = latest[field.name];
+      if (column === undefined) continue;
+      if (field.type === 'timestamp') for (let i = 0; i < n; i++) if (typeof column[i] === 'number') column[i] = new Date(column[i] as number);
+      values[field.name] = column;
+    }
     const ingestedAt = new Date(this.now());
-    const rows = records.map((r) => {
-      // toRow made a fresh object per record: extend it in place rather than copying it.
-      const row = r.row;
-      for (const c of timestampCols) if (typeof row[c] === 'number') row[c] = new Date(row[c] as number);
-      row[KEY_HASH] = r.keyHash;
-      row[BUCKET] = r.bucket;
-      row[EVENT_DATE] = r.eventDate;
-      row[KAFKA_PARTITION] = r.partition;
-      row[KAFKA_OFFSET] = r.offset;
-      row[INGESTED_AT] = ingestedAt;
-      row[PRODUCED_AT] = r.producedAtMs === undefined ? null : new Date(r.producedAtMs);
-      return row;
-    });
+    values[KEY_HASH] = records.map((r) => r.keyHash);
+    values[BUCKET] = records.map((r) => r.bucket);
+    values[EVENT_DATE] = records.map((r) => r.eventDate);
+    values[KAFKA_PARTITION] = records.map((r) => r.partition);
+    values[KAFKA_OFFSET] = records.map((r) => r.offset);
+    values[INGESTED_AT] = new Array<unknown>(n).fill(ingestedAt);
+    values[PRODUCED_AT] = records.map((r) => (r.producedAtMs === undefined ? null : new Date(r.producedAtMs)));
     // The check above saw an earlier snapshot than the one the lake commits on: the lake re-checks
     // at its own snapshot and against every commit it races past (a zombie's stale batch).
     const expectedTxns = Object.fromEntries(partitions.map((p) => [p.appId, p.expected ?? null]));
     try {
-      const result = await table.append({ rows }, { txns: partitions.map((p) => ({ appId: p.appId, version: p.last })), expectedTxns });
+      const result = await table.append({ columns: values, rowCount: n }, { txns: partitions.map((p) => ({ appId: p.appId, version: p.last })), expectedTxns });
       return { version: result.version };
     } catch (err) {
       if (!isSluiceError(err, 'LAKE_TXN_MISMATCH')) throw err;

@@ -3,7 +3,7 @@ import type { AvroRecord, AvroSchema } from '../avro/schema';
 import type { AnyContract } from '../contract';
 import { decodeEvent } from '../decode';
 import { ENVELOPE_FIELD_NAMES } from '../envelope';
-import { columnsOf, placementOf, toRow } from '../rows';
+import { columnsOf, placementOf, toColumns, toRow } from '../rows';
 import { sampleClickJson, sampleInventoryJson, sampleOrderJson } from '../samples';
 import { DLQ_TOPIC, RAW_TOPIC } from '../topics';
 import { CONTRACT_NAMES, CONTRACTS, contractByName } from './index';
@@ -92,6 +92,23 @@ describe('rows and placement', () => {
     expect(Object.keys(toRow(CONTRACTS.inventory, up.event))).toEqual(columns);
     expect(toRow(CONTRACTS.inventory, del.event)).toMatchObject({ op: 'delete', on_hand: null, reserved: null, sku: 'sku-3' });
     expect(toRow(CONTRACTS.inventory, up.event)).toMatchObject({ on_hand: 103, reserved: 3, event_time: NOW });
+  });
+
+  it('toColumns holds the values of toRow, column by column', () => {
+    const events = [
+      decodeEvent(sampleInventoryJson(3, NOW), { contract: 'inventory', now: NOW }),
+      decodeEvent(sampleInventoryJson(4, NOW, { op: 'delete', payload: null }), { contract: 'inventory', now: NOW }),
+      decodeEvent(sampleInventoryJson(5, NOW + 1), { contract: 'inventory', now: NOW }),
+    ].map((d) => {
+      if (!d.ok) throw new Error('fixtures invalid');
+      return d.event;
+    });
+    const columns = toColumns(CONTRACTS.inventory, events);
+    expect(Object.keys(columns)).toEqual(columnsOf(CONTRACTS.inventory).map((c) => c.name));
+    const rows = events.map((e) => toRow(CONTRACTS.inventory, e));
+    for (const [name, values] of Object.entries(columns)) expect(values).toEqual(rows.map((r) => r[name]));
+    expect(columns.on_hand[1]).toBeNull();
+    expect(toColumns(CONTRACTS.inventory, [])).toEqual(Object.fromEntries(columnsOf(CONTRACTS.inventory).map((c) => [c.name, []])));
   });
 
   it('types columns from the schema: timestamps, enums with symbols, nullable payload', () => {

@@ -9,12 +9,20 @@ import { translateReadError } from './relation';
 import { duckType, type DeltaField } from './schema';
 
 /**
- * Rows to write. Either JS objects keyed by column name (numbers, bigint, strings, booleans,
- * Date or ISO strings for timestamps, `YYYY-MM-DD` for dates, Uint8Array for binary, arrays,
- * plain objects for maps/structs; missing keys are null), or a DuckDB SELECT run by the lake
- * that yields the columns by name (e.g. over `read_parquet(...)` of local files).
+ * Rows to write. One of:
+ * - `rows`: JS objects keyed by column name (numbers, bigint, strings, booleans, Date or ISO
+ *   strings for timestamps, `YYYY-MM-DD` for dates, Uint8Array for binary, arrays, plain objects
+ *   for maps/structs; missing keys are null);
+ * - `columns`: the same values column by column, `rowCount` rows: an array per column name, each
+ *   `rowCount` long; a schema column without one is null, a name the schema lacks is refused.
+ *   Cheaper than row objects for a writer that builds its values per column;
+ * - `sql`: a DuckDB SELECT run by the lake that yields the columns by name (e.g. over
+ *   `read_parquet(...)` of local files).
  */
-export type WriteSource = { rows: readonly Record<string, unknown>[] } | { sql: string };
+export type WriteSource =
+  | { rows: readonly Record<string, unknown>[] }
+  | { columns: Readonly<Record<string, readonly unknown[]>>; rowCount: number }
+  | { sql: string };
 
 /**
  * Loads a source into a new temp table with exactly `fields` (typed), returning its name. The
@@ -30,21 +38,23 @@ export async function ingestSource(
   const table = `__lake_in_${randomUUID().replace(/-/g, '')}`;
   const casts = fields.map((f) => {
     const c = ident(f.name);
-    if ('rows' in source && f.type === 'binary') return `from_base64(${c}) AS ${c}`;
+    if (!('sql' in source) && f.type === 'binary') return `from_base64(${c}) AS ${c}`;
     return `CAST(${c} AS ${duckType(f.type)}) AS ${c}`;
   });
   try {
     if ('sql' in source) {
       await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM (${source.sql})`);
     } else if (fields.every((f) => typeof f.type === 'string' && f.type !== 'binary')) {
-      await appendFlatRows(conn, table, fields, source.rows);
+      if ('rows' in source) await appendFlatColumns(conn, table, fields, readColumns(fields, source.rows), source.rows.length);
+      else await appendFlatColumns(conn, table, fields, columnsOf(fields, source), source.rowCount);
     } else {
+      const rows = 'rows' in source ? source.rows : rowsOf(fields, source);
       await fs.mkdir(scratchDir, { recursive: true });
       const file = path.join(scratchDir, `${table}.ndjson`);
       try {
-        await fs.writeFile(file, rowsToNdjson(source.rows));
+        await fs.writeFile(file, rowsToNdjson(rows));
         const columns = `{${fields.map((f) => `${sqlString(f.name)}: ${sqlString(f.type === 'binary' ? 'VARCHAR' : duckType(f.type))}`).join(', ')}}`;
-        const from = source.rows.length === 0 ? `(SELECT ${fields.map((f) => `NULL::${f.type === 'binary' ? 'VARCHAR' : duckType(f.type)} AS ${ident(f.name)}`).join(', ')} WHERE false)` : `read_json(${sqlString(file)}, format='newline_delimited', columns=${columns}, maximum_object_size=1073741824)`;
+        const from = rows.length === 0 ? `(SELECT ${fields.map((f) => `NULL::${f.type === 'binary' ? 'VARCHAR' : duckType(f.type)} AS ${ident(f.name)}`).join(', ')} WHERE false)` : `read_json(${sqlString(file)}, format='newline_delimited', columns=${columns}, maximum_object_size=1073741824)`;
         await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM ${from}`);
       } finally {
         await fs.rm(file, { force: true });
@@ -104,22 +114,42 @@ const NULL_TEXT = '\x1e';
 const MAX_JOINED_CHARS = 32 * 1024 * 1024;
 
 /**
- * Flat schemas: rows are read into columns by generated code, each column is staged in slices
- * (see {@link Staging}) into a one-row-per-slice table, and one SQL statement unnests the slices
- * in lockstep and casts to the schema types — DuckDB's casts decide what is valid.
+ * The schema's columns of a columnar source, in field order (a missing one all null). A column
+ * the schema lacks or an array of another length is LAKE_INVALID_INPUT: rows would be misaligned.
  */
-async function appendFlatRows(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], rows: readonly Record<string, unknown>[]): Promise<void> {
-  const columns = readColumns(fields, rows);
+function columnsOf(fields: readonly DeltaField[], source: { columns: Readonly<Record<string, readonly unknown[]>>; rowCount: number }): (readonly unknown[])[] {
+  const { columns, rowCount } = source;
+  if (!Number.isSafeInteger(rowCount) || rowCount < 0) throw lakeError('LAKE_INVALID_INPUT', `rowCount must be a non-negative integer, got ${String(rowCount)}`);
+  const known = new Set(fields.map((f) => f.name));
+  for (const [name, values] of Object.entries(columns)) {
+    if (!known.has(name)) throw lakeError('LAKE_INVALID_INPUT', `column ${JSON.stringify(name)} is not in the table schema`, { details: { column: name } });
+    if (values.length !== rowCount) throw lakeError('LAKE_INVALID_INPUT', `column ${JSON.stringify(name)} has ${values.length} values for ${rowCount} rows`, { details: { column: name } });
+  }
+  return fields.map((f) => (Object.hasOwn(columns, f.name) ? columns[f.name] : new Array<unknown>(rowCount).fill(null)));
+}
+
+/** A columnar source as row objects (for the schemas that go through NDJSON). */
+function rowsOf(fields: readonly DeltaField[], source: { columns: Readonly<Record<string, readonly unknown[]>>; rowCount: number }): Record<string, unknown>[] {
+  const columns = columnsOf(fields, source);
+  return Array.from({ length: source.rowCount }, (_, r) => Object.fromEntries(fields.map((f, c) => [f.name, columns[c][r]])));
+}
+
+/**
+ * Flat schemas: each column (rows are read into columns by generated code first) is staged in
+ * slices (see {@link Staging}) into a one-row-per-slice table, and one SQL statement unnests the
+ * slices in lockstep and casts to the schema types — DuckDB's casts decide what is valid.
+ */
+async function appendFlatColumns(conn: DuckDBConnection, table: string, fields: readonly DeltaField[], columns: readonly (readonly unknown[])[], rowCount: number): Promise<void> {
   const staging = fields.map((f, i) => stagingFor(f, columns[i]));
   const stage = `${table}_stage`;
   await conn.run(`CREATE TEMP TABLE ${stage} (${fields.map((_, i) => `c${i} ${staging[i].type.toString()}`).join(', ')})`);
   try {
-    const slices = Math.ceil(rows.length / SLICE_ROWS);
+    const slices = Math.ceil(rowCount / SLICE_ROWS);
     if (slices > 0) {
       const chunk = DuckDBDataChunk.create(staging.map((s) => s.type), slices);
       staging.forEach((s, c) => {
         const values: DuckDBValue[] = new Array(slices);
-        for (let k = 0; k < slices; k++) values[k] = s.slice(k * SLICE_ROWS, Math.min((k + 1) * SLICE_ROWS, rows.length));
+        for (let k = 0; k < slices; k++) values[k] = s.slice(k * SLICE_ROWS, Math.min((k + 1) * SLICE_ROWS, rowCount));
         chunk.setColumnValues(c, values);
       });
       const appender = await conn.createAppender(stage, 'main', 'temp');
@@ -139,7 +169,7 @@ async function appendFlatRows(conn: DuckDBConnection, table: string, fields: rea
   // Every slice's lists have its row count, so the unnest pairs them row by row; a mismatch
   // would pad with nulls and mix rows. Cheap to rule out.
   const count = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0][0]);
-  if (count !== rows.length) throw new Error(`staging produced ${count} rows from ${rows.length}`);
+  if (count !== rowCount) throw new Error(`staging produced ${count} rows from ${rowCount}`);
 }
 
 type ColumnReader = (rows: readonly unknown[], c: unknown[][]) => void;
