@@ -25,7 +25,7 @@ export {
 } from './table/lake-table';
 export type { CommitResult } from './table/commit';
 export { TIME_UNITS, type SortKey, type TimeUnit } from './table/row-order';
-export type { WriteSource } from './table/ingest';
+export type { ColumnarSource, WriteSource } from './table/ingest';
 export type { ColumnSpec, DeltaType, DeltaPrimitiveType, DeltaField, TableSchema } from './table/schema';
 export { Snapshot, TABLE_PROPERTIES, type LiveFile, type FileStats } from './log/snapshot';
 export type { SnapshotTarget } from './log/log-reader';

@@ -100,10 +100,9 @@ export class LakeBronzeStore implements BronzeStore {
     // Schema evolution: a writer version with new fields adds nullable columns first.
     const have = new Set(snap.schema.fields.map((f) => f.name));
     if (columns.some((c) => !have.has(c.name))) await this.tables.evolve(table, columns);
-    // Column by column (no object per row): the contract's columns, Dates for its timestamps
-    // (the lake hands them to DuckDB as epoch milliseconds), then bronze's own columns.
-    // Only the columns the table has: the latest schema's fields that no writer of this table
-    // used yet are not among them (their values are null).
+    // Column by column (no object per row): the contract's columns the table has, with Dates
+    // for timestamps (the lake hands them to DuckDB as epoch milliseconds), then bronze's own.
+    // Latest-schema fields that no writer of this table used yet are left out (null).
     const n = records.length;
     const latest = toColumns(contract, records.map((r) => r.event));
     const values: Record<string, unknown[]> = {};

@@ -19,10 +19,13 @@ import { duckType, type DeltaField } from './schema';
  * - `sql`: a DuckDB SELECT run by the lake that yields the columns by name (e.g. over
  *   `read_parquet(...)` of local files).
  */
-export type WriteSource =
-  | { rows: readonly Record<string, unknown>[] }
-  | { columns: Readonly<Record<string, readonly unknown[]>>; rowCount: number }
-  | { sql: string };
+export type WriteSource = { rows: readonly Record<string, unknown>[] } | ColumnarSource | { sql: string };
+
+/** The `columns` form of {@link WriteSource}. */
+export interface ColumnarSource {
+  readonly columns: Readonly<Record<string, readonly unknown[]>>;
+  readonly rowCount: number;
+}
 
 /**
  * Loads a source into a new temp table with exactly `fields` (typed), returning its name. The
@@ -45,8 +48,8 @@ export async function ingestSource(
     if ('sql' in source) {
       await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM (${source.sql})`);
     } else if (fields.every((f) => typeof f.type === 'string' && f.type !== 'binary')) {
-      if ('rows' in source) await appendFlatColumns(conn, table, fields, readColumns(fields, source.rows), source.rows.length);
-      else await appendFlatColumns(conn, table, fields, columnsOf(fields, source), source.rowCount);
+      const [columns, rowCount] = 'rows' in source ? [readColumns(fields, source.rows), source.rows.length] : [sourceColumns(fields, source), source.rowCount];
+      await appendFlatColumns(conn, table, fields, columns, rowCount);
     } else {
       const rows = 'rows' in source ? source.rows : rowsOf(fields, source);
       await fs.mkdir(scratchDir, { recursive: true });
@@ -117,7 +120,7 @@ const MAX_JOINED_CHARS = 32 * 1024 * 1024;
  * The schema's columns of a columnar source, in field order (a missing one all null). A column
  * the schema lacks or an array of another length is LAKE_INVALID_INPUT: rows would be misaligned.
  */
-function columnsOf(fields: readonly DeltaField[], source: { columns: Readonly<Record<string, readonly unknown[]>>; rowCount: number }): (readonly unknown[])[] {
+function sourceColumns(fields: readonly DeltaField[], source: ColumnarSource): (readonly unknown[])[] {
   const { columns, rowCount } = source;
   if (!Number.isSafeInteger(rowCount) || rowCount < 0) throw lakeError('LAKE_INVALID_INPUT', `rowCount must be a non-negative integer, got ${String(rowCount)}`);
   const known = new Set(fields.map((f) => f.name));
@@ -129,8 +132,8 @@ function columnsOf(fields: readonly DeltaField[], source: { columns: Readonly<Re
 }
 
 /** A columnar source as row objects (for the schemas that go through NDJSON). */
-function rowsOf(fields: readonly DeltaField[], source: { columns: Readonly<Record<string, readonly unknown[]>>; rowCount: number }): Record<string, unknown>[] {
-  const columns = columnsOf(fields, source);
+function rowsOf(fields: readonly DeltaField[], source: ColumnarSource): Record<string, unknown>[] {
+  const columns = sourceColumns(fields, source);
   return Array.from({ length: source.rowCount }, (_, r) => Object.fromEntries(fields.map((f, c) => [f.name, columns[c][r]])));
 }
 
