@@ -155,4 +155,75 @@ describe('JS row staging (sliced lists, joined text, DOUBLE decimals)', () => {
       session.close();
     }
   });
+
+  it('timestamps given as whole epoch milliseconds land as the same instants as Dates and ISO text, in every column form; other numbers are refused', async () => {
+    const at = [Date.UTC(2026, 10, 29, 23, 59, 59, 999), -1, 0, null, Date.UTC(1900, 0, 1), -62_167_219_200_001, 8.64e15, -8.64e15];
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'epoch')), {
+      columns: [
+        { name: 'id', type: 'long' },
+        { name: 'ms', type: 'timestamp' }, // numbers only: the DOUBLE list path
+        { name: 'mixed', type: 'timestamp' }, // numbers and Dates
+        { name: 'text', type: 'timestamp' }, // numbers among ISO strings: the text path
+      ],
+    });
+    const rows = at.map((ms, id) => ({
+      id,
+      ms,
+      mixed: ms === null ? null : id % 2 ? new Date(ms) : ms,
+      text: ms === null ? null : id % 2 ? new Date(ms).toISOString() : ms,
+    }));
+    await table.append({ rows });
+    await table.append({ columns: { id: rows.map((r) => r.id + 100), ms: at, mixed: rows.map((r) => r.mixed), text: rows.map((r) => r.text) }, rowCount: rows.length });
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({ t: await table.currentView() });
+    try {
+      const got = await session.queryJson('SELECT id, epoch_ms(ms) AS ms, epoch_ms(mixed) AS mixed, epoch_ms(text) AS text FROM t ORDER BY id');
+      const want = (ms: number | null) => (ms === null ? null : String(ms));
+      expect(got).toEqual([...at.map((ms, id) => ({ id: String(id), ms: want(ms), mixed: want(ms), text: want(ms) })), ...at.map((ms, id) => ({ id: String(id + 100), ms: want(ms), mixed: want(ms), text: want(ms) }))]);
+    } finally {
+      session.close();
+    }
+    for (const bad of [1.5, 8.64e15 + 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(table.append({ rows: [{ id: 9, ms: bad }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { column: 'ms' } });
+      await expect(table.append({ rows: [{ id: 9, text: 'x' }, { id: 10, text: bad }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { column: 'text' } });
+    }
+    // An invalid Date is refused the same way, naming the column.
+    for (const column of ['mixed', 'text']) {
+      await expect(table.append({ rows: [{ id: 9, [column]: new Date(Number.NaN) }, { id: 10, text: 'x' }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { column } });
+    }
+    expect((await table.snapshot()).version).toBe(2);
+  });
+
+  it('epoch-millisecond numbers at nested timestamp positions (struct field, array item, map value) go through the JSON path as instants', async () => {
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'epoch-nested')), {
+      columns: [
+        { name: 'id', type: 'long' },
+        { name: 'at', type: 'timestamp' },
+        { name: 'span', type: { type: 'struct', fields: [{ name: 'from', type: 'timestamp', nullable: true, metadata: {} }, { name: 'label', type: 'string', nullable: true, metadata: {} }] } },
+        { name: 'times', type: { type: 'array', elementType: 'timestamp', containsNull: true } },
+        { name: 'seen', type: { type: 'map', keyType: 'string', valueType: 'timestamp', valueContainsNull: true } },
+      ],
+    });
+    const t = Date.UTC(2026, 11, 1, 12, 0, 0, 123);
+    await table.append({
+      rows: [
+        { id: 1, at: t, span: { from: t + 1, label: 'a' }, times: [t + 2, null, new Date(t + 3), 8.64e15, new Date(8.64e15)], seen: { x: t + 4 } },
+        { id: 2, at: new Date(t), span: null, times: null, seen: null },
+      ],
+    });
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({ t: await table.currentView() });
+    try {
+      const got = await session.queryJson(
+        `SELECT id, epoch_ms("at") AS "at", epoch_ms(span."from") AS "from", span.label AS label, list_transform(times, x -> epoch_ms(x)) AS times, epoch_ms(seen['x']) AS x FROM t ORDER BY id`,
+      );
+      expect(got).toEqual([
+        { id: '1', at: String(t), from: String(t + 1), label: 'a', times: [String(t + 2), null, String(t + 3), '8640000000000000', '8640000000000000'], x: String(t + 4) },
+        { id: '2', at: String(t), from: null, label: null, times: null, x: null },
+      ]);
+    } finally {
+      session.close();
+    }
+    await expect(table.append({ rows: [{ id: 3, times: [1.5] }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { column: 'times' } });
+  });
 });

@@ -100,26 +100,25 @@ export class LakeBronzeStore implements BronzeStore {
     // Schema evolution: a writer version with new fields adds nullable columns first.
     const have = new Set(snap.schema.fields.map((f) => f.name));
     if (columns.some((c) => !have.has(c.name))) await this.tables.evolve(table, columns);
-    // Column by column (no object per row): the contract's columns the table has, with Dates
-    // for timestamps (the lake hands them to DuckDB as epoch milliseconds), then bronze's own.
-    // Latest-schema fields that no writer of this table used yet are left out (null).
+    // Column by column (no object per row): the contract's columns the table has (timestamps as
+    // the epoch milliseconds the contract decodes, which the lake takes as they are), then
+    // bronze's own. Latest-schema fields that no writer of this table used yet are left out (null).
     const n = records.length;
     const latest = toColumns(contract, records.map((r) => r.event));
     const values: Record<string, unknown[]> = {};
     for (const field of [...snap.schema.fields, ...columns.filter((c) => !have.has(c.name))]) {
       const column = latest[field.name];
       if (column === undefined) continue;
-      if (field.type === 'timestamp') for (let i = 0; i < n; i++) if (typeof column[i] === 'number') column[i] = new Date(column[i] as number);
       values[field.name] = column;
     }
-    const ingestedAt = new Date(this.now());
+    const ingestedAt = this.now();
     values[KEY_HASH] = records.map((r) => r.keyHash);
     values[BUCKET] = records.map((r) => r.bucket);
     values[EVENT_DATE] = records.map((r) => r.eventDate);
     values[KAFKA_PARTITION] = records.map((r) => r.partition);
     values[KAFKA_OFFSET] = records.map((r) => r.offset);
     values[INGESTED_AT] = new Array<unknown>(n).fill(ingestedAt);
-    values[PRODUCED_AT] = records.map((r) => (r.producedAtMs === undefined ? null : new Date(r.producedAtMs)));
+    values[PRODUCED_AT] = records.map((r) => r.producedAtMs ?? null);
     // The check above saw an earlier snapshot than the one the lake commits on: the lake re-checks
     // at its own snapshot and against every commit it races past (a zombie's stale batch).
     const expectedTxns = Object.fromEntries(partitions.map((p) => [p.appId, p.expected ?? null]));

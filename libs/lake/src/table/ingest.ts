@@ -6,13 +6,13 @@ import { isSluiceError } from '@sluice/errors';
 import { duckError, ident, sqlString } from '../duck';
 import { errorMessage, lakeError } from '../errors';
 import { translateReadError } from './relation';
-import { duckType, type DeltaField } from './schema';
+import { duckType, type DeltaField, type DeltaType } from './schema';
 
 /**
  * Rows to write. One of:
- * - `rows`: JS objects keyed by column name (numbers, bigint, strings, booleans, Date or ISO
- *   strings for timestamps, `YYYY-MM-DD` for dates, Uint8Array for binary, arrays, plain objects
- *   for maps/structs; missing keys are null);
+ * - `rows`: JS objects keyed by column name (numbers, bigint, strings, booleans; for timestamps a
+ *   Date, an ISO string or an integer number of epoch milliseconds; `YYYY-MM-DD` for dates,
+ *   Uint8Array for binary, arrays, plain objects for maps/structs; missing keys are null);
  * - `columns`: the same values column by column, `rowCount` rows: an array per column name, each
  *   `rowCount` long; a schema column without one is null, a name the schema lacks is refused.
  *   Cheaper than row objects for a writer that builds its values per column;
@@ -55,7 +55,7 @@ export async function ingestSource(
       await fs.mkdir(scratchDir, { recursive: true });
       const file = path.join(scratchDir, `${table}.ndjson`);
       try {
-        await fs.writeFile(file, rowsToNdjson(rows));
+        await fs.writeFile(file, rowsToNdjson(fields, rows));
         const columns = `{${fields.map((f) => `${sqlString(f.name)}: ${sqlString(f.type === 'binary' ? 'VARCHAR' : duckType(f.type))}`).join(', ')}}`;
         const from = rows.length === 0 ? `(SELECT ${fields.map((f) => `NULL::${f.type === 'binary' ? 'VARCHAR' : duckType(f.type)} AS ${ident(f.name)}`).join(', ')} WHERE false)` : `read_json(${sqlString(file)}, format='newline_delimited', columns=${columns}, maximum_object_size=1073741824)`;
         await conn.run(`CREATE TEMP TABLE ${table} AS SELECT ${casts.join(', ')} FROM ${from}`);
@@ -222,8 +222,12 @@ function stagingFor(f: DeltaField, values: readonly unknown[]): Staging {
     case 'boolean':
       return all((v) => typeof v === 'boolean') ? listStaging(BOOLEAN, values, Boolean, (c) => c) : text(asString, castTo);
     case 'timestamp':
-      // Dates travel as epoch milliseconds (exact in a double), strings are parsed by DuckDB.
-      return all((v) => v instanceof Date) ? number((v) => (v as Date).getTime(), (c) => `CAST(epoch_ms(CAST(${c} AS BIGINT)) AS TIMESTAMPTZ)`) : text(asString, castTo);
+      // Dates and epoch-millisecond numbers travel as epoch milliseconds (exact in a double);
+      // strings are parsed by DuckDB, numbers and Dates among them go as ISO text. Either way a
+      // number that is not whole epoch milliseconds, or an invalid Date, is refused.
+      return all((v) => v instanceof Date || typeof v === 'number')
+        ? number((v) => epochMsOf(f.name, v as number | Date), (c) => `CAST(epoch_ms(CAST(${c} AS BIGINT)) AS TIMESTAMPTZ)`)
+        : text((v) => (typeof v === 'number' || v instanceof Date ? timestampText(f.name, v) : asString(v)), castTo);
     case 'date':
       return text((v) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v)), castTo);
     default: {
@@ -282,6 +286,28 @@ function textStaging(values: readonly unknown[], toText: (v: unknown) => string,
   };
 }
 
+/** Largest epoch millisecond a Date holds (±100,000,000 days, ECMA-262 §21.4.1.22); DuckDB holds more. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/**
+ * The epoch milliseconds of a timestamp given as a number or a Date, when whole and within what a
+ * Date holds; else LAKE_INVALID_INPUT naming the column (an invalid Date included).
+ */
+function epochMsOf(column: string, value: number | Date): number {
+  const ms = typeof value === 'number' ? value : value.getTime();
+  if (!Number.isInteger(ms) || Math.abs(ms) > MAX_EPOCH_MS) {
+    const shown = typeof value === 'number' ? String(value) : `an invalid Date`;
+    throw lakeError('LAKE_INVALID_INPUT', `column ${column} is timestamp but got ${shown}: expected whole epoch milliseconds within ±${MAX_EPOCH_MS}`, { details: { column } });
+  }
+  return ms;
+}
+
+/** A timestamp as ISO text DuckDB parses: without the `+` JS puts before a year past 9999. */
+function timestampText(column: string, value: number | Date): string {
+  const text = new Date(epochMsOf(column, value)).toISOString();
+  return text.charCodeAt(0) === 0x2b ? text.slice(1) : text;
+}
+
 const PLAIN_DECIMAL = /^[+-]?\d+(?:\.\d+)?$/;
 
 /** A plain decimal literal of at most 15 significant digits and at most `scale` fraction digits. */
@@ -295,10 +321,44 @@ function exactInDouble(text: string, scale: number): boolean {
   return fraction <= scale && integerDigits + fraction <= 15;
 }
 
-function rowsToNdjson(rows: readonly Record<string, unknown>[]): string {
+function rowsToNdjson(fields: readonly DeltaField[], rows: readonly Record<string, unknown>[]): string {
+  // read_json parses timestamps from text only: epoch-millisecond numbers (and Dates, for a
+  // year past 9999) become ISO text DuckDB parses wherever the schema puts a timestamp
+  // (columns, struct fields, array items, map values).
+  const timed = fields.filter((f) => holdsTimestamp(f.type));
   const parts: string[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i++) parts[i] = JSON.stringify(rows[i], replacer);
+  for (let i = 0; i < rows.length; i++) {
+    let row = rows[i];
+    if (timed.length > 0) {
+      row = { ...row };
+      for (const f of timed) row[f.name] = timestampsAsText(f.name, f.type, row[f.name]);
+    }
+    parts[i] = JSON.stringify(row, replacer);
+  }
   return parts.join('\n') + '\n';
+}
+
+function holdsTimestamp(type: DeltaType): boolean {
+  if (typeof type === 'string') return type === 'timestamp';
+  if (type.type === 'array') return holdsTimestamp(type.elementType);
+  if (type.type === 'map') return holdsTimestamp(type.valueType);
+  return type.fields.some((f) => holdsTimestamp(f.type));
+}
+
+/** `value` of `type` with each number or Date at a timestamp position as ISO text. */
+function timestampsAsText(column: string, type: DeltaType, value: unknown): unknown {
+  if (type === 'timestamp') return typeof value === 'number' || value instanceof Date ? timestampText(column, value) : value;
+  if (typeof type === 'string' || !holdsTimestamp(type)) return value;
+  if (type.type === 'array') return Array.isArray(value) ? value.map((v: unknown) => timestampsAsText(column, type.elementType, v)) : value;
+  // Anything but a plain object is left for read_json to refuse.
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (type.type === 'map') return Object.fromEntries(entries.map(([k, v]) => [k, timestampsAsText(column, type.valueType, v)]));
+  const fieldTypes = new Map(type.fields.map((f) => [f.name, f.type]));
+  return Object.fromEntries(entries.map(([k, v]) => {
+    const t = fieldTypes.get(k);
+    return [k, t === undefined ? v : timestampsAsText(column, t, v)];
+  }));
 }
 
 function replacer(_key: string, value: unknown): unknown {
