@@ -121,6 +121,15 @@ describe('decodeEvent', () => {
     expect(!overReserved.ok && overReserved.issues).toEqual([expect.objectContaining({ code: 'RULE_CROSS_FIELD', path: '/payload/reserved' })]);
     const isoInTyped = validateEvent(inventory, { ...ok.event, event_time: '2026-06-01T12:00:00Z' }, { now: NOW });
     expect(!isoInTyped.ok && isoInTyped.issues.map((i) => i.code)).toEqual(['EVENT_SCHEMA_MISMATCH']);
+    // Typed timestamps span what the ISO form can say: 1970 to 9999-12-31T23:59:59.999Z.
+    const codesAt = (event_time: number) => {
+      const r = validateEvent(inventory, { ...ok.event, event_time }, { now: event_time });
+      return r.ok ? [] : r.issues.map((i) => i.code);
+    };
+    expect(codesAt(253_402_300_799_999)).toEqual([]);
+    expect(codesAt(253_402_300_800_000)).toEqual(['RULE_TIMESTAMP_FORMAT']);
+    expect(codesAt(Number.MAX_SAFE_INTEGER)).toEqual(['RULE_TIMESTAMP_FORMAT']);
+    expect(codesAt(-1)).toEqual(['RULE_TIMESTAMP_FORMAT']);
   });
 
   it('applies configured clock-skew and age limits instead of the defaults', () => {

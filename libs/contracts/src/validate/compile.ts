@@ -262,12 +262,20 @@ function stringChecker(rule: FieldRule | undefined): Checker {
   };
 }
 
+/** 9999-12-31T23:59:59.999Z, the last instant the ISO form (four-digit years) can name. */
+const MAX_TIMESTAMP_MS = 253_402_300_799_999;
+
 function timestampChecker(mode: InputMode): Checker {
   if (mode === 'typed') {
     return (v, p, issues) => {
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return mismatch(issues, p, 'epoch milliseconds', v);
       if (v < 0) {
         issues.push(issue('RULE_TIMESTAMP_FORMAT', p, `${v} is before 1970`));
+        return undefined;
+      }
+      // The ISO form stops at year 9999 too; beyond it no Date (and no table) takes every value.
+      if (v > MAX_TIMESTAMP_MS) {
+        issues.push(issue('RULE_TIMESTAMP_FORMAT', p, `${v} is after 9999-12-31T23:59:59.999Z`));
         return undefined;
       }
       return v;
