@@ -77,8 +77,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-let lockedEngine: Promise<LakeQueryEngine> | undefined;
-let lockedFor: string | undefined;
+/** Locked engines by the directories they may read, closed when the test file ends. */
+const lockedEngines = new Map<string, Promise<LakeQueryEngine>>();
+afterAll(async () => {
+  const engines = [...lockedEngines.values()];
+  lockedEngines.clear();
+  for (const engine of await Promise.all(engines)) engine.close();
+});
 
 /** query-api over real tables under `root`, with a locked engine that may read only `root`. */
 export async function startApp(
@@ -96,12 +101,16 @@ export async function startApp(
     dlqMetricsUrls?: string[];
   } = {},
 ): Promise<TestApp> {
-  // One locked DuckDB instance per test file (and root): instances are heavy and live until exit.
-  if (!lockedEngine || lockedFor !== root) {
-    lockedFor = root;
-    lockedEngine = LakeQueryEngine.create({ locked: true, allowedDirectories: options.allowedDirectories ?? [root], threads: 2, memoryLimit: '512MB' });
+  // One locked DuckDB instance per test file and set of readable directories (instances are
+  // heavy); the file's afterAll closes them, so a worker running many files does not pile them up.
+  const allowed = options.allowedDirectories ?? [root];
+  const key = JSON.stringify(allowed);
+  let locked = lockedEngines.get(key);
+  if (locked === undefined) {
+    locked = LakeQueryEngine.create({ locked: true, allowedDirectories: allowed, threads: 2, memoryLimit: '512MB' });
+    lockedEngines.set(key, locked);
   }
-  const engine = await lockedEngine;
+  const engine = await locked;
   const lake = new LakeAdapter({ tables, storageFor: options.storageFor ?? ((t) => new LocalStorage(path.join(root, t))), engine });
   const service = new QueryService(
     lake,
