@@ -7,7 +7,7 @@ import { LakeMount } from '../src/chaos/scenarios';
 // needs): the kernel refuses it as busy while a file is open for writing, which merge-compaction
 // does for the milliseconds a Parquet file takes to write.
 
-describe('LakeMount.readOnly', () => {
+describe('LakeMount', () => {
   let dir: string;
   let mount: LakeMount;
 
@@ -41,5 +41,25 @@ describe('LakeMount.readOnly', () => {
     } finally {
       closeSync(fd);
     }
+  });
+
+  it('fills the disk: shrinks to the used size plus headroom, re-measuring when it grew between measure and remount', async () => {
+    writeFileSync(join(dir, 'part-0.parquet'), Buffer.alloc(5 * 1024 * 1024, 1));
+    const used = mount.usedMb();
+    expect(used).toBeGreaterThanOrEqual(5);
+    // A stale measure (taken before the file was written) is what the race looks like; the kernel
+    // refuses a tmpfs smaller than its contents, so the first attempt fails and the second holds.
+    const stale = [1];
+    const filled = await mount.fill(1, 5, () => stale.shift() ?? mount.usedMb());
+    expect(filled).toEqual({ sizeMb: used + 1, attempts: 2 });
+    expect(() => writeFileSync(join(dir, 'more'), Buffer.alloc(2 * 1024 * 1024, 1))).toThrow(/ENOSPC/);
+    mount.resize(16);
+    writeFileSync(join(dir, 'more'), Buffer.alloc(2 * 1024 * 1024, 1));
+  });
+
+  it('gives up with the kernel\'s refusal after the attempts allowed', async () => {
+    writeFileSync(join(dir, 'part-0.parquet'), Buffer.alloc(3 * 1024 * 1024, 1));
+    await expect(mount.fill(0, 2, () => 1)).rejects.toThrow(/CHAOS_MOUNT_FAILED: mount -o remount,size=1m .* \(2 attempts\): .*bad option/);
+    writeFileSync(join(dir, 'still-writable'), 'x');
   });
 });

@@ -80,7 +80,27 @@ export class LakeMount {
     }
   }
 
-  /** Used bytes. */
+  /**
+   * Shrinks the mount to what is used plus `headroomMb`: the disk is full once that is written.
+   * The lake may grow between measuring and remounting, and the kernel refuses a tmpfs smaller
+   * than its contents ("bad option"); so that refusal is retried with a fresh measure, up to
+   * `attempts` times. Returns the size set. `measure` is the used MB (tests pass a stale one).
+   */
+  async fill(headroomMb: number, attempts = 5, measure: () => number = () => this.usedMb()): Promise<{ sizeMb: number; attempts: number }> {
+    for (let attempt = 1; ; attempt++) {
+      const sizeMb = measure() + headroomMb;
+      const args = ['-o', `remount,size=${sizeMb}m`, this.dir];
+      const r = spawnSync('mount', args, { encoding: 'utf8' });
+      if (r.status === 0) {
+        this.sizeMb = sizeMb;
+        return { sizeMb, attempts: attempt };
+      }
+      if (!/bad option|invalid argument/i.test(r.stderr) || attempt >= attempts) throw mountFailed('mount', args, r.stderr, r.status, attempt);
+      await sleep(50);
+    }
+  }
+
+  /** Used MB (rounded up, as df reports them). */
   usedMb(): number {
     const r = spawnSync('df', ['-m', '--output=used', this.dir], { encoding: 'utf8' });
     return Number(r.stdout.trim().split('\n').pop());
@@ -287,9 +307,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     mount: { sizeMb: 2048 },
     async inject(ctx) {
       if (!(await pause(ctx, 8000))) return;
-      const full = ctx.mount!.usedMb() + 2;
-      ctx.fault(`lake filesystem shrunk to ${full} MB (full)`);
-      ctx.mount!.resize(full);
+      const full = await ctx.mount!.fill(2);
+      ctx.fault(`lake filesystem shrunk to ${full.sizeMb} MB (full)${full.attempts > 1 ? ` after ${full.attempts} attempts (it grew meanwhile)` : ''}`);
       await sleep(20_000);
       // While full: the tables must still open (a failed write never leaves a torn commit).
       ctx.problems.push(...(await checkTablesOpen({ root: ctx.stack.lakeRoot })));
