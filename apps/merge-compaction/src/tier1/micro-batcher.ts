@@ -23,10 +23,13 @@ export interface Batch<T> {
 /**
  * Accumulates records into micro-batches bounded by time, bytes and count. Pure bookkeeping with
  * an injected clock: the caller polls `due()` and `take()`, so there are no timers to leak and
- * tests control time.
+ * tests control time. Records may keep arriving past the bounds (while the previous batch is
+ * being written); `take()` still hands out at most one bounded batch and keeps the rest.
  */
 export class MicroBatcher<T> {
   private records: T[] = [];
+  /** Size of each held record, bytes (same order as `records`). */
+  private sizes: number[] = [];
   private bytes = 0;
   private openedAt = 0;
 
@@ -39,6 +42,7 @@ export class MicroBatcher<T> {
   add(record: T, bytes: number): boolean {
     if (this.records.length === 0) this.openedAt = this.now();
     this.records.push(record);
+    this.sizes.push(bytes);
     this.bytes += bytes;
     return this.sizeReason() !== undefined;
   }
@@ -65,25 +69,45 @@ export class MicroBatcher<T> {
     return this.sizeReason() ?? (this.msUntilDue() === 0 ? 'time' : undefined);
   }
 
-  /** Closes and returns the open batch (reason `flush` unless a bound was hit), or undefined when empty. */
+  /**
+   * Closes and returns the open batch (reason `flush` unless a bound was hit), or undefined when
+   * empty. The batch is the oldest records up to the bounds: at most `maxRecords`, and records
+   * until their bytes reach `maxBytes` (at least one). What is left stays, in order, as the next
+   * batch, which keeps the same opening time (its records are no younger).
+   */
   take(): Batch<T> | undefined {
     if (this.records.length === 0) return undefined;
-    const batch: Batch<T> = { records: this.records, bytes: this.bytes, openedAt: this.openedAt, reason: this.due() ?? 'flush' };
-    this.records = [];
-    this.bytes = 0;
+    const reason = this.due() ?? 'flush';
+    const limit = Math.min(this.records.length, this.bounds.maxRecords);
+    let n = 0;
+    let bytes = 0;
+    while (n < limit && (n === 0 || bytes < this.bounds.maxBytes)) bytes += this.sizes[n++];
+    const batch: Batch<T> = { records: n === this.records.length ? this.records : this.records.slice(0, n), bytes, openedAt: this.openedAt, reason };
+    this.records = n === this.records.length ? [] : this.records.slice(n);
+    this.sizes = this.records.length === 0 ? [] : this.sizes.slice(n);
+    this.bytes -= bytes;
     return batch;
   }
 
   /** Drops everything held (after a rebalance revoked the partitions the records came from). */
   clear(): void {
     this.records = [];
+    this.sizes = [];
     this.bytes = 0;
   }
 
   /** Keeps only records for which `keep` is true (e.g. of partitions still assigned). */
-  retain(keep: (record: T) => boolean, sizeOf: (record: T) => number): void {
-    this.records = this.records.filter(keep);
-    this.bytes = this.records.reduce((sum, r) => sum + sizeOf(r), 0);
+  retain(keep: (record: T) => boolean): void {
+    const records: T[] = [];
+    const sizes: number[] = [];
+    for (let i = 0; i < this.records.length; i++) {
+      if (!keep(this.records[i])) continue;
+      records.push(this.records[i]);
+      sizes.push(this.sizes[i]);
+    }
+    this.records = records;
+    this.sizes = sizes;
+    this.bytes = sizes.reduce((sum, b) => sum + b, 0);
   }
 
   private sizeReason(): CloseReason | undefined {

@@ -387,7 +387,7 @@ export class Tier1Worker {
     const written = await this.options.store.writtenOffsets(contract, tps.map((tp) => this.book.appId(tp)));
     for (const tp of tps) {
       const offset = this.book.assign(tp, written.get(this.book.appId(tp)));
-      this.batcher.retain((r) => tpKey(r) !== tpKey(tp), (r) => r.bytes);
+      this.batcher.retain((r) => tpKey(r) !== tpKey(tp));
       const owned = this.owned.get(tpKey(tp));
       if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)) });
       this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
@@ -439,7 +439,7 @@ export class Tier1Worker {
     this.options.groupWatch?.watch.revoked(parts);
     this.reshareDedup();
     // Buffered records of revoked partitions are dropped: the next owner re-reads them.
-    this.batcher.retain((r) => this.book.owns(r), (r) => r.bytes);
+    this.batcher.retain((r) => this.book.owns(r));
     if (this.pending) {
       for (const [name, records] of this.pending) {
         const kept = records.filter((r) => this.book.owns(r));
