@@ -1,7 +1,8 @@
 // merge-compaction benchmarks against a real Kafka and a real merge-compaction process
 // (started as in production: the bundle deploy/bundle.sh builds, run by node).
 //
-//   npx tsx tools/bench/merge/bench.ts --mode tier1 --events 200000
+//   npx tsx tools/bench/merge/bench.ts --mode tier1 --events 200000 [--batch-events 100000]
+//       (a backlog drained into bronze: events per CPU-second and the service's peak RSS)
 //   npx tsx tools/bench/merge/bench.ts --mode freshness --rate 5000 --seconds 30
 //   npx tsx tools/bench/merge/bench.ts --mode freshness --rate 1000 --seconds 30 --preload 1000000
 //       (silver starts with 1M other entities: the steady state, not a young table's)
@@ -43,7 +44,7 @@ function args<T extends Record<string, string | number>>(defaults: T): T {
   return out as T;
 }
 
-const o = args({ mode: 'freshness', events: 200_000, rate: 5000, seconds: 30, batchMs: 1000, entities: 100_000, partitions: 8, foldPercent: 10, compactionMs: 60_000, minFiles: 8, preload: 0 });
+const o = args({ mode: 'freshness', events: 200_000, rate: 5000, seconds: 30, batchMs: 1000, entities: 100_000, partitions: 8, foldPercent: 10, compactionMs: 60_000, minFiles: 8, preload: 0, batchEvents: 100_000 });
 
 /** One encoded orders upsert. */
 function orderEvent(i: number, entity: number, version: number, eventTimeMs: number): { key: string; value: Buffer } {
@@ -93,6 +94,12 @@ async function preload(n: number, producer: KafkaProducer, admin: KafkaAdmin, to
     await sleep(500);
   }
   return (performance.now() - t0) / 1000;
+}
+
+/** The process's peak resident memory so far (VmHWM), MB. */
+function peakRssMb(pid: number): number {
+  const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return kb === undefined ? NaN : Math.round(Number(kb) / 1024);
 }
 
 function cpuSeconds(pid: number): number {
@@ -198,7 +205,7 @@ async function main(): Promise<void> {
       const events = makeEvents(o.events, Date.now(), 50_000);
       for (let i = 0; i < events.length; i += 5000) await producer.sendBatch(events.slice(i, i + 5000).map((e) => ({ topic, ...e })));
       const ends = await admin.fetchEndOffsets(Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition })));
-      child = await startService({ ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: '100000', SLUICE_BATCH_MAX_BYTES: String(32 * 1024 * 1024), SLUICE_MAX_BUFFERED_BYTES: String(128 * 1024 * 1024) }, logFile);
+      child = await startService({ ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: String(o.batchEvents), SLUICE_BATCH_MAX_BYTES: String(32 * 1024 * 1024), SLUICE_MAX_BUFFERED_BYTES: String(128 * 1024 * 1024) }, logFile);
       await waitReady(port);
       const cpu0 = cpuSeconds(child.pid!);
       const t0 = performance.now();
@@ -211,7 +218,7 @@ async function main(): Promise<void> {
       }
       const wall = (performance.now() - t0) / 1000;
       const cpu = cpuSeconds(child.pid!) - cpu0;
-      Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu) });
+      Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu), peakRssMb: peakRssMb(child.pid!) });
     } else {
       // Sustained rate; freshness = first time silver's fold txn covers an event's offset − its send time.
       child = await startService(env, logFile);
