@@ -1,4 +1,5 @@
-import { AvroDecoder, CONTRACTS } from '@sluice/contracts';
+import { AvroDecoder, CONTRACTS, encodeSingleObject } from '@sluice/contracts';
+import type { ConsumedMessage } from '@sluice/kafka';
 import type { Telemetry } from '@sluice/telemetry';
 import type { BronzeStore } from './bronze-store';
 import { DeadLetters } from './dead-letters';
@@ -32,4 +33,30 @@ export function tier1TestOptions(o: {
     metrics: o.telemetry.metrics,
     ...o.overrides,
   };
+}
+
+/** An orders upsert (schema v1) at `offset` of partition 0 of `topic`, as the consumer hands it over. */
+export function orderMessage(topic: string, offset: number): ConsumedMessage {
+  const value = encodeSingleObject(CONTRACTS.orders.versions[0].schema, {
+    event_id: `e-${offset}`,
+    event_time: Date.UTC(2026, 10, 30, 12, 0, offset),
+    producer: 'p',
+    schema_version: 1,
+    version: 1,
+    op: 'upsert',
+    order_id: `o-${offset}`,
+    payload: { customer_id: 'c', status: 'created', total_cents: offset, currency: 'EUR', item_count: 1 },
+  });
+  return { topic, partition: 0, offset, key: null, value, headers: {}, size: value.length };
+}
+
+/** {@link orderMessage} for offsets [from, to). */
+export function orderMessages(topic: string, from: number, to: number): ConsumedMessage[] {
+  return Array.from({ length: to - from }, (_, i) => orderMessage(topic, from + i));
+}
+
+/** Waits in 5 ms steps, up to 2.5 s, until `ok()`; throws naming `what` when it never is. */
+export async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+  if (!ok()) throw new Error(`timed out waiting for ${what}`);
 }

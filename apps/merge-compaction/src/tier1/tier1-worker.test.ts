@@ -1,0 +1,151 @@
+import type { ConsumedMessage, OnAssign, TopicPartitionOffset } from '@sluice/kafka';
+import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { mergeError } from '../errors';
+import type { BronzeRecord } from './bronze-record';
+import type { BronzeStore, PartitionCommit } from './bronze-store';
+import { orderMessages, tier1TestOptions, until } from './tier1-test-options';
+import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
+
+// Tier1Worker's write path with a scripted consumer and store: which records go into which
+// bronze append, with which offsets.
+describe('Tier1Worker writes', () => {
+  const topic = 'test.orders.valid';
+  const tp = { topic, partition: 0 };
+  let telemetry: Telemetry;
+  let worker: Tier1Worker | undefined;
+
+  beforeAll(() => {
+    telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
+  });
+  afterAll(() => telemetry.shutdown());
+  afterEach(async () => {
+    await worker?.stop();
+    worker = undefined;
+  });
+
+  const range = (from: number, to: number) => orderMessages(topic, from, to);
+  /** A consumer of `tp` whose n-th poll (from 1) `poll` answers; the first assigns `tp` before it. */
+  const scripted =
+    (poll: (n: number) => Promise<ConsumedMessage[]>, seek: Tier1Consumer['seek'] = async () => undefined) =>
+    ({ onAssign }: { onAssign: OnAssign }): Tier1Consumer => {
+      let polls = 0;
+      return {
+        connect: async () => undefined,
+        poll: async () => {
+          polls++;
+          if (polls === 1) await onAssign([tp]);
+          return poll(polls);
+        },
+        pause: () => undefined,
+        resume: () => undefined,
+        paused: () => [],
+        assignment: () => [tp],
+        seek,
+        close: async () => undefined,
+      };
+    };
+
+  // Another worker moved a partition's offsets while this one held a batch of it (a rebalance):
+  // the write fails MERGE_OFFSETS_MOVED, the batch is dropped and the partition re-read from the
+  // table's offset. Records fetched from the old position in the meantime must not be accepted,
+  // or the re-read ones are skipped as re-deliveries and never reach bronze (seen as a CI run
+  // whose rebalance test ended 10 events short).
+  describe('after MERGE_OFFSETS_MOVED', () => {
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+
+    it.each([
+      ['the seek succeeds at once', 0],
+      ['the first seek fails (erroneous state)', 1],
+    ])('drops records fetched from the old position until the seek to the table offset is done (%s)', async (_label, seekFailures) => {
+      // The partition's offset in the bronze table (undefined: never written).
+      const table: { offset?: number } = {};
+      const appends: Array<{ offsets: number[]; partitions: PartitionCommit[]; settle: { resolve(v: { version: number }): void; reject(e: unknown): void } }> = [];
+      const store: Partial<BronzeStore> = {
+        writtenOffsets: async () => new Map(table.offset === undefined ? [] : [[`bronze:${topic}-0`, table.offset]]),
+        recentEventIds: async () => ({ ids: [], truncated: false }),
+        committedEventIds: async () => new Set<string>(),
+        append: (_contract, records: readonly BronzeRecord[], partitions) =>
+          new Promise((resolve, reject) => appends.push({ offsets: records.map((r) => r.offset), partitions: [...partitions], settle: { resolve, reject } })),
+      };
+      // The consumer: the first poll assigns the partition and returns offsets 0..9; the second is
+      // held open by the test; later polls read from the last seek, like Kafka after a seek.
+      const seeks: TopicPartitionOffset[] = [];
+      let failSeeks = seekFailures;
+      let position = 10;
+      let held: ((m: ConsumedMessage[]) => void) | undefined;
+      const consumer = scripted(
+        async (n) => {
+          if (n === 1) return range(0, 10);
+          if (n === 2) return new Promise<ConsumedMessage[]>((resolve) => (held = resolve));
+          await new Promise((r) => setTimeout(r, 5));
+          const out = range(position, 15);
+          position = 15;
+          return out;
+        },
+        async (s) => {
+          if (failSeeks-- > 0) throw new Error('Local: Erroneous state');
+          seeks.push(s);
+          position = s.offset;
+        },
+      );
+      worker = new Tier1Worker(
+        tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 } } }),
+      );
+      await worker.start();
+
+      // Batch 0..9 is being written while the second poll is out.
+      await until('the first append', () => appends.length === 1 && held !== undefined);
+      expect(appends[0].offsets).toEqual(range(0, 10).map((m) => m.offset));
+      // Meanwhile another worker wrote 0..4 of this partition: the write is refused.
+      table.offset = 4;
+      appends[0].settle.reject(mergeError('MERGE_OFFSETS_MOVED', 'moved', { details: {} }));
+      await settle();
+      // The poll that was out returns what the consumer had fetched from the old position.
+      held!(range(10, 15));
+      await until('the second append', () => appends.length === 2);
+      expect(seeks).toEqual([{ topic, partition: 0, offset: 5 }]);
+      // 5..14 are written, after the table's 4; with 10..14 accepted early, 5..9 would be missing.
+      expect(appends[1].offsets).toEqual(range(5, 15).map((m) => m.offset));
+      expect(appends[1].partitions).toMatchObject([{ appId: `bronze:${topic}-0`, expected: 4, last: 14 }]);
+      appends[1].settle.resolve({ version: 2 });
+      await until('the write to finish', () => worker!.stats.written === 10);
+    });
+  });
+
+  // Records keep arriving while a batch is being written. They used to join the next batch
+  // whatever its size, so under a backlog one commit took everything buffered (300k rows against a
+  // bound of 100k in the tier-1 bench), and DuckDB staged all of it at once.
+  describe('batches stay within their bounds under a backlog', () => {
+
+    it('writes what piled up during a slow append as several bounded batches, in offset order, each chained on the last', async () => {
+      const appends: Array<{ offsets: number[]; partitions: PartitionCommit[]; done(): void }> = [];
+      const store: Partial<BronzeStore> = {
+        writtenOffsets: async () => new Map(),
+        recentEventIds: async () => ({ ids: [], truncated: false }),
+        committedEventIds: async () => new Set<string>(),
+        append: (_contract, records: readonly BronzeRecord[], partitions) =>
+          new Promise((resolve) => appends.push({ offsets: records.map((r) => r.offset), partitions: [...partitions], done: () => resolve({ version: appends.length }) })),
+      };
+      // First poll: 0..9 (one full batch). While that append is held, 35 more arrive.
+      let polls = 0;
+      const consumer = scripted(async (n) => {
+        polls = n;
+        if (n === 1) return range(0, 10);
+        await new Promise((r) => setTimeout(r, 5));
+        return n === 2 ? range(10, 45) : [];
+      });
+      worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 10 } } }));
+      await worker.start();
+      await until('the first append', () => appends.length === 1 && polls >= 3);
+      for (let i = 0; i < 5; i++) {
+        await until(`append ${i + 1}`, () => appends.length === i + 1);
+        appends[i].done();
+      }
+      await until('every record written', () => worker!.stats.written === 45);
+      expect(appends.map((a) => a.offsets)).toEqual([0, 10, 20, 30, 40].map((from) => range(from, Math.min(from + 10, 45)).map((m) => m.offset)));
+      expect(appends.map((a) => a.partitions.map((p) => [p.expected, p.last]))).toEqual([[[undefined, 9]], [[9, 19]], [[19, 29]], [[29, 39]], [[39, 44]]]);
+    });
+  });
+});
