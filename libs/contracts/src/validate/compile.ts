@@ -273,7 +273,8 @@ function timestampChecker(mode: InputMode): Checker {
         issues.push(issue('RULE_TIMESTAMP_FORMAT', p, `${v} is before 1970`));
         return undefined;
       }
-      // The ISO form stops at year 9999 too; beyond it no Date (and no table) takes every value.
+      // The ISO form stops at year 9999; typed values get the same span, so whether an event
+      // arrived as JSON or as Avro never decides whether it is valid.
       if (v > MAX_TIMESTAMP_MS) {
         issues.push(issue('RULE_TIMESTAMP_FORMAT', p, `${v} is after 9999-12-31T23:59:59.999Z`));
         return undefined;
