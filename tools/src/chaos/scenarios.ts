@@ -70,14 +70,8 @@ export class LakeMount {
    * retried every 50 ms for up to `busyForMs`. Returns how many attempts it took.
    */
   async readOnly(on: boolean, busyForMs = 10_000): Promise<number> {
-    const args = ['-o', `remount,${on ? 'ro' : 'rw'}`, this.dir];
     const giveUpAt = Date.now() + busyForMs;
-    for (let attempt = 1; ; attempt++) {
-      const r = spawnSync('mount', args, { encoding: 'utf8' });
-      if (r.status === 0) return attempt;
-      if (!/busy/i.test(r.stderr) || Date.now() >= giveUpAt) throw mountFailed('mount', args, r.stderr, r.status, attempt);
-      await sleep(50);
-    }
+    return (await this.remount(() => (on ? 'ro' : 'rw'), /busy/i, () => Date.now() < giveUpAt)).attempts;
   }
 
   /**
@@ -87,15 +81,23 @@ export class LakeMount {
    * `attempts` times. Returns the size set. `measure` is the used MB (tests pass a stale one).
    */
   async fill(headroomMb: number, attempts = 5, measure: () => number = () => this.usedMb()): Promise<{ sizeMb: number; attempts: number }> {
+    let sizeMb = this.sizeMb;
+    const done = await this.remount(() => `size=${(sizeMb = measure() + headroomMb)}m`, /bad option|invalid argument/i, (attempt) => attempt < attempts);
+    this.sizeMb = sizeMb;
+    return { sizeMb, attempts: done.attempts };
+  }
+
+  /**
+   * `mount -o remount,<option()>` until it succeeds; a refusal matching `retryOn` is tried again
+   * (with `option()` asked anew) after 50 ms while `again(attempts so far)` holds, anything else
+   * throws CHAOS_MOUNT_FAILED with the attempts made.
+   */
+  private async remount(option: () => string, retryOn: RegExp, again: (attempts: number) => boolean): Promise<{ attempts: number }> {
     for (let attempt = 1; ; attempt++) {
-      const sizeMb = measure() + headroomMb;
-      const args = ['-o', `remount,size=${sizeMb}m`, this.dir];
+      const args = ['-o', `remount,${option()}`, this.dir];
       const r = spawnSync('mount', args, { encoding: 'utf8' });
-      if (r.status === 0) {
-        this.sizeMb = sizeMb;
-        return { sizeMb, attempts: attempt };
-      }
-      if (!/bad option|invalid argument/i.test(r.stderr) || attempt >= attempts) throw mountFailed('mount', args, r.stderr, r.status, attempt);
+      if (r.status === 0) return { attempts: attempt };
+      if (!retryOn.test(r.stderr) || !again(attempt)) throw mountFailed('mount', args, r.stderr, r.status, attempt);
       await sleep(50);
     }
   }
