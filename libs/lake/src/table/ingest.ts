@@ -354,10 +354,9 @@ function timestampsAsText(column: string, type: DeltaType, value: unknown): unkn
   if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
   const entries = Object.entries(value as Record<string, unknown>);
   if (type.type === 'map') return Object.fromEntries(entries.map(([k, v]) => [k, timestampsAsText(column, type.valueType, v)]));
-  const fieldTypes = new Map(type.fields.map((f) => [f.name, f.type]));
   return Object.fromEntries(entries.map(([k, v]) => {
-    const t = fieldTypes.get(k);
-    return [k, t === undefined ? v : timestampsAsText(column, t, v)];
+    const field = type.fields.find((f) => f.name === k);
+    return [k, field === undefined ? v : timestampsAsText(column, field.type, v)];
   }));
 }
 
