@@ -54,7 +54,7 @@ export const METRICS = {
     type: 'counter',
     labels: ['outcome'],
     services: ALL,
-    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|consumed.',
+    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|consumed|below_offset (merge-compaction: skipped, below bronze\'s offset).',
   },
   eventsOut: {
     thing: 'events_out',

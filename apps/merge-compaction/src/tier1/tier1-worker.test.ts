@@ -3,7 +3,8 @@ import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { mergeError } from '../errors';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
-import { orderMessages, tier1TestOptions, until } from './tier1-test-options';
+import { DeadLetters } from './dead-letters';
+import { orderMessage, orderMessages, tier1TestOptions, until } from './tier1-test-options';
 import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
 
 // Tier1Worker's write path with a scripted consumer and store: which records go into which
@@ -55,16 +56,25 @@ describe('Tier1Worker writes', () => {
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     };
 
+    // The third case holds the resync's rebuild of the dedup window (a bronze read) while the
+    // records from the old position arrive: the seek must be in place before that read starts.
     it.each([
-      ['the seek succeeds at once', 0],
-      ['the first seek fails (erroneous state)', 1],
-    ])('drops records fetched from the old position until the seek to the table offset is done (%s)', async (_label, seekFailures) => {
+      ['the seek succeeds at once', 0, false],
+      ['the first seek fails (erroneous state)', 1, false],
+      ['the dedup window is rebuilt from bronze meanwhile', 0, true],
+    ])('drops records fetched from the old position until the seek to the table offset is done (%s)', async (_label, seekFailures, slowRebuild) => {
       // The partition's offset in the bronze table (undefined: never written).
       const table: { offset?: number } = {};
       const appends: Array<{ offsets: number[]; partitions: PartitionCommit[]; settle: { resolve(v: { version: number }): void; reject(e: unknown): void } }> = [];
+      let rebuilds = 0;
+      let releaseRebuild: (() => void) | undefined;
       const store: Partial<BronzeStore> = {
         writtenOffsets: async () => new Map(table.offset === undefined ? [] : [[`bronze:${topic}-0`, table.offset]]),
-        recentEventIds: async () => ({ ids: [], truncated: false }),
+        recentEventIds: async () => {
+          // The first read is the assignment's, the second the resync's.
+          if (++rebuilds === 2 && slowRebuild) await new Promise<void>((r) => (releaseRebuild = r));
+          return { ids: [], truncated: false };
+        },
         committedEventIds: async () => new Set<string>(),
         append: (_contract, records: readonly BronzeRecord[], partitions) =>
           new Promise((resolve, reject) => appends.push({ offsets: records.map((r) => r.offset), partitions: [...partitions], settle: { resolve, reject } })),
@@ -91,7 +101,14 @@ describe('Tier1Worker writes', () => {
         },
       );
       worker = new Tier1Worker(
-        tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 } } }),
+        tier1TestOptions({
+          topic,
+          telemetry,
+          store,
+          createConsumer: consumer,
+          // A watermark makes the worker read bronze for its dedup window (none: nothing to read).
+          overrides: { bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 }, dedupWatermarkMs: slowRebuild ? 60_000 : 0 },
+        }),
       );
       await worker.start();
 
@@ -104,6 +121,11 @@ describe('Tier1Worker writes', () => {
       await settle();
       // The poll that was out returns what the consumer had fetched from the old position.
       held!(range(10, 15));
+      if (slowRebuild) {
+        await until('the resync to read bronze', () => releaseRebuild !== undefined);
+        await settle();
+        releaseRebuild!();
+      }
       await until('the second append', () => appends.length === 2);
       expect(seeks).toEqual([{ topic, partition: 0, offset: 5 }]);
       // 5..14 are written, after the table's 4; with 10..14 accepted early, 5..9 would be missing.
@@ -147,5 +169,73 @@ describe('Tier1Worker writes', () => {
       expect(appends.map((a) => a.offsets)).toEqual([0, 10, 20, 30, 40].map((from) => range(from, Math.min(from + 10, 45)).map((m) => m.offset)));
       expect(appends.map((a) => a.partitions.map((p) => [p.expected, p.last]))).toEqual([[[undefined, 9]], [[9, 19]], [[19, 29]], [[29, 39]], [[39, 44]]]);
     });
+  });
+
+  // An undecodable record goes to the DLQ instead of bronze, and the DLQ must have it before any
+  // bronze commit covers its offset. A batch that closed while an earlier DLQ flush was out used
+  // to be committed right after that flush, ahead of a record queued for the DLQ in between: a
+  // crash there lost the record (in neither bronze nor the DLQ, its offset already committed).
+  it('commits no batch before the DLQ has every skipped record below its offsets', async () => {
+    const bad = (offset: number): ConsumedMessage => ({ ...orderMessage(topic, offset), value: Buffer.from('not avro') });
+    let delivered = 0;
+    let flushes = 0;
+    let releaseFirstFlush: (() => void) | undefined;
+    const deadLetters = new DeadLetters(async (records) => {
+      if (++flushes === 1) await new Promise<void>((r) => (releaseFirstFlush = r));
+      delivered += records.length;
+    }, 'test.dlq');
+    const appends: Array<{ offsets: number[]; last: number[]; dlqDelivered: number }> = [];
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async (_contract, records: readonly BronzeRecord[], partitions) => {
+        appends.push({ offsets: records.map((r) => r.offset), last: partitions.map((p) => p.last), dlqDelivered: delivered });
+        return { version: appends.length };
+      },
+    };
+    let polls = 0;
+    const consumer = scripted(async (n) => {
+      polls = n;
+      if (n === 1) return [bad(0)];
+      await new Promise((r) => setTimeout(r, 5));
+      // While the flush of offset 0 is out: another bad record, then a full batch after it.
+      return n === 2 ? [bad(1), ...range(2, 12)] : [];
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, bounds: { maxMs: 1000, maxBytes: 1 << 20, maxRecords: 10 } } }));
+    await worker.start();
+    await until('the first DLQ flush to be out and the batch 2..11 closed', () => releaseFirstFlush !== undefined && polls >= 4);
+    releaseFirstFlush!();
+    await until('the batch written', () => worker!.stats.written === 10);
+    expect(appends).toEqual([{ offsets: range(2, 12).map((m) => m.offset), last: [11], dlqDelivered: 2 }]);
+    expect(worker.stats.undecodable).toBe(2);
+  });
+
+  // Bronze's offsets never go back, so a record at or below them is skipped. After a seek that is
+  // never a normal re-delivery (seeks drop the old position's records): the topic was truncated or
+  // recreated under bronze. It must be counted and reported, not dropped in silence.
+  it('counts records that arrive below what the partition already took (a topic reset under bronze)', async () => {
+    const appends: number[][] = [];
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async (_contract, records: readonly BronzeRecord[]) => {
+        appends.push(records.map((r) => r.offset));
+        return { version: appends.length };
+      },
+    };
+    let replayed = false;
+    const consumer = scripted(async (n) => {
+      if (n === 1) return range(0, 5);
+      await new Promise((r) => setTimeout(r, 5));
+      if (worker?.stats.written !== 5 || replayed) return [];
+      replayed = true;
+      return range(0, 3); // the topic starts again from offset 0
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer }));
+    await worker.start();
+    await until('the replayed records counted', () => worker!.stats.belowMark === 3);
+    expect(appends).toEqual([range(0, 5).map((m) => m.offset)]);
   });
 });

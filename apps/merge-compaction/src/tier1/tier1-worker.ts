@@ -99,7 +99,9 @@ export class Tier1Worker {
   private unassignedReportedAt = 0;
   private groupWatchTimer: NodeJS.Timeout | undefined;
   /** Counters tests and /readyz read. */
-  readonly stats = { written: 0, duplicates: 0, undecodable: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0, dedupBronzeDuplicates: 0 };
+  readonly stats = { written: 0, duplicates: 0, undecodable: 0, belowMark: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0, dedupBronzeDuplicates: 0 };
+  /** When a partition's records below its mark were last reported, by partition key. */
+  private readonly belowMarkReportedAt = new Map<string, number>();
 
   constructor(private readonly options: Tier1Options) {
     this.now = options.now ?? Date.now;
@@ -253,7 +255,11 @@ export class Tier1Worker {
     const tp = { topic: m.topic, partition: m.partition };
     const key = tpKey(tp);
     const owned = this.owned.get(key);
-    if (!owned || this.seeks.has(key) || !this.book.accept(tp, m.offset)) return false;
+    if (!owned || this.seeks.has(key)) return false;
+    if (!this.book.accept(tp, m.offset)) {
+      this.reportBelowMark(m, key);
+      return false;
+    }
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
@@ -266,6 +272,24 @@ export class Tier1Worker {
     }
     this.batcher.add(decoded.value, decoded.value.bytes);
     return true;
+  }
+
+  /**
+   * A record at or below what this worker already took from its partition, with no seek pending.
+   * Seeks drop the records of the old position, so this is not a normal re-delivery: the topic
+   * was truncated or recreated and the consumer was reset to an offset bronze has already passed.
+   * Those records are skipped (bronze's offsets cannot go back), which must not happen silently.
+   */
+  private reportBelowMark(m: ConsumedMessage, key: string): void {
+    this.stats.belowMark += 1;
+    this.options.metrics.eventsIn.add(1, { outcome: 'below_offset' });
+    const now = this.now();
+    if (now - (this.belowMarkReportedAt.get(key) ?? -Infinity) < 60_000) return;
+    this.belowMarkReportedAt.set(key, now);
+    this.options.logger.error(
+      { topic: m.topic, partition: m.partition, offset: m.offset, written: this.book.writtenOffset(m) },
+      "record at or below the partition's offset in bronze, skipped: if the topic was truncated or recreated, its new records at these offsets are not in bronze (reported once a minute per partition)",
+    );
   }
 
   private closeBatch(): void {
@@ -284,6 +308,9 @@ export class Tier1Worker {
   private async writePending(): Promise<void> {
     const started = performance.now();
     // Before any commit that may cover their offsets, the DLQ must have the records it skips.
+    // The batch is taken before the flush: one closed while the flush runs may cover the offset
+    // of a record queued for the DLQ after the flush began, so it waits for the next flush.
+    const pending = this.pending;
     try {
       await this.options.deadLetters.flush();
     } catch (err) {
@@ -292,7 +319,6 @@ export class Tier1Worker {
       this.options.logger.warn({ err, queued: this.options.deadLetters.size }, 'DLQ write failed, will retry before the next bronze commit');
       return;
     }
-    const pending = this.pending;
     if (pending === undefined) {
       this.backoff.reset();
       this.flow.storageRecovered();
@@ -380,18 +406,28 @@ export class Tier1Worker {
     this.options.onCommitted?.();
   }
 
-  /** Another worker moved the offsets: re-read them from the table and seek there. */
+  /**
+   * Another worker moved the offsets: re-read them from the table and seek there. The mark moves
+   * back and the seek is registered together, before any other await: the loop keeps polling
+   * meanwhile, and a record it accepted from the old position would raise the mark above the
+   * records the seek reads again (skipped, lost). The dedup windows are rebuilt after that,
+   * retried until storage answers; the next write waits for this one, so it never checks a batch
+   * against a stale window.
+   */
   private async resync(records: readonly BronzeRecord[]): Promise<void> {
     const tps = [...lastOffsets(records).values()].map((v) => v.tp);
     const contract = records[0].contract;
     const written = await this.options.store.writtenOffsets(contract, tps.map((tp) => this.book.appId(tp)));
     for (const tp of tps) {
       const offset = this.book.assign(tp, written.get(this.book.appId(tp)));
-      this.batcher.retain((r) => tpKey(r) !== tpKey(tp));
-      const owned = this.owned.get(tpKey(tp));
-      if (owned) this.owned.set(tpKey(tp), { contract, dedup: await this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)) });
-      this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
       this.seeks.set(tpKey(tp), { ...tp, offset });
+      this.batcher.retain((r) => tpKey(r) !== tpKey(tp));
+      this.options.logger.warn({ ...tp, offset }, 'offsets moved under this worker; re-seeking from the table');
+    }
+    for (const tp of tps) {
+      if (!this.owned.has(tpKey(tp))) continue;
+      const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)), false);
+      if (this.owned.has(tpKey(tp))) this.owned.set(tpKey(tp), { contract, dedup });
     }
   }
 
@@ -472,8 +508,12 @@ export class Tier1Worker {
     return Math.max(1, Math.floor(this.options.dedupMaxIds / Math.max(1, partitions)));
   }
 
-  /** Retries a storage read inside a rebalance hook (the hook must not give up on a slow store). */
-  private async retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Retries a storage read that must not give up on a slow store: inside a rebalance hook, or the
+   * dedup rebuild of a resync (which runs in the write, beside the loop: `inHook` false, so the
+   * poll's stall clock is left alone).
+   */
+  private async retrying<T>(what: string, fn: () => Promise<T>, inHook = true): Promise<T> {
     const backoff = new Backoff(100, this.options.retryMaxMs);
     for (;;) {
       try {
@@ -484,7 +524,7 @@ export class Tier1Worker {
         this.options.logger.warn({ err, retryInMs: delay }, `${what} failed, retrying`);
         await sleep(delay, this.abort.signal);
         // Storage answered (with an error): a slow outage, not a hang; judge the next attempt alone.
-        this.watch.progress(`poll: ${what} (retrying)`);
+        if (inHook) this.watch.progress(`poll: ${what} (retrying)`);
       }
     }
   }
