@@ -18,9 +18,9 @@ describe('merge-compaction config', () => {
 
   it('refuses a vacuum retention so short that vacuum deletes files a MERGE has not committed yet', () => {
     expect(() => loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '0' })).toThrow(
-      /SLUICE_VACUUM_RETENTION_MS must be ≥ 60000/,
+      /SLUICE_VACUUM_RETENTION_MS must be ≥ 3600000/,
     );
-    expect(loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '60000' }).vacuumRetentionMs).toBe(60_000);
+    expect(loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '3600000' }).vacuumRetentionMs).toBe(3_600_000);
   });
 
   it("bounds DuckDB by the setting, else by half the container's memory limit, else leaves DuckDB's default", () => {

@@ -20,8 +20,14 @@ function roles(env: string): FieldSpec<ReadonlySet<Role>> {
  * Environment schema of merge-compaction; loaded once in main.ts. Durations are ms, sizes bytes.
  * Defaults are the embedded single-process setup on local disk.
  */
-/** Floor of SLUICE_VACUUM_RETENTION_MS (1 minute): a data file is committed well within it. */
-export const MIN_VACUUM_RETENTION_MS = 60_000;
+/**
+ * Floor of SLUICE_VACUUM_RETENTION_MS (1 hour). Vacuum deletes unreferenced files older than the
+ * retention, and a file written but not yet committed is unreferenced: the retention must outlast
+ * the longest write-to-commit gap (a slow store with retries; a writer stuck past
+ * SLUICE_STALL_TIMEOUT_MS, 4 min by default, ends its process) and the longest read of a pinned
+ * snapshot, whose removed files vacuum may delete too. A minute was not enough for either.
+ */
+export const MIN_VACUUM_RETENTION_MS = 3_600_000;
 
 export const mergeConfigSchema = {
   roles: roles('SLUICE_ROLES'),
@@ -81,7 +87,7 @@ export const mergeConfigSchema = {
   vacuumRetentionMs: int('SLUICE_VACUUM_RETENTION_MS', {
     default: 7 * 24 * 3600_000,
     min: MIN_VACUUM_RETENTION_MS,
-    doc: 'keep removed and unreferenced files this long (≥ 60 s, see config.ts)',
+    doc: 'keep removed and unreferenced files this long (≥ 1 h, see config.ts)',
   }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
   retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
