@@ -51,7 +51,9 @@ describe('Tier2Worker.tick', () => {
     expect(tier2.stats).toEqual({ steps: 3, silverRows: 30, goldWindows: 6 });
   });
 
-  it("a contract whose silver fails holds back no other contract's silver or gold; the pass then fails with that error", async () => {
+  it("a contract whose silver fails holds back no other contract's step nor maintenance; it retries after its own back-off", async () => {
+    let now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
     const calls: string[] = [];
     const broken = new Error('inventory silver failed');
     jest.spyOn(ContractFolder.prototype, 'silverStep').mockImplementation(async function (this: ContractFolder) {
@@ -63,12 +65,30 @@ describe('Tier2Worker.tick', () => {
       calls.push(`gold ${contractOf(this)}`);
       return outcome(0, 2, false);
     });
+    const maintained = jest.spyOn(Tier2Worker.prototype as unknown as { maintain(): Promise<boolean> }, 'maintain').mockResolvedValue(true);
     const tier2 = worker();
 
-    await expect(tier2.tick()).rejects.toBe(broken);
-
+    // The pass completes (no error for the job to back off on) and maintenance runs.
+    await expect(tier2.tick()).resolves.toBe(false);
     expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
     expect(tier2.stats).toEqual({ steps: 3, silverRows: 20, goldWindows: 6 });
+    expect(maintained).toHaveBeenCalledTimes(1);
+
+    // The next pass, within inventory's back-off (100 ms at most): everything but that step runs.
+    calls.length = 0;
+    now += 10;
+    await tier2.tick();
+    expect(calls).toEqual(['silver orders', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
+
+    // After its back-off it is tried again; failing for a minute makes the worker unhealthy.
+    calls.length = 0;
+    now += 1_000;
+    await tier2.tick();
+    expect(calls).toContain('silver inventory');
+    expect(tier2.healthy).toBe(true);
+    now += 60_000;
+    await tier2.tick();
+    expect(tier2.healthy).toBe(false);
   });
 });
 

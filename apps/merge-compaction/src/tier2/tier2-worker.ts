@@ -3,12 +3,15 @@ import type { LakeQueryEngine, LakeTable, SortKey } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { maintainTable, type MaintenanceOptions } from '../compaction/maintenance';
 import { Periodic } from '../flow/periodic';
+import { StepRetry } from '../flow/step-retry';
 import { WINDOW_MS, silverMergeLayout } from '../tables/layout';
 import type { TableSet } from '../tables/table-set';
 import { ContractFolder, type FoldOutcome } from './fold';
 
 /** Shortest maintenance slice between two fold steps. */
 const MIN_MAINTENANCE_SLICE_MS = 100;
+/** A step failing this long makes the worker unhealthy (readiness). */
+const UNHEALTHY_AFTER_MS = 60_000;
 
 /** Options of {@link Tier2Worker}. */
 export interface Tier2Options {
@@ -33,7 +36,9 @@ export interface Tier2Options {
  * serialised by construction rather than by retrying conflicts).
  */
 export class Tier2Worker {
-  private readonly folders: ContractFolder[];
+  /** Each contract's folder, with a back-off per step so a failing step holds back no other. */
+  private readonly folders: { folder: ContractFolder; silver: StepRetry; gold: StepRetry }[];
+  private readonly maintenanceRetry: StepRetry;
   private readonly job: Periodic;
   private lastMaintenance = 0;
   /** A maintenance round is under way: it goes on in slices between folds until done. */
@@ -42,16 +47,21 @@ export class Tier2Worker {
   readonly stats = { steps: 0, silverRows: 0, goldWindows: 0 };
 
   constructor(private readonly o: Tier2Options) {
-    this.folders = o.contracts.map(
-      ({ contract, topic }) =>
-        new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, goldIntervalMs: o.goldIntervalMs, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
-    );
+    this.folders = o.contracts.map(({ contract, topic }) => ({
+      folder: new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, goldIntervalMs: o.goldIntervalMs, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
+      silver: new StepRetry(`silver ${contract.name}`, o.retryMaxMs),
+      gold: new StepRetry(`gold ${contract.name}`, o.retryMaxMs),
+    }));
+    this.maintenanceRetry = new StepRetry('maintenance', o.retryMaxMs);
     this.job = new Periodic('tier2 fold', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
   }
 
-  /** False while folds keep failing for longer than a minute (readiness). */
+  /** False while a fold step (or maintenance, or the job) keeps failing for longer than a minute (readiness). */
   get healthy(): boolean {
-    return this.job.failures === 0 || this.job.sinceOkMs < 60_000;
+    const now = Date.now();
+    const steps = [...this.folders.flatMap((f) => [f.silver, f.gold]), this.maintenanceRetry];
+    if (steps.some((s) => s.failingForMs(now) >= UNHEALTHY_AFTER_MS)) return false;
+    return this.job.failures === 0 || this.job.sinceOkMs < UNHEALTHY_AFTER_MS;
   }
 
   start(): void {
@@ -70,34 +80,51 @@ export class Tier2Worker {
   /**
    * One pass over every contract, silver first for all of them and then gold, so a contract's
    * silver never waits for other contracts' gold; true when some contract is still behind. A step
-   * that fails does not hold back the other contracts' steps: the pass goes on, and then fails
-   * with the first error (the job retries it with back-off).
+   * that fails is logged and waits out its own back-off, skipped by the passes meanwhile: it holds
+   * back neither the other contracts' steps nor maintenance. (A failure used to fail the whole
+   * pass, so the job's back-off, up to SLUICE_RETRY_MAX_MS, delayed every contract and
+   * maintenance never ran.)
    */
   async tick(): Promise<boolean> {
     let behind = false;
-    let failure: { error: unknown } | undefined;
-    const run = async (step: () => Promise<FoldOutcome>) => {
-      try {
-        const out = await step();
-        this.stats.silverRows += out.silverRows;
-        this.stats.goldWindows += out.goldWindows;
-        behind ||= out.behind;
-      } catch (error) {
-        failure ??= { error };
-      }
-    };
-    for (const folder of this.folders) await run(() => folder.silverStep());
-    for (const folder of this.folders) await run(() => folder.goldStep());
+    for (const f of this.folders) behind = (await this.runStep(f.silver, () => f.folder.silverStep())) || behind;
+    for (const f of this.folders) behind = (await this.runStep(f.gold, () => f.folder.goldStep())) || behind;
     this.stats.steps += this.folders.length;
-    if (failure) throw failure.error;
-    if (this.maintaining || Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs) {
+    const maintenanceDue = this.maintaining || Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs;
+    if (maintenanceDue && this.maintenanceRetry.due(Date.now())) {
       const starting = !this.maintaining;
       if (starting) this.lastMaintenance = Date.now();
-      // A slice as long as the fold cadence: compacting every silver bucket in one go held
-      // the folds back for seconds (docs/bench/merge.md).
-      this.maintaining = !(await this.maintain(starting, performance.now() + Math.max(MIN_MAINTENANCE_SLICE_MS, this.o.intervalMs)));
+      try {
+        // A slice as long as the fold cadence: compacting every silver bucket in one go held
+        // the folds back for seconds (docs/bench/merge.md).
+        this.maintaining = !(await this.maintain(starting, performance.now() + Math.max(MIN_MAINTENANCE_SLICE_MS, this.o.intervalMs)));
+        this.maintenanceRetry.succeeded();
+      } catch (err) {
+        // A round under way goes on after the back-off; one that failed as it started, at the next interval.
+        this.stepFailed(this.maintenanceRetry, err);
+      }
     }
     return behind;
+  }
+
+  /** Runs one fold step unless it is backing off; true when its contract is still behind. */
+  private async runStep(retry: StepRetry, step: () => Promise<FoldOutcome>): Promise<boolean> {
+    if (!retry.due(Date.now())) return false;
+    try {
+      const out = await step();
+      retry.succeeded();
+      this.stats.silverRows += out.silverRows;
+      this.stats.goldWindows += out.goldWindows;
+      return out.behind;
+    } catch (err) {
+      this.stepFailed(retry, err);
+      return false;
+    }
+  }
+
+  private stepFailed(retry: StepRetry, err: unknown): void {
+    const delay = retry.failed(Date.now());
+    this.o.logger.warn({ err, step: retry.name, retryInMs: delay, failures: retry.failures }, 'tier2 step failed; the other steps go on, this one retries after a back-off');
   }
 
   /** One slice of a maintenance round (the tail fold-all only when the round starts); true when the round is done. */
