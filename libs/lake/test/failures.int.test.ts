@@ -174,6 +174,10 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await fs.writeFile(commitFile(root, 0), `${JSON.stringify({ protocol: { minReaderVersion: 1, minWriterVersion: 4 } })}\n${JSON.stringify(meta)}\n`);
     const w4 = await LakeTable.open(new LocalStorage(root)); // readable
     await expect(w4.append({ rows: [{ a: 1 }] })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
+    // Maintenance writes too: a checkpoint would drop what it does not know, vacuum delete files it cannot see referenced.
+    await expect(w4.checkpoint()).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
+    await expect(w4.vacuum({ retentionMs: 0 })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
+    await expect(w4.cleanupLog({ retentionMs: 0 })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
     const inv = JSON.stringify({ type: 'struct', fields: [{ name: 'a', type: 'long', nullable: true, metadata: { 'delta.invariants': '{"expression":{"expression":"a > 0"}}' } }] });
     await fs.writeFile(commitFile(root, 0), `${JSON.stringify({ protocol: { minReaderVersion: 1, minWriterVersion: 2 } })}\n${JSON.stringify({ metaData: { ...meta.metaData, schemaString: inv } })}\n`);
     await expect((await LakeTable.open(new LocalStorage(root))).append({ rows: [{ a: 1 }] })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });

@@ -544,6 +544,8 @@ export class LakeTable {
   async vacuum(options: VacuumOptions = {}): Promise<VacuumResult> {
     const started = performance.now();
     const snap = await this.snapshot();
+    // A feature this library does not know may reference files it would take as unreferenced (deletion vectors).
+    checkWritable(snap, this.name);
     const now = options.nowMs ?? Date.now();
     const configured = snap.configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
     const retention = options.retentionMs ?? (configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS);
@@ -581,6 +583,8 @@ export class LakeTable {
   async checkpoint(version?: number): Promise<{ version: number; rows: number; bytes: number }> {
     const started = performance.now();
     const snap = await this.snapshot(version === undefined ? {} : { version });
+    // The checkpoint carries the protocol and the actions this library knows, nothing else.
+    checkWritable(snap, this.name);
     const configured = snap.configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
     const retention = configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS;
     const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
@@ -597,6 +601,7 @@ export class LakeTable {
    */
   async cleanupLog(options: { retentionMs?: number; nowMs?: number } = {}): Promise<{ filesDeleted: number }> {
     const snap = await this.snapshot();
+    checkWritable(snap, this.name);
     const configured = snap.configuration[TABLE_PROPERTIES.logRetentionDuration];
     const retention = options.retentionMs ?? (configured ? parseInterval(configured, TABLE_PROPERTIES.logRetentionDuration) : DEFAULT_LOG_RETENTION_MS);
     const cutoff = (options.nowMs ?? Date.now()) - retention;
