@@ -5,10 +5,12 @@
  *   SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092 npx tsx --tsconfig tsconfig.base.json tools/bench/ingest-validate/run.ts \
  *     [--seconds 15] [--batch 1000] [--connections 8] [--partitions 4] [--validate-batch 5000]
  *     [--traces-sample-ratio R]   (default: as deployed, deploy/k8s/base/config/common.env)
+ *     [--validate-replicas N]     (validate processes in one consumer group; default 1)
  *
  * Phase 1: autocannon POSTs NDJSON batches to ingest for --seconds; events/s = 2xx × batch.
  * Phase 2: validate (transactions on) drains what phase 1 wrote; events/s from the committed
- * offsets of its group over time. A same-run single-core baseline (JSON.parse of the same
+ * offsets of its group over time. With --validate-replicas N, N processes share the group (as
+ * the StatefulSet scales out) and CPU is their sum. A same-run single-core baseline (JSON.parse of the same
  * events) says how fast this machine is at that moment, since it is shared.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     partitions: { type: 'string', default: '4' },
     'validate-batch': { type: 'string', default: '5000' },
     'traces-sample-ratio': { type: 'string', default: DEPLOYED_ENV.TRACES_SAMPLE_RATIO },
+    'validate-replicas': { type: 'string', default: '1' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -45,6 +48,7 @@ const CONNECTIONS = Number(values.connections);
 const PARTITIONS = Number(values.partitions);
 const VALIDATE_BATCH = Number(values['validate-batch']);
 const TRACES_SAMPLE_RATIO = values['traces-sample-ratio'];
+const VALIDATE_REPLICAS = Number(values['validate-replicas']);
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '';
 if (!brokers) throw new Error('set SLUICE_TEST_KAFKA_BROKERS (e.g. 127.0.0.1:19092)');
 
@@ -136,20 +140,23 @@ async function main(): Promise<void> {
 
   // ---- Phase 2: validate drains the raw topic
   const group = `${prefix}validate`;
-  const validate = start(await bundleService('validate'), {
-    KAFKA_BROKERS: brokers,
-    VALIDATE_GROUP_ID: group,
-    VALIDATE_INSTANCE_ID: 'bench-0',
-    VALIDATE_RAW_TOPIC: topics.raw,
-    VALIDATE_DLQ_TOPIC: topics.dlq,
-    VALIDATE_VALID_TOPIC_PREFIX: prefix,
-    OPS_PORT: '0',
-    LOG_LEVEL: 'info',
-    VALIDATE_MAX_BATCH_MESSAGES: String(VALIDATE_BATCH),
-    TRACES_SAMPLE_RATIO,
-  });
-  await validate.waitFor(/validate running/);
-  const validateStats = watchProcess(validate.proc.pid!);
+  const validateMain = await bundleService('validate');
+  const validates = Array.from({ length: VALIDATE_REPLICAS }, (_, i) =>
+    start(validateMain, {
+      KAFKA_BROKERS: brokers,
+      VALIDATE_GROUP_ID: group,
+      VALIDATE_INSTANCE_ID: `bench-${i}`,
+      VALIDATE_RAW_TOPIC: topics.raw,
+      VALIDATE_DLQ_TOPIC: topics.dlq,
+      VALIDATE_VALID_TOPIC_PREFIX: prefix,
+      OPS_PORT: '0',
+      LOG_LEVEL: 'info',
+      VALIDATE_MAX_BATCH_MESSAGES: String(VALIDATE_BATCH),
+      TRACES_SAMPLE_RATIO,
+    }),
+  );
+  await Promise.all(validates.map((v) => v.waitFor(/validate running/)));
+  const validateStats = validates.map((v) => watchProcess(v.proc.pid!));
   let firstProgressAt = 0;
   let firstProgress = 0;
   let doneAt = 0;
@@ -165,9 +172,9 @@ async function main(): Promise<void> {
       break;
     }
   }
-  const validateUsage = validateStats.stop();
-  validate.proc.kill('SIGTERM');
-  await new Promise((r) => validate.proc.once('exit', r));
+  const validateUsage = validateStats.map((w) => w.stop());
+  for (const v of validates) v.proc.kill('SIGTERM');
+  await Promise.all(validates.map((v) => new Promise((r) => v.proc.once('exit', r))));
   await admin.close();
   if (doneAt === 0) throw new Error('validate did not finish within 300 s');
   const validateEventsPerSecond = (rawTotal - firstProgress) / ((doneAt - firstProgressAt) / 1000);
@@ -175,7 +182,7 @@ async function main(): Promise<void> {
   const report = {
     when: new Date().toISOString(),
     loadavg: (await import('node:os')).loadavg().map((l) => l.toFixed(1)),
-    settings: { seconds: SECONDS, batch: BATCH, connections: CONNECTIONS, partitions: PARTITIONS, validateBatch: VALIDATE_BATCH, tracesSampleRatio: TRACES_SAMPLE_RATIO, bodyBytes: Buffer.byteLength(body) },
+    settings: { seconds: SECONDS, batch: BATCH, connections: CONNECTIONS, partitions: PARTITIONS, validateBatch: VALIDATE_BATCH, validateReplicas: VALIDATE_REPLICAS, tracesSampleRatio: TRACES_SAMPLE_RATIO, bodyBytes: Buffer.byteLength(body) },
     baseline: { jsonParsePerSecondOneCore: Math.round(baseline) },
     ingest: {
       requests: result.requests.total,
@@ -191,8 +198,9 @@ async function main(): Promise<void> {
       events: rawTotal,
       eventsPerSecond: Math.round(validateEventsPerSecond),
       ratioToBaseline: +(validateEventsPerSecond / baseline).toFixed(3),
-      cpuPercent: Math.round(validateUsage.cpuPercent),
-      peakRssMb: Math.round(validateUsage.peakRssMb),
+      cpuPercent: Math.round(validateUsage.reduce((sum, u) => sum + u.cpuPercent, 0)),
+      peakRssMb: Math.round(Math.max(...validateUsage.map((u) => u.peakRssMb))),
+      ...(VALIDATE_REPLICAS > 1 ? { replicas: validateUsage.map((u) => ({ cpuPercent: Math.round(u.cpuPercent), peakRssMb: Math.round(u.peakRssMb) })) } : {}),
     },
   };
   console.log(JSON.stringify(report, null, 2));
