@@ -1,5 +1,5 @@
 import { HEADERS } from './topics';
-import { deadLetterHeaders, dlqDetail, MAX_DLQ_DETAIL_BYTES } from './dlq';
+import { deadLetterHeaders, deadLetterRecord, dlqDetail, MAX_DLQ_DETAIL_BYTES, MAX_DLQ_RECORD_BYTES, type DeadLetterRecord } from './dlq';
 
 describe('deadLetterHeaders', () => {
   it('keeps the original headers and adds the sluice-dlq-* headers', () => {
@@ -41,5 +41,46 @@ describe('dlqDetail', () => {
   it('cuts a single huge issue', () => {
     const detail = dlqDetail([{ code: 'X', path: '/'.repeat(50_000), message: 'm'.repeat(50_000) }]);
     expect(Buffer.byteLength(detail)).toBeLessThanOrEqual(MAX_DLQ_DETAIL_BYTES);
+  });
+});
+
+describe('deadLetterRecord', () => {
+  const facts = { reason: 'EVENT_TOO_LARGE', issues: [{ code: 'EVENT_TOO_LARGE', path: '', message: 'too big' }], source: { topic: 'raw', partition: 1, offset: 7 }, now: 0 };
+  const size = (r: DeadLetterRecord) =>
+    (r.key?.length ?? 0) + (r.value?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+
+  it('keeps a record that fits as it is, with the DLQ headers and no truncation mark', () => {
+    const r = deadLetterRecord({ key: Buffer.from('k'), value: Buffer.from('{"a":1}'), headers: { traceparent: Buffer.from('00-x') } }, facts);
+    expect(r.key).toEqual(Buffer.from('k'));
+    expect(r.value).toEqual(Buffer.from('{"a":1}'));
+    expect(r.headers.traceparent).toEqual(Buffer.from('00-x'));
+    expect(HEADERS.dlqTruncated in r.headers).toBe(false);
+  });
+
+  // A raw record just under the broker's 1,048,588-byte limit, plus the DLQ headers, used to be
+  // produced whole: the produce failed for good and validate retried the batch forever.
+  it('cuts the value of a record near the broker limit to fit, saying the original size', () => {
+    const value = Buffer.alloc(1_040_000, 0x61);
+    const r = deadLetterRecord({ key: Buffer.from('order-1'), value, headers: { [HEADERS.producer]: Buffer.from('shop') } }, facts);
+    expect(size(r)).toBeLessThanOrEqual(MAX_DLQ_RECORD_BYTES);
+    expect(size(r)).toBeGreaterThan(MAX_DLQ_RECORD_BYTES - 64);
+    expect(r.value!.equals(value.subarray(0, r.value!.length))).toBe(true);
+    expect(r.key).toEqual(Buffer.from('order-1'));
+    expect(r.headers[HEADERS.producer]).toEqual(Buffer.from('shop')); // small originals stay
+    expect(JSON.parse(String(r.headers[HEADERS.dlqTruncated]))).toEqual({ valueBytes: 1_040_000, keyBytes: 7, droppedHeaders: 0 });
+    expect(r.headers[HEADERS.dlqSourceOffset]).toBe('7');
+  });
+
+  it('drops large original headers and cuts a large key before the value, keeping its own headers', () => {
+    const r = deadLetterRecord(
+      { key: Buffer.alloc(300_000, 0x6b), value: Buffer.from('{}'), headers: { big: Buffer.alloc(700_000), small: Buffer.from('x') } },
+      facts,
+    );
+    expect(size(r)).toBeLessThanOrEqual(MAX_DLQ_RECORD_BYTES);
+    expect(r.key!.length).toBe(1024);
+    expect(r.value).toEqual(Buffer.from('{}'));
+    expect('big' in r.headers || 'small' in r.headers).toBe(false);
+    expect(r.headers[HEADERS.dlqReason]).toBe('EVENT_TOO_LARGE');
+    expect(JSON.parse(String(r.headers[HEADERS.dlqTruncated]))).toEqual({ valueBytes: 2, keyBytes: 300_000, droppedHeaders: 2 });
   });
 });

@@ -3,6 +3,17 @@ import { HEADERS } from './topics';
 /** Most bytes of a DLQ record's detail header, so a record with many issues still fits a Kafka message. */
 export const MAX_DLQ_DETAIL_BYTES = 8 * 1024;
 
+/**
+ * Most bytes of a DLQ record (key, value, header names and values), under the producer's and
+ * the broker's default message limits (1,000,000 and 1,048,588 bytes) with room for the record's
+ * framing. A raw record close to the broker's limit, plus the DLQ headers, would not fit: its
+ * produce fails for good, and the consumer that must write it would retry it forever.
+ */
+export const MAX_DLQ_RECORD_BYTES = 900_000;
+
+/** Longest key a cut DLQ record keeps. */
+const MAX_CUT_KEY_BYTES = 1024;
+
 /** One problem as a DLQ record's detail lists it. */
 export interface DeadLetterIssue {
   readonly code: string;
@@ -53,4 +64,48 @@ export function dlqDetail(issues: readonly DeadLetterIssue[]): string {
     out = JSON.stringify([{ code: issues[0].code, path: issues[0].path.slice(0, 200), message: issues[0].message.slice(0, 1000) }]);
   }
   return out;
+}
+
+/** A record as the DLQ topic gets it. */
+export interface DeadLetterRecord {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Record<string, string | Buffer>;
+}
+
+/**
+ * The DLQ record of `original`: its key, bytes and headers with the `sluice-dlq-*` headers added
+ * ({@link deadLetterHeaders}). A record over {@link MAX_DLQ_RECORD_BYTES} is cut to fit: the
+ * original headers are dropped and the key cut when they are large, then the value is cut, and
+ * `sluice-dlq-truncated` says what the original sizes were. The original is still at its source
+ * coordinates (while the source topic keeps it); the DLQ tool does not replay a cut record.
+ */
+export function deadLetterRecord(
+  original: { readonly key: Buffer | null; readonly value: Buffer | null; readonly headers: Readonly<Record<string, Buffer>> },
+  facts: DeadLetterFacts,
+): DeadLetterRecord {
+  const headers = deadLetterHeaders(original.headers, facts);
+  const whole = { key: original.key, value: original.value, headers };
+  if (recordBytes(whole) <= MAX_DLQ_RECORD_BYTES) return whole;
+  const cut = { valueBytes: original.value?.length ?? 0, keyBytes: original.key?.length ?? 0, droppedHeaders: 0 };
+  let key = original.key;
+  if (recordBytes({ key, value: null, headers }) > MAX_DLQ_RECORD_BYTES / 2) {
+    const own = new Set<string>(Object.values(HEADERS));
+    for (const name of Object.keys(headers)) {
+      if (own.has(name)) continue;
+      delete headers[name];
+      cut.droppedHeaders += 1;
+    }
+    if (key !== null && key.length > MAX_CUT_KEY_BYTES) key = key.subarray(0, MAX_CUT_KEY_BYTES);
+  }
+  headers[HEADERS.dlqTruncated] = JSON.stringify(cut);
+  const room = Math.max(0, MAX_DLQ_RECORD_BYTES - recordBytes({ key, value: null, headers }));
+  const value = original.value === null ? null : original.value.subarray(0, room);
+  return { key, value, headers };
+}
+
+function recordBytes(r: DeadLetterRecord): number {
+  let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
+  for (const [name, v] of Object.entries(r.headers)) n += Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+  return n;
 }

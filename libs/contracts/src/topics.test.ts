@@ -13,6 +13,7 @@ describe('HEADERS', () => {
       dlqContract: 'sluice-dlq-contract',
       dlqProducer: 'sluice-dlq-producer',
       dlqTime: 'sluice-dlq-time',
+      dlqTruncated: 'sluice-dlq-truncated',
       dlqSourceTopic: 'sluice-dlq-source-topic',
       dlqSourcePartition: 'sluice-dlq-source-partition',
       dlqSourceOffset: 'sluice-dlq-source-offset',

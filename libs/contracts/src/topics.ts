@@ -82,8 +82,9 @@ export function validTopic(contract: string): TopicSpec {
  * before 2026-12-01 also carry a `sluice-received-at` header, which nothing reads.
  * DLQ records carry the `sluice-dlq-*` headers beside the original bytes: `dlqReason` (issue
  * code), `dlqDetail` (JSON issues, capped), `dlqContract`, `dlqProducer` (ingest's producer or
- * `unknown`), `dlqTime` (ISO-8601) and the source coordinates. The strings are part of records
- * already on the DLQ topic: never change them.
+ * `unknown`), `dlqTime` (ISO-8601) and the source coordinates; `dlqTruncated` (JSON of the
+ * original sizes) only on a record cut to fit a Kafka message, whose original is read at its
+ * source coordinates. The strings are part of records already on the DLQ topic: never change them.
  */
 export const HEADERS = Object.freeze({
   contract: 'sluice-contract',
@@ -96,6 +97,7 @@ export const HEADERS = Object.freeze({
   dlqSourceTopic: 'sluice-dlq-source-topic',
   dlqSourcePartition: 'sluice-dlq-source-partition',
   dlqSourceOffset: 'sluice-dlq-source-offset',
+  dlqTruncated: 'sluice-dlq-truncated',
 });
 
 /** Table name prefixes; tables are `<tier>_<contract>` and gold `gold_<contract>_<aggregate>`. */

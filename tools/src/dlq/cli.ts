@@ -86,9 +86,14 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'replay': {
-      const entries = (await select()).slice(0, limit);
+      const selected = (await select()).slice(0, limit);
+      // A record cut to fit the DLQ no longer holds the original bytes: replaying it would send a
+      // broken event. Its original is at its source coordinates, which are listed instead.
+      const entries = selected.filter((e) => e.truncated === undefined);
+      const notReplayed = selected.filter((e) => e.truncated !== undefined).map((e) => ({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated }));
+      const skipped = notReplayed.length > 0 ? { truncatedNotReplayed: notReplayed } : {};
       if (values['dry-run']) {
-        print({ wouldReplay: entries.length, to: rawTopic, groups: countBy(entries) });
+        print({ wouldReplay: entries.length, to: rawTopic, groups: countBy(entries), ...skipped });
         return 0;
       }
       const producer = new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
@@ -99,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await producer.close();
       }
-      print({ replayed: entries.length, to: rawTopic, groups: countBy(entries) });
+      print({ replayed: entries.length, to: rawTopic, groups: countBy(entries), ...skipped });
       return 0;
     }
     default:

@@ -24,7 +24,7 @@ describe('DLQ records', () => {
   it('pins the header names validate writes', () => {
     expect(Object.values(DLQ_HEADERS).sort()).toEqual([
       'sluice-dlq-contract', 'sluice-dlq-detail', 'sluice-dlq-producer', 'sluice-dlq-reason',
-      'sluice-dlq-source-offset', 'sluice-dlq-source-partition', 'sluice-dlq-source-topic', 'sluice-dlq-time',
+      'sluice-dlq-source-offset', 'sluice-dlq-source-partition', 'sluice-dlq-source-topic', 'sluice-dlq-time', 'sluice-dlq-truncated',
     ]);
   });
 
@@ -37,8 +37,12 @@ describe('DLQ records', () => {
     const e = describeDlq(message(1, 5, 'RULE_RANGE', 'orders'));
     expect(e).toMatchObject({ reason: 'RULE_RANGE', contract: 'orders', eventId: 'e-5', source: { partition: 3, offset: 42, topic: 'unknown' } });
     expect(e.detail).toEqual([{ code: 'RULE_RANGE', path: '/x', message: 'bad' }]);
+    expect(e.truncated).toBeUndefined();
     const bare = describeDlq({ partition: 0, offset: 1, key: null, value: Buffer.from([0, 1, 2]), headers: {} });
     expect(bare).toMatchObject({ reason: 'unknown', contract: 'unknown', eventId: undefined });
+    const cut = message(0, 9, 'EVENT_TOO_LARGE', 'unknown');
+    cut.headers['sluice-dlq-truncated'] = Buffer.from('{"valueBytes":1040000,"keyBytes":3,"droppedHeaders":0}');
+    expect(describeDlq(cut).truncated).toEqual({ valueBytes: 1_040_000, keyBytes: 3, droppedHeaders: 0 });
   });
 
   it('filters by reason, contract, position and time, and counts', () => {

@@ -14,6 +14,7 @@ export const DLQ_HEADERS = {
   sourceOffset: HEADERS.dlqSourceOffset,
   producer: HEADERS.dlqProducer,
   time: HEADERS.dlqTime,
+  truncated: HEADERS.dlqTruncated,
 } as const;
 
 /** Header a replayed record carries: where in the DLQ it came from. */
@@ -40,6 +41,11 @@ export interface DlqEntry {
   /** event_id when the value is a JSON object that has one; undefined for Avro or broken bytes. */
   eventId?: string;
   detail: unknown;
+  /**
+   * Set when the record was cut to fit a Kafka message (`sluice-dlq-truncated`: the original
+   * sizes): its original is at `source`, while that topic keeps it, and it is never replayed.
+   */
+  truncated?: unknown;
   message: DlqMessage;
 }
 
@@ -57,14 +63,19 @@ function header(m: DlqMessage, name: string): string | undefined {
   return m.headers[name]?.toString('utf8');
 }
 
+/** JSON `text` parsed, or the text itself when it is not JSON: the tool must show what is there. */
+function parseOr(text: string | undefined): unknown {
+  try {
+    return JSON.parse(String(text));
+  } catch {
+    return text;
+  }
+}
+
 /** Decodes the DLQ metadata of a record; missing headers read as "unknown". */
 export function describe(m: DlqMessage): DlqEntry {
-  let detail: unknown = header(m, DLQ_HEADERS.detail);
-  try {
-    detail = JSON.parse(String(detail));
-  } catch {
-    // Keep the raw text: the tool must show what is there, even if it is not JSON.
-  }
+  const detail = parseOr(header(m, DLQ_HEADERS.detail));
+  const truncated = header(m, DLQ_HEADERS.truncated);
   return {
     partition: m.partition,
     offset: m.offset,
@@ -79,6 +90,7 @@ export function describe(m: DlqMessage): DlqEntry {
     },
     eventId: eventIdOf(m.value),
     detail,
+    ...(truncated === undefined ? {} : { truncated: parseOr(truncated) }),
     message: m,
   };
 }

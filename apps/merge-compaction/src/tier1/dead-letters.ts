@@ -1,4 +1,4 @@
-import { deadLetterHeaders } from '@sluice/contracts';
+import { deadLetterRecord } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import type { ConsumedMessage, ProducerRecord } from '@sluice/kafka';
 
@@ -31,8 +31,7 @@ export class DeadLetters {
   /** Queues `message` with the first issue's code as its reason; returns the reason. */
   add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): string {
     const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
-    const headers = deadLetterHeaders(message.headers, { reason, issues, source: message, contract, now: this.now() });
-    this.queued.push({ topic: this.topic, key: message.key, value: message.value, headers });
+    this.queued.push({ topic: this.topic, ...deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() }) });
     return reason;
   }
 

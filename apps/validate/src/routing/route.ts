@@ -1,4 +1,4 @@
-import { deadLetterHeaders } from '@sluice/contracts';
+import { deadLetterRecord } from '@sluice/contracts';
 import { validateError } from '../errors';
 import { INGEST_HEADERS } from './headers';
 
@@ -89,6 +89,8 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
 function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[], contract?: string): RoutedRecord {
   const reason = issues[0]?.code ?? validateError('VALIDATE_INTERNAL').code;
   const named = contract ?? msg.headers[INGEST_HEADERS.contract]?.toString('utf8');
-  const headers = deadLetterHeaders(msg.headers, { reason, issues, source: msg, contract: named, now: options.now });
-  return { outcome: 'dlq', topic: options.dlqTopic, key: msg.key, value: msg.value, headers, reason, contract: named };
+  // Cut to fit a Kafka message if need be: a record that can never be produced would fail its
+  // transaction again at every retry and stop the partition (the original stays in raw).
+  const { key, value, headers } = deadLetterRecord(msg, { reason, issues, source: msg, contract: named, now: options.now });
+  return { outcome: 'dlq', topic: options.dlqTopic, key, value, headers, reason, contract: named };
 }
