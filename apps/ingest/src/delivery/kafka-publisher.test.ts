@@ -80,4 +80,20 @@ describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)',
     await publish();
     expect(publisher.isLive()).toBe(true);
   });
+
+  // A fatal idempotent-producer error made every later produce fail at once with KAFKA_FATAL,
+  // which is not a "broker down" code: ingest answered 503 forever with /healthz green.
+  it('turns not-live at once on a fatal producer error, while the broker answers', async () => {
+    const fatal: ProducerPort = {
+      hasCapacity: () => true,
+      sendBatch: async () => {
+        throw new SluiceError('KAFKA_FATAL', 'produce: Broker: Out of order sequence number', { retryable: false });
+      },
+    };
+    const p = new KafkaPublisher(fatal, { probe: async () => undefined, probeIntervalMs: 1000, wedgeAfterMs: 60_000, now: () => t });
+    await (p as unknown as { runProbe(): Promise<void> }).runProbe();
+    expect(p.isLive()).toBe(true);
+    await expect(p.publish('raw', [record])).rejects.toMatchObject({ code: 'KAFKA_FATAL' });
+    expect(p.isLive()).toBe(false);
+  });
 });

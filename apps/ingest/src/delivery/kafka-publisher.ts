@@ -40,6 +40,8 @@ export class KafkaPublisher implements EventPublisher {
   /** First of an unbroken run of failed deliveries while the broker answers (undefined: none). */
   private wedgeSince: number | undefined;
   private lastFailureAt = 0;
+  /** The producer failed with a fatal error (KAFKA_FATAL): it never delivers again. */
+  private fatal = false;
   private readonly now: () => number;
 
   constructor(
@@ -73,9 +75,12 @@ export class KafkaPublisher implements EventPublisher {
    * `wedgeAfterMs` while every probe found it answering. Seen after a broker restart (librdkafka
    * never delivered again; a new producer did at once). Only a restart recovers, so /healthz
    * fails and the process exits. During an outage the probes fail too, which restarts the clock:
-   * ingest stays up answering 503.
+   * ingest stays up answering 503. A fatal producer error (e.g. the idempotent producer's
+   * sequence lost) is not live at once: librdkafka refuses every later produce, whatever the
+   * broker does, so ingest would answer 503 forever while its probes stayed green.
    */
   isLive(): boolean {
+    if (this.fatal) return false;
     return this.wedgeSince === undefined || this.lastFailureAt - this.wedgeSince < this.options.wedgeAfterMs;
   }
 
@@ -85,6 +90,7 @@ export class KafkaPublisher implements EventPublisher {
       this.wedgeSince = undefined;
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
+      if (code === 'KAFKA_FATAL') this.fatal = true;
       if (DOWN_CODES.has(code)) {
         const now = this.now();
         // A run of failures breaks on a quiet spell (no traffic is no evidence) and starts only
