@@ -79,4 +79,33 @@ describe('pruneFiles', () => {
     expect(pruneFiles(f, [{ column: 'qty', op: '<', value: 5 }], shape)).toHaveLength(0);
     expect(pruneFiles(f, [{ column: 'qty', op: '=', value: (2n ** 60n + 1n).toString() }], shape)).toHaveLength(1);
   });
+
+  it('matches an in list against file ranges in any order, at the edges, with sub-millisecond timestamps', () => {
+    const where = (column: string, value: (string | number)[]): Filter[] => [{ column, op: 'in', value }];
+    expect(names(where('qty', [30, 0, 25]))).toEqual(['c']); // all outside both files
+    expect(names(where('qty', [30, 10, 0]))).toEqual(['a', 'c']); // 10: a's max
+    expect(names(where('qty', [11, 99, -5]))).toEqual(['b', 'c']); // 11: b's min
+    expect(names(where('qty', [15, 5]))).toEqual(['a', 'b', 'c']);
+    expect(names(where('id', ['zz', 'b5', 'a']))).toEqual(['b', 'c']); // 'a' < 'a0'
+    expect(names(where('ts', ['2026-01-03T00:00:00Z', '2026-01-01T11:59:59.999700Z']))).toEqual(['a', 'c']);
+    expect(names(where('ts', ['2026-01-01T11:59:59.999700Z', '2026-01-01T11:59:59.999Z']))).toEqual(['a', 'c']); // same ms, two ranges
+  });
+
+  // A request's in lists used to be converted again for every file, before any concurrency limit
+  // or timeout applied: 1,000 values against thousands of files blocked the event loop for seconds.
+  it("converts a condition's values once, not once per file", () => {
+    const many = Array.from({ length: 5000 }, (_, i) =>
+      file(`f${i}`, '1', '2026-01-01', { numRecords: 1, minValues: { id: `k${String(i).padStart(5, '0')}` }, maxValues: { id: `k${String(i).padStart(5, '0')}` }, nullCount: { id: 0 } }),
+    );
+    const list = Array.from({ length: 1000 }, (_, i) => `z${i}`).concat(['k00042', 'k04999']);
+    let reads = 0; // of the list's values
+    const counted = new Proxy(list, {
+      get: (target, key, receiver) => {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads += 1;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    expect(pruneFiles(many, [{ column: 'id', op: 'in', value: counted }], shape).map((f) => f.name)).toEqual(['f42', 'f4999']);
+    expect(reads).toBe(list.length);
+  });
 });

@@ -70,40 +70,78 @@ function statsMayMatch(file: FileFacts, cond: Condition, c: ColumnInfo): boolean
   return rangeMayMatch({ lo: lo.lo, hi: hi.hi }, cond, c);
 }
 
+/**
+ * A condition's values as ranges in its column's order: computed once per condition, not once
+ * per file. An `in` list is sorted, so a file is checked by binary search: a request with large
+ * lists against thousands of files used to convert every value again for every file, seconds of
+ * synchronous work before any limit applied. `undefined` entries: not orderable here.
+ */
+interface ConditionValues {
+  readonly column: ColumnInfo;
+  readonly single?: Range;
+  readonly pair?: readonly [Range | undefined, Range | undefined];
+  /** Sorted by lo then hi (so hi never decreases); undefined when some value is not orderable. */
+  readonly list?: readonly Range[];
+}
+
+const conditionValues = new WeakMap<Condition, ConditionValues>();
+
+function valuesOf(cond: Condition, c: ColumnInfo): ConditionValues {
+  const known = conditionValues.get(cond);
+  if (known?.column === c) return known;
+  const value = (v: Scalar): Range | undefined => toRange(normalizeValue(v, c), c, false);
+  let out: ConditionValues = { column: c };
+  if (Array.isArray(cond.value)) {
+    const ranges = cond.value.map(value);
+    const list = ranges.every((r) => r !== undefined) ? (ranges as Range[]).sort((a, b) => cmp(a.lo, b.lo) || cmp(a.hi, b.hi)) : undefined;
+    out = { column: c, list, pair: cond.value.length === 2 ? [ranges[0], ranges[1]] : undefined };
+  } else if (cond.value !== undefined) {
+    out = { column: c, single: value(cond.value) };
+  }
+  conditionValues.set(cond, out);
+  return out;
+}
+
+/** Whether some range of `sorted` (see ConditionValues.list) overlaps [file.lo, file.hi]. */
+function someOverlaps(sorted: readonly Range[], file: Range): boolean {
+  // The first range not wholly below the file has the smallest lo of those that may overlap it.
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(sorted[mid].hi, file.lo) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && cmp(sorted[lo].lo, file.hi) <= 0;
+}
+
 /** Whether some value in [file.lo, file.hi] satisfies the condition. */
 function rangeMayMatch(file: Range, cond: Condition, c: ColumnInfo): boolean {
-  const value = (v: Scalar): Range | undefined => toRange(normalizeValue(v, c), c, false);
-  const single = (): Range | undefined => (Array.isArray(cond.value) || cond.value === undefined ? undefined : value(cond.value));
+  const values = valuesOf(cond, c);
   switch (cond.op) {
     case '=': {
-      const v = single();
+      const v = values.single;
       return !v || (cmp(v.hi, file.lo) >= 0 && cmp(v.lo, file.hi) <= 0);
     }
     case '<':
     case '<=': {
-      const v = single();
+      const v = values.single;
       return !v || cmp(file.lo, v.hi) <= 0;
     }
     case '>':
     case '>=': {
-      const v = single();
+      const v = values.single;
       return !v || cmp(file.hi, v.lo) >= 0;
     }
-    case 'in': {
-      if (!Array.isArray(cond.value)) return true;
-      return cond.value.some((x) => {
-        const v = value(x);
-        return !v || (cmp(v.hi, file.lo) >= 0 && cmp(v.lo, file.hi) <= 0);
-      });
-    }
+    case 'in':
+      return values.list === undefined || someOverlaps(values.list, file);
     case 'between': {
-      if (!Array.isArray(cond.value) || cond.value.length !== 2) return true;
-      const lo = value(cond.value[0]);
-      const hi = value(cond.value[1]);
+      if (values.pair === undefined) return true;
+      const [lo, hi] = values.pair;
       return !lo || !hi || (cmp(file.hi, lo.lo) >= 0 && cmp(file.lo, hi.hi) <= 0);
     }
     case 'prefix': {
-      const v = single();
+      const v = values.single;
       if (!v || !Buffer.isBuffer(v.lo) || !Buffer.isBuffer(file.lo) || !Buffer.isBuffer(file.hi)) return true;
       const p = v.lo;
       // Strings with prefix p sort from p up to p followed by the largest bytes: one lies in [lo, hi]
