@@ -40,7 +40,8 @@ export function parseReadOptions(q: ReadOptionsQuery): { asOf?: AsOf; waitFor?: 
     waitFor = {};
     if (q.waitVersion !== undefined) waitFor.version = Number(q.waitVersion);
     if (q.waitOffsets !== undefined) {
-      waitFor.offsets = {};
+      // No prototype: an app id `__proto__` is a key like any other, not a setter that drops it.
+      waitFor.offsets = Object.create(null) as Record<string, number>;
       for (const pair of q.waitOffsets.split(',')) {
         const at = pair.lastIndexOf(':');
         const offset = Number(pair.slice(at + 1));

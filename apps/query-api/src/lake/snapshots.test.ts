@@ -1,4 +1,5 @@
 import { queryError } from '../errors';
+import { parseReadOptions } from '../http/request-options';
 import type { LakePort, TableSnapshot } from './lake-port';
 import { SnapshotTracker, reached } from './snapshots';
 
@@ -62,6 +63,17 @@ describe('SnapshotTracker', () => {
     expect(reached(snap(3, { a: 5 }), { version: 4 })).toBe(false);
     expect(reached(snap(3, { a: 5 }), { offsets: { a: 6 } })).toBe(false);
     expect(reached(snap(3, { a: 5 }), { offsets: { b: 0 } })).toBe(false);
+  });
+
+  // `waitOffsets=toString:999` used to count as reached (the inherited function compared with a
+  // number is never below it), and `__proto__:5` was dropped by the parser: no wait at all.
+  it('reached() counts only app ids the table has, whatever their names', () => {
+    expect(reached(snap(3, { a: 5 }), { offsets: { toString: 999 } })).toBe(false);
+    expect(reached(snap(3, { a: 5 }), { offsets: { constructor: 0 } })).toBe(false);
+    const { waitFor } = parseReadOptions({ waitOffsets: '__proto__:5,a:5' });
+    expect(Object.entries(waitFor!.offsets!)).toEqual([['__proto__', 5], ['a', 5]]);
+    expect(reached(snap(3, { a: 5 }), waitFor!)).toBe(false);
+    expect(reached(snap(3, Object.fromEntries([['__proto__', 5], ['a', 5]])), waitFor!)).toBe(true);
   });
 
   it('passes load errors to the waiting caller', async () => {

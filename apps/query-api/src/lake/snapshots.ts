@@ -89,14 +89,19 @@ export class SnapshotTracker {
 export function reached(snapshot: TableSnapshot, wait: WaitFor): boolean {
   if (wait.version !== undefined && snapshot.version < wait.version) return false;
   for (const [appId, offset] of Object.entries(wait.offsets ?? {})) {
-    const have = snapshot.txns[appId];
+    const have = txnOf(snapshot.txns, appId);
     if (have === undefined || have < offset) return false;
   }
   return true;
 }
 
+/** The txn version of `appId`: own entries only (`toString` or `__proto__` are app ids like any other). */
+function txnOf(txns: Record<string, number>, appId: string): number | undefined {
+  return Object.hasOwn(txns, appId) ? txns[appId] : undefined;
+}
+
 function pick(txns: Record<string, number>, keys: string[]): Record<string, number | null> {
-  return Object.fromEntries(keys.map((k) => [k, txns[k] ?? null]));
+  return Object.fromEntries(keys.map((k) => [k, txnOf(txns, k) ?? null]));
 }
 
 function sleep(ms: number): Promise<void> {
