@@ -1,3 +1,4 @@
+import http from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
 import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
@@ -7,6 +8,11 @@ import { checkEvent, repeatsContract, type AcceptedEvent, type RejectedEvent } f
 import { HEADERS, type SchemaIdLearner } from '@sluice/contracts';
 import { extractTraceContext, httpMetricsHook, injectSampledTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
 import { replyError } from './http/reply-error';
+
+/** How often Node looks for requests past their timeout, ms. */
+const CONNECTIONS_CHECK_MS = 1000;
+/** fastify's default keep-alive timeout, ms. */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
 export interface IngestDeps {
@@ -22,6 +28,8 @@ export interface IngestDeps {
     maxFutureSkewMs: number;
     maxEventAgeMs: number;
     maxInFlightBytes: number;
+    /** Longest time to receive a whole request (headers and body), ms; default 60 000. */
+    requestTimeoutMs?: number;
   };
   retryAfterSeconds: number;
   /** Learns the schema ids of Confluent-framed Avro events from a registry; without it they are rejected as unknown. */
@@ -68,6 +76,16 @@ export function buildApp(deps: IngestDeps): IngestApp {
 
   const app = Fastify({
     bodyLimit: limits.maxBodyBytes,
+    // fastify's default (0) turns Node's request timeout off: a body trickled in byte by byte
+    // held its in-flight reservation (up to the body limit) for as long as the client liked.
+    // Node answers 408 and closes the connection; it looks every connectionsCheckingInterval,
+    // 30 s by default, which only a server built here can change (keeping fastify's own
+    // keep-alive timeout, longer than a load balancer's idle timeout).
+    serverFactory: (handler) =>
+      http.createServer(
+        { requestTimeout: limits.requestTimeoutMs ?? 60_000, connectionsCheckingInterval: CONNECTIONS_CHECK_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+        handler,
+      ),
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     // Per-request logs would be per-message logs at 100k events/s; metrics cover requests.
     logController: new LogController({ disableRequestLogging: true }),

@@ -32,6 +32,11 @@ export const ingestConfigSchema = {
     min: 60_000,
     doc: 'event_time older than this → RULE_TIMESTAMP_EXPIRED; validate reads the same variable, set both alike',
   }),
+  requestTimeoutMs: int('INGEST_REQUEST_TIMEOUT_MS', {
+    default: 60_000,
+    min: 1000,
+    doc: 'longest time to receive a whole request; a slower one gets 408 and its budget back (a trickled body held it for ever)',
+  }),
   maxInFlightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { default: 256 * 1024 * 1024, min: 1024, doc: 'request bytes held at once before 429' }),
   maxQueueMessages: int('INGEST_MAX_QUEUE_MESSAGES', { default: 100_000, min: 1, doc: 'producer queue bound; a request that does not fit gets 429' }),
   retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),

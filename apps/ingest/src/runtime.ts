@@ -54,6 +54,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
       maxFutureSkewMs: config.maxFutureSkewMs,
       maxEventAgeMs: config.maxEventAgeMs,
       maxInFlightBytes: config.maxInFlightBytes,
+      requestTimeoutMs: config.requestTimeoutMs,
     },
     retryAfterSeconds: config.retryAfterSeconds,
     schemaIds: config.schemaRegistryUrl
