@@ -75,7 +75,9 @@ function snapshotOf(table: string, version: number): TableSnapshot {
 const DASH = 'dashboard-token-0123456789';
 const ADMIN = 'admin-token-0123456789abcd';
 
-async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean; lookups?: AppDeps['lookups']; dlqMetrics?: AppDeps['dlqMetrics'] } = {}) {
+async function setup(
+  opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean; lookups?: AppDeps['lookups']; dlqMetrics?: AppDeps['dlqMetrics']; onAnswer?: (f: { table: string; version: number }) => void } = {},
+) {
   const lake = new MemoryLake();
   lake.versions = [snapshotOf('orders_silver', 0), snapshotOf('orders_silver', 1)];
   const tracker = new SnapshotTracker(lake, 0);
@@ -85,6 +87,7 @@ async function setup(opts: { maxConcurrent?: number; maxQueued?: number; ready?:
     queryTimeoutMs: 1000,
     waitTimeoutMs: 100,
     eventTimeColumn: 'event_time',
+    onAnswer: opts.onAnswer,
   });
   const app = await buildApp({
     service,
@@ -170,6 +173,17 @@ describe('query-api HTTP', () => {
     expect((await post(app, { asOf: { timestamp: '2026-01-01T00:00:00.500Z' } })).json().freshness.version).toBe(0);
     const res = await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } });
     expect(res.json()).toMatchObject({ table: 'orders_silver', rowCount: 20, fileCount: 4, sizeBytes: 400, freshness: { version: 0 } });
+  });
+
+  // The served-version gauge follows the newest answer; a time-travel read used to set it back.
+  it('reports the newest version answered, not the version of a time-travel read', async () => {
+    const answered: number[] = [];
+    ({ app, lake } = await setup({ onAnswer: (f) => answered.push(f.version) }));
+    await post(app, {});
+    await post(app, { asOf: { version: 0 } });
+    await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } });
+    await post(app, {});
+    expect(answered).toEqual([1, 1]);
   });
 
   it('waits for a version or offsets to arrive (read-your-writes)', async () => {

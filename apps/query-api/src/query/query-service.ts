@@ -66,7 +66,7 @@ export interface QueryServiceOptions {
   waitTimeoutMs: number;
   /** Column whose max statistic is the table's max event time. */
   eventTimeColumn: string;
-  /** Called with the freshness of every answer (metrics). */
+  /** Called with the freshness of an answer at the newest version answered so far for its table (metrics). */
   onAnswer?: (freshness: Freshness) => void;
 }
 
@@ -74,6 +74,8 @@ export interface QueryServiceOptions {
 export class QueryService {
   /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
   private readonly inflight = new Map<string, Promise<CachedAnswer>>();
+  /** Newest version answered per table (time-travel answers are older). */
+  private readonly newestAnswered = new Map<string, number>();
 
   constructor(
     private readonly lake: LakePort,
@@ -110,7 +112,12 @@ export class QueryService {
 
   freshness(s: TableSnapshot): Freshness {
     const f = this.computeFreshness(s);
-    this.options.onAnswer?.(f);
+    // Only the newest version answered so far: a time-travel read of version 0 set the served
+    // version gauge back to 0, and freshness alerts fired on it.
+    if (f.version >= (this.newestAnswered.get(f.table) ?? -1)) {
+      this.newestAnswered.set(f.table, f.version);
+      this.options.onAnswer?.(f);
+    }
     return f;
   }
 
