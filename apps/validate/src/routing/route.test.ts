@@ -65,6 +65,19 @@ describe('routeRecord', () => {
     expect(r.headers[DLQ_HEADERS.producer]).toBe('unknown');
   });
 
+  // A direct producer's contract header naming no contract used to become the DLQ record's
+  // contract and a dlqRecords{contract} label value (unbounded).
+  it('names the contract of a record dead-lettered before any check only when its header names a known one', () => {
+    const big = 'x'.repeat(2049);
+    expect(routeRecord(raw(big, { [HEADERS.contract]: 'orders' }), contracts, options)).toMatchObject({ reason: 'EVENT_TOO_LARGE', contract: 'orders' });
+    for (const bogus of ['no-such-contract', '__proto__', 'x'.repeat(300)]) {
+      const r = routeRecord(raw(big, { [HEADERS.contract]: bogus }), contracts, options);
+      expect(r).toMatchObject({ outcome: 'dlq', reason: 'EVENT_TOO_LARGE' });
+      expect(r.contract).toBeUndefined();
+      expect(DLQ_HEADERS.contract in r.headers).toBe(false);
+    }
+  });
+
   it('dead-letters instead of crashing when a contract check throws', () => {
     const throwing: ValidateContracts = {
       check: () => {

@@ -1,4 +1,4 @@
-import { deadLetterRecord } from '@sluice/contracts';
+import { CONTRACTS, deadLetterRecord } from '@sluice/contracts';
 import { validateError } from '../errors';
 import { INGEST_HEADERS } from './headers';
 
@@ -88,7 +88,11 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
 
 function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[], contract?: string): RoutedRecord {
   const reason = issues[0]?.code ?? validateError('VALIDATE_INTERNAL').code;
-  const named = contract ?? msg.headers[INGEST_HEADERS.contract]?.toString('utf8');
+  // The header of a record that never reached a contract check (too large, empty) counts only
+  // when it names a contract: the name is a metric label and a header, and a producer writing
+  // straight to raw may put anything there.
+  const header = msg.headers[INGEST_HEADERS.contract]?.toString('utf8');
+  const named = contract ?? (header !== undefined && Object.hasOwn(CONTRACTS, header) ? header : undefined);
   // Cut to fit a Kafka message if need be: a record that can never be produced would fail its
   // transaction again at every retry and stop the partition (the original stays in raw).
   const { key, value, headers } = deadLetterRecord(msg, { reason, issues, source: msg, contract: named, now: options.now });
