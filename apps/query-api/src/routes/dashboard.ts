@@ -43,5 +43,7 @@ export function dashboardRoutes(app: FastifyInstance, settings: DashboardSetting
   app.get('/dashboard/dashboard.js', { schema: { hide: true } }, async (_req, reply) =>
     reply.headers(headers).type('text/javascript; charset=utf-8').send(script),
   );
-  app.get('/dashboard/config.json', { schema: { hide: true } }, async () => settings);
+  // The page's settings, without where its files live on this server (a path is nobody's business).
+  const { assetsDir: _assetsDir, ...pageSettings } = settings;
+  app.get('/dashboard/config.json', { schema: { hide: true } }, async () => pageSettings);
 }
