@@ -231,8 +231,14 @@ describe('query-api HTTP', () => {
     expect(second.statusCode).toBe(503);
     expect(second.headers['retry-after']).toBe('1');
     expect(second.json().error).toMatchObject({ code: 'QUERY_SATURATED', retryable: true });
+    // Loading a past snapshot (a log replay) takes a slot too; it used to bypass every limit.
+    for (const url of ['/v1/tables/orders_silver?asOfVersion=0', '/v1/tables/orders_silver?asOfTimestamp=2026-01-01T00:00:00.500Z']) {
+      const past = await app.inject({ url, headers: { authorization: `Bearer ${DASH}` } });
+      expect({ status: past.statusCode, code: past.json().error?.code }).toEqual({ status: 503, code: 'QUERY_SATURATED' });
+    }
     open();
     expect((await first).statusCode).toBe(200);
+    expect((await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } })).statusCode).toBe(200);
   });
 
   it('/healthz, /readyz, /metrics, /docs and the dashboard need no token', async () => {

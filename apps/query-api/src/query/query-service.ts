@@ -98,11 +98,13 @@ export class QueryService {
   async snapshot(table: string, asOf?: AsOf, waitFor?: WaitFor): Promise<TableSnapshot> {
     this.assertTable(table);
     if (asOf && waitFor) throw queryError('QUERY_SHAPE_INVALID', 'asOf and waitFor cannot be combined');
-    if (asOf && 'version' in asOf) return this.lake.atVersion(table, asOf.version);
+    // A past snapshot replays the log (every distinct time again): it takes a query slot, so a
+    // client walking through versions meets the same concurrency limit and 503 as queries.
+    if (asOf && 'version' in asOf) return this.limiter.run(() => this.lake.atVersion(table, asOf.version));
     if (asOf && 'timestamp' in asOf) {
       const ms = Date.parse(asOf.timestamp);
       if (Number.isNaN(ms)) throw queryError('QUERY_VALUE_INVALID', `asOf.timestamp ${JSON.stringify(asOf.timestamp)}`);
-      return this.lake.atTimestamp(table, ms);
+      return this.limiter.run(() => this.lake.atTimestamp(table, ms));
     }
     if (waitFor && (waitFor.version !== undefined || Object.keys(waitFor.offsets ?? {}).length > 0)) {
       return this.tracker.waitFor(table, waitFor, this.options.waitTimeoutMs);
