@@ -158,11 +158,25 @@ export async function consistentCurrentView(table: Pick<LakeTable, 'currentView'
   let first = await table.currentView();
   for (let attempt = 0; attempt < CONSISTENT_VIEW_TRIES; attempt++) {
     const second = await table.currentView();
-    const later = new Set((second.pending?.snapshot.files ?? []).map((f) => f.path));
-    if ((first.pending?.snapshot.files ?? []).every((f) => later.has(f.path))) return { ...first, pending: second.pending };
+    if (noFoldBetween(first, second)) return { ...first, pending: second.pending };
     first = second;
   }
   throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', `${table.name}: folds replaced its tail during each of ${CONSISTENT_VIEW_TRIES} reads; try again`, { retryable: true });
+}
+
+/**
+ * No fold removed tail files between two view reads: every file of the first tail is in the
+ * second, and the second tail has no remove the first did not have. The second part matters
+ * for a batch that landed after the first tail read and was folded before the second: its
+ * file is in neither tail, and without it the first table's txn offsets would claim rows
+ * that the pair does not hold.
+ */
+function noFoldBetween(first: ViewSpec, second: ViewSpec): boolean {
+  if (first.pending && second.pending && first.pending.snapshot.version === second.pending.snapshot.version) return true; // the same tail
+  const later = new Set((second.pending?.snapshot.files ?? []).map((f) => f.path));
+  if (!(first.pending?.snapshot.files ?? []).every((f) => later.has(f.path))) return false;
+  const removedBefore = new Set((first.pending?.snapshot.tombstones ?? []).map((r) => r.path));
+  return (second.pending?.snapshot.tombstones ?? []).every((r) => removedBefore.has(r.path));
 }
 
 /** Pairs of reads {@link consistentCurrentView} tries before it gives up for this request. */
