@@ -1,5 +1,5 @@
 import http from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
 import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
 import { InFlightBudget } from './delivery/in-flight';
@@ -61,6 +61,8 @@ export const CONTRACT_HTTP_HEADER = 'sluice-contract';
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
+    /** The request's in-flight reservation, held while a handler works on the body. */
+    budgetHold?: { begin(): void; end(): void };
   }
 }
 
@@ -153,105 +155,132 @@ export function buildApp(deps: IngestDeps): IngestApp {
       if (!budget.tryAcquire(reserve)) {
         return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.limitBytes });
       }
+      // Released once the response is closed (sent, or the client went away) and no handler holds
+      // the body; 'close' used to release it alone, while a handler still held the body waiting on
+      // Kafka, so clients that disconnected and retried were reserved twice.
+      let closed = false;
+      let handling = false;
       let released = false;
-      // 'close' fires after the response is sent and when the client goes away mid-request.
-      reply.raw.once('close', () => {
+      const release = () => {
         if (!released) budget.release(reserve);
         released = true;
+      };
+      req.budgetHold = {
+        begin: () => (handling = true),
+        end: () => {
+          handling = false;
+          if (closed) release();
+        },
+      };
+      reply.raw.once('close', () => {
+        closed = true;
+        if (!handling) release();
       });
       return undefined;
     },
     handler: async (req, reply) => {
-      const principal = req.principal as Principal;
-      const body = req.body;
-      if (!Buffer.isBuffer(body)) {
-        return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES });
-      }
-      const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-      const isAvro = AVRO_TYPES.includes(mediaType);
-      const split: SplitResult = NDJSON_TYPES.includes(mediaType)
-        ? splitNdjson(body, limits.maxBatchEvents)
-        : isAvro
-          ? splitAvro(body)
-          : splitJson(body, limits.maxBatchEvents);
-      if (!split.ok) {
-        if ('tooMany' in split) {
-          return replyError(reply, 'INGEST_BATCH_TOO_LARGE', retryAfterSeconds, { limitEvents: limits.maxBatchEvents, events: split.count });
-        }
-        return replyError(reply, 'INGEST_BODY_INVALID', retryAfterSeconds, { reason: split.reason });
-      }
-
-      if (isAvro && deps.schemaIds !== undefined) {
-        try {
-          await deps.schemaIds.prepare(split.events.map((e) => e.bytes));
-        } catch (err) {
-          // The registry is down or refuses us: the events are not judged, the producer retries.
-          req.log.warn({ err }, 'schema registry lookup failed');
-          return replyError(reply, 'INGEST_REGISTRY_UNAVAILABLE', retryAfterSeconds, { reason: (err as Error).message });
-        }
-      }
-      const accepted: AcceptedEvent[] = [];
-      const rejected: RejectedEvent[] = [];
-      const headerContract = req.headers[CONTRACT_HTTP_HEADER];
-      const requestContract = typeof headerContract === 'string' && headerContract.length > 0 ? headerContract : undefined;
-      const now = clock();
-      for (const slice of split.events) {
-        const result = checkEvent(slice, principal, requestContract, limits, now, isAvro, deps.schemaIds?.decoder);
-        if (result.ok) accepted.push(result.accepted);
-        else rejected.push(result.rejected);
-      }
-      if (rejected.length > 0) metrics?.eventsIn.add(rejected.length, { outcome: 'rejected' });
-      if (accepted.length === 0) {
-        const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN');
-        return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
-          accepted: 0,
-          rejected: rejected.length,
-          errors: rejected,
-        });
-      }
-
-      // The time of acceptance is the record's Kafka timestamp (docs/design/ingest.md).
-      const records: RawRecord[] = accepted.map((e) => {
-        const headers: Record<string, string> = { [HEADERS.producer]: principal.producer };
-        if (repeatsContract(e.bytes, requestContract, isAvro)) headers[HEADERS.contract] = e.contract;
-        return { key: e.key, value: e.bytes, headers };
-      });
-      if (!deps.publisher.hasCapacity(records.length)) {
-        metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
-        return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { reason: 'the Kafka producer queue is full' });
-      }
+      // The body stays in memory until the handler returns, even when the client has gone away
+      // (it may still wait on Kafka): so does its reservation.
+      req.budgetHold?.begin();
       try {
-        if (deps.telemetry) {
-          // One producer span per request, continuing the caller's trace; when it is sampled,
-          // every record carries it (an unsampled traceparent is left off: see the helper).
-          await deps.telemetry.withSpan(
-            'ingest publish',
-            async () => {
-              const trace = injectSampledTraceHeaders({} as Record<string, string>);
-              for (const r of records) Object.assign(r.headers, trace);
-              await deps.publisher.publish(deps.rawTopic, records);
-            },
-            { parent: extractTraceContext(req.headers as Record<string, string>), kind: 'producer', attributes: { events: records.length } },
-          );
-        } else {
-          await deps.publisher.publish(deps.rawTopic, records);
-        }
-      } catch (err) {
-        metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
-        const code = (err as { code?: string }).code;
-        const delivered = Number((err as { details?: { delivered?: unknown } }).details?.delivered ?? 0);
-        req.log.warn({ code, events: records.length, delivered }, 'publish failed');
-        // Some events may already be in Kafka; none is reported accepted, so the client retries
-        // the whole request and event_id makes the repeat harmless downstream.
-        return replyError(reply, code === 'KAFKA_QUEUE_FULL' ? 'INGEST_OVERLOADED' : 'INGEST_UNAVAILABLE', retryAfterSeconds, {
-          reason: code ?? 'unknown',
-          possiblyDelivered: delivered,
-        }, { accepted: 0, rejected: rejected.length, errors: rejected });
+        return await receiveEvents(req, reply);
+      } finally {
+        req.budgetHold?.end();
       }
-      metrics?.eventsIn.add(accepted.length, { outcome: 'accepted' });
-      return reply.code(rejected.length === 0 ? 200 : 207).send({ accepted: accepted.length, rejected: rejected.length, errors: rejected });
     },
   });
+
+  /** POST /v1/events once authenticated and within the budget: split, check, publish, answer. */
+  async function receiveEvents(req: FastifyRequest, reply: FastifyReply) {
+    const principal = req.principal as Principal;
+    const body = req.body;
+    if (!Buffer.isBuffer(body)) {
+      return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES });
+    }
+    const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const isAvro = AVRO_TYPES.includes(mediaType);
+    const split: SplitResult = NDJSON_TYPES.includes(mediaType)
+      ? splitNdjson(body, limits.maxBatchEvents)
+      : isAvro
+        ? splitAvro(body)
+        : splitJson(body, limits.maxBatchEvents);
+    if (!split.ok) {
+      if ('tooMany' in split) {
+        return replyError(reply, 'INGEST_BATCH_TOO_LARGE', retryAfterSeconds, { limitEvents: limits.maxBatchEvents, events: split.count });
+      }
+      return replyError(reply, 'INGEST_BODY_INVALID', retryAfterSeconds, { reason: split.reason });
+    }
+
+    if (isAvro && deps.schemaIds !== undefined) {
+      try {
+        await deps.schemaIds.prepare(split.events.map((e) => e.bytes));
+      } catch (err) {
+        // The registry is down or refuses us: the events are not judged, the producer retries.
+        req.log.warn({ err }, 'schema registry lookup failed');
+        return replyError(reply, 'INGEST_REGISTRY_UNAVAILABLE', retryAfterSeconds, { reason: (err as Error).message });
+      }
+    }
+    const accepted: AcceptedEvent[] = [];
+    const rejected: RejectedEvent[] = [];
+    const headerContract = req.headers[CONTRACT_HTTP_HEADER];
+    const requestContract = typeof headerContract === 'string' && headerContract.length > 0 ? headerContract : undefined;
+    const now = clock();
+    for (const slice of split.events) {
+      const result = checkEvent(slice, principal, requestContract, limits, now, isAvro, deps.schemaIds?.decoder);
+      if (result.ok) accepted.push(result.accepted);
+      else rejected.push(result.rejected);
+    }
+    if (rejected.length > 0) metrics?.eventsIn.add(rejected.length, { outcome: 'rejected' });
+    if (accepted.length === 0) {
+      const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN');
+      return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
+        accepted: 0,
+        rejected: rejected.length,
+        errors: rejected,
+      });
+    }
+
+    // The time of acceptance is the record's Kafka timestamp (docs/design/ingest.md).
+    const records: RawRecord[] = accepted.map((e) => {
+      const headers: Record<string, string> = { [HEADERS.producer]: principal.producer };
+      if (repeatsContract(e.bytes, requestContract, isAvro)) headers[HEADERS.contract] = e.contract;
+      return { key: e.key, value: e.bytes, headers };
+    });
+    if (!deps.publisher.hasCapacity(records.length)) {
+      metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
+      return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { reason: 'the Kafka producer queue is full' });
+    }
+    try {
+      if (deps.telemetry) {
+        // One producer span per request, continuing the caller's trace; when it is sampled,
+        // every record carries it (an unsampled traceparent is left off: see the helper).
+        await deps.telemetry.withSpan(
+          'ingest publish',
+          async () => {
+            const trace = injectSampledTraceHeaders({} as Record<string, string>);
+            for (const r of records) Object.assign(r.headers, trace);
+            await deps.publisher.publish(deps.rawTopic, records);
+          },
+          { parent: extractTraceContext(req.headers as Record<string, string>), kind: 'producer', attributes: { events: records.length } },
+        );
+      } else {
+        await deps.publisher.publish(deps.rawTopic, records);
+      }
+    } catch (err) {
+      metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
+      const code = (err as { code?: string }).code;
+      const delivered = Number((err as { details?: { delivered?: unknown } }).details?.delivered ?? 0);
+      req.log.warn({ code, events: records.length, delivered }, 'publish failed');
+      // Some events may already be in Kafka; none is reported accepted, so the client retries
+      // the whole request and event_id makes the repeat harmless downstream.
+      return replyError(reply, code === 'KAFKA_QUEUE_FULL' ? 'INGEST_OVERLOADED' : 'INGEST_UNAVAILABLE', retryAfterSeconds, {
+        reason: code ?? 'unknown',
+        possiblyDelivered: delivered,
+      }, { accepted: 0, rejected: rejected.length, errors: rejected });
+    }
+    metrics?.eventsIn.add(accepted.length, { outcome: 'accepted' });
+    return reply.code(rejected.length === 0 ? 200 : 207).send({ accepted: accepted.length, rejected: rejected.length, errors: rejected });
+  }
 
   return {
     app,
