@@ -58,11 +58,14 @@ describe('Tier1Worker writes', () => {
 
     // The third case holds the resync's rebuild of the dedup window (a bronze read) while the
     // records from the old position arrive: the seek must be in place before that read starts.
+    // In the fourth, that read fails: the write after it rebuilds the window before checking.
     it.each([
-      ['the seek succeeds at once', 0, false],
-      ['the first seek fails (erroneous state)', 1, false],
-      ['the dedup window is rebuilt from bronze meanwhile', 0, true],
-    ])('drops records fetched from the old position until the seek to the table offset is done (%s)', async (_label, seekFailures, slowRebuild) => {
+      ['the seek succeeds at once', 0, 'none'],
+      ['the first seek fails (erroneous state)', 1, 'none'],
+      ['the dedup window is rebuilt from bronze meanwhile', 0, 'slow'],
+      ['the rebuild of the dedup window fails', 0, 'fails'],
+    ] as const)('drops records fetched from the old position until the seek to the table offset is done (%s)', async (_label, seekFailures, rebuild) => {
+      const slowRebuild = rebuild === 'slow';
       // The partition's offset in the bronze table (undefined: never written).
       const table: { offset?: number } = {};
       const appends: Array<{ offsets: number[]; partitions: PartitionCommit[]; settle: { resolve(v: { version: number }): void; reject(e: unknown): void } }> = [];
@@ -73,6 +76,7 @@ describe('Tier1Worker writes', () => {
         recentEventIds: async () => {
           // The first read is the assignment's, the second the resync's.
           if (++rebuilds === 2 && slowRebuild) await new Promise<void>((r) => (releaseRebuild = r));
+          if (rebuilds === 2 && rebuild === 'fails') throw new Error('storage unavailable');
           return { ids: [], truncated: false };
         },
         committedEventIds: async () => new Set<string>(),
@@ -107,7 +111,7 @@ describe('Tier1Worker writes', () => {
           store,
           createConsumer: consumer,
           // A watermark makes the worker read bronze for its dedup window (none: nothing to read).
-          overrides: { bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 }, dedupWatermarkMs: slowRebuild ? 60_000 : 0 },
+          overrides: { bounds: { maxMs: 200, maxBytes: 1 << 20, maxRecords: 10 }, dedupWatermarkMs: rebuild === 'none' ? 0 : 60_000 },
         }),
       );
       await worker.start();
@@ -133,6 +137,8 @@ describe('Tier1Worker writes', () => {
       expect(appends[1].partitions).toMatchObject([{ appId: `bronze:${topic}-0`, expected: 4, last: 14 }]);
       appends[1].settle.resolve({ version: 2 });
       await until('the write to finish', () => worker!.stats.written === 10);
+      // The assignment's read, the resync's, and (after a failed one) the write's.
+      if (rebuild !== 'none') expect(rebuilds).toBe(rebuild === 'fails' ? 3 : 2);
     });
   });
 

@@ -61,7 +61,8 @@ export interface Tier1Options {
 /** Per-partition state tier 1 owns while a partition is assigned. */
 interface Owned {
   readonly contract: AnyContract;
-  readonly dedup: DedupWindow;
+  /** Undefined after a resync whose bronze read failed: rebuilt by the next write, before it checks anything. */
+  dedup: DedupWindow | undefined;
 }
 
 /**
@@ -366,7 +367,10 @@ export class Tier1Worker {
     const keep: BronzeRecord[] = [];
     let duplicates = 0;
     for (const [key, list] of byTp) {
-      const verdict = (this.owned.get(key) as Owned).dedup.check(list);
+      const owned = this.owned.get(key) as Owned;
+      // A failed rebuild fails this write like any storage error: the batch is retried after a back-off.
+      owned.dedup ??= await this.rebuildDedup(contract, list[0].partition, this.dedupShare(this.owned.size));
+      const verdict = owned.dedup.check(list);
       // Inside the watermark but older than memory holds: bronze has the answer.
       const committed = verdict.unsure.length > 0 ? await this.options.store.committedEventIds(contract, list[0].partition, verdict.unsure) : new Set<string>();
       const inBronze = new Set(verdict.unsure.filter((r) => committed.has(r.eventId)));
@@ -390,7 +394,7 @@ export class Tier1Worker {
     const kept = new Set(keep);
     for (const [key, list] of byTp) {
       const owned = this.owned.get(key) as Owned;
-      owned.dedup.remember(list.filter((r) => kept.has(r)));
+      owned.dedup?.remember(list.filter((r) => kept.has(r)));
     }
     this.stats.written += keep.length;
     this.stats.duplicates += duplicates;
@@ -410,9 +414,9 @@ export class Tier1Worker {
    * Another worker moved the offsets: re-read them from the table and seek there. The mark moves
    * back and the seek is registered together, before any other await: the loop keeps polling
    * meanwhile, and a record it accepted from the old position would raise the mark above the
-   * records the seek reads again (skipped, lost). The dedup windows are rebuilt after that,
-   * retried until storage answers; the next write waits for this one, so it never checks a batch
-   * against a stale window.
+   * records the seek reads again (skipped, lost). The dedup windows are rebuilt after that; one
+   * whose bronze read fails is left to the next write, which rebuilds it before it checks a
+   * batch (retrying here would hold the write, and a rebalance waiting for it, through an outage).
    */
   private async resync(records: readonly BronzeRecord[]): Promise<void> {
     const tps = [...lastOffsets(records).values()].map((v) => v.tp);
@@ -426,7 +430,10 @@ export class Tier1Worker {
     }
     for (const tp of tps) {
       if (!this.owned.has(tpKey(tp))) continue;
-      const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)), false);
+      const dedup = await this.rebuildDedup(contract, tp.partition, this.dedupShare(this.owned.size)).catch((err: unknown) => {
+        this.options.logger.warn({ err, ...tp }, 'dedup window rebuild failed; the next write rebuilds it first');
+        return undefined;
+      });
       if (this.owned.has(tpKey(tp))) this.owned.set(tpKey(tp), { contract, dedup });
     }
   }
@@ -500,7 +507,7 @@ export class Tier1Worker {
   /** Gives every owned window its part of the id budget after the owned set changed. */
   private reshareDedup(): void {
     const share = this.dedupShare(this.owned.size);
-    for (const o of this.owned.values()) o.dedup.setMaxIds(share);
+    for (const o of this.owned.values()) o.dedup?.setMaxIds(share);
   }
 
   /** Each window's part of the id budget when `partitions` are owned. */
@@ -508,12 +515,8 @@ export class Tier1Worker {
     return Math.max(1, Math.floor(this.options.dedupMaxIds / Math.max(1, partitions)));
   }
 
-  /**
-   * Retries a storage read that must not give up on a slow store: inside a rebalance hook, or the
-   * dedup rebuild of a resync (which runs in the write, beside the loop: `inHook` false, so the
-   * poll's stall clock is left alone).
-   */
-  private async retrying<T>(what: string, fn: () => Promise<T>, inHook = true): Promise<T> {
+  /** Retries a storage read inside a rebalance hook (the hook must not give up on a slow store). */
+  private async retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
     const backoff = new Backoff(100, this.options.retryMaxMs);
     for (;;) {
       try {
@@ -524,7 +527,7 @@ export class Tier1Worker {
         this.options.logger.warn({ err, retryInMs: delay }, `${what} failed, retrying`);
         await sleep(delay, this.abort.signal);
         // Storage answered (with an error): a slow outage, not a hang; judge the next attempt alone.
-        if (inHook) this.watch.progress(`poll: ${what} (retrying)`);
+        this.watch.progress(`poll: ${what} (retrying)`);
       }
     }
   }
