@@ -90,6 +90,29 @@ describe('Tier2Worker.tick', () => {
     await tier2.tick();
     expect(tier2.healthy).toBe(false);
   });
+
+  // A maintenance round that failed as it started waited a whole compaction interval before its
+  // next try, and readiness counted the failure all that time.
+  it('tries a failed maintenance round again after its back-off, and is healthy again once it succeeds', async () => {
+    let now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    jest.spyOn(ContractFolder.prototype, 'silverStep').mockResolvedValue(outcome(0, 0, false));
+    jest.spyOn(ContractFolder.prototype, 'goldStep').mockResolvedValue(outcome(0, 0, false));
+    let fail = true;
+    const maintain = jest.spyOn(Tier2Worker.prototype as unknown as { maintain(starting: boolean): Promise<boolean> }, 'maintain').mockImplementation(async () => {
+      if (fail) throw new Error('storage unavailable');
+      return true;
+    });
+    const tier2 = worker();
+    await tier2.tick();
+    expect(maintain).toHaveBeenCalledTimes(1);
+    fail = false;
+    now += 2_000; // past the back-off (≤ 100 ms), well inside the 60 s maintenance interval
+    await tier2.tick();
+    expect(maintain).toHaveBeenCalledTimes(2);
+    expect(maintain.mock.calls[1][0]).toBe(true); // the round starts again from its start
+    expect(tier2.healthy).toBe(true);
+  });
 });
 
 /** The contract a folder folds (its options are private; the test reads them by name). */

@@ -100,7 +100,9 @@ export class Tier2Worker {
         this.maintaining = !(await this.maintain(starting, performance.now() + Math.max(MIN_MAINTENANCE_SLICE_MS, this.o.intervalMs)));
         this.maintenanceRetry.succeeded();
       } catch (err) {
-        // A round under way goes on after the back-off; one that failed as it started, at the next interval.
+        // The round is tried again after the back-off, from its start if it failed there (not at
+        // the next interval: health counts the failure until a try succeeds).
+        if (starting) this.lastMaintenance = 0;
         this.stepFailed(this.maintenanceRetry, err);
       }
     }
