@@ -172,11 +172,14 @@ export async function consistentCurrentView(table: Pick<LakeTable, 'currentView'
  * that the pair does not hold.
  */
 function noFoldBetween(first: ViewSpec, second: ViewSpec): boolean {
-  if (first.pending && second.pending && first.pending.snapshot.version === second.pending.snapshot.version) return true; // the same tail
-  const later = new Set((second.pending?.snapshot.files ?? []).map((f) => f.path));
-  if (!(first.pending?.snapshot.files ?? []).every((f) => later.has(f.path))) return false;
-  const removedBefore = new Set((first.pending?.snapshot.tombstones ?? []).map((r) => r.path));
-  return (second.pending?.snapshot.tombstones ?? []).every((r) => removedBefore.has(r.path));
+  // A view leaves an empty tail out, and with it the removes of the fold that emptied it: then
+  // only a table that did not change between the reads rules a fold out (a fold commits there).
+  if (!first.pending || !second.pending) return first.snapshot.version === second.snapshot.version;
+  if (first.pending.snapshot.version === second.pending.snapshot.version) return true; // the same tail
+  const later = new Set(second.pending.snapshot.files.map((f) => f.path));
+  if (!first.pending.snapshot.files.every((f) => later.has(f.path))) return false;
+  const removedBefore = new Set(first.pending.snapshot.tombstones.map((r) => r.path));
+  return second.pending.snapshot.tombstones.every((r) => removedBefore.has(r.path));
 }
 
 /** Pairs of reads {@link consistentCurrentView} tries before it gives up for this request. */
