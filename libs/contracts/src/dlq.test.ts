@@ -46,8 +46,9 @@ describe('dlqDetail', () => {
 
 describe('deadLetterRecord', () => {
   const facts = { reason: 'EVENT_TOO_LARGE', issues: [{ code: 'EVENT_TOO_LARGE', path: '', message: 'too big' }], source: { topic: 'raw', partition: 1, offset: 7 }, now: 0 };
+  // As Kafka counts it, with up to 10 bytes of framing per header.
   const size = (r: DeadLetterRecord) =>
-    (r.key?.length ?? 0) + (r.value?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    (r.key?.length ?? 0) + (r.value?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + 10 + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
 
   it('keeps a record that fits as it is, with the DLQ headers and no truncation mark', () => {
     const r = deadLetterRecord({ key: Buffer.from('k'), value: Buffer.from('{"a":1}'), headers: { traceparent: Buffer.from('00-x') } }, facts);
@@ -69,6 +70,16 @@ describe('deadLetterRecord', () => {
     expect(r.headers[HEADERS.producer]).toEqual(Buffer.from('shop')); // small originals stay
     expect(JSON.parse(String(r.headers[HEADERS.dlqTruncated]))).toEqual({ valueBytes: 1_040_000, keyBytes: 7, droppedHeaders: 0 });
     expect(r.headers[HEADERS.dlqSourceOffset]).toBe('7');
+  });
+
+  // A producer writing straight to raw may put anything in sluice-producer; it used to stay on a
+  // cut record, and be copied into sluice-dlq-producer, so the record stayed over the limit.
+  it('drops a huge sluice-producer header too, and caps its copy', () => {
+    const r = deadLetterRecord({ key: Buffer.from('k'), value: Buffer.alloc(600_000), headers: { [HEADERS.producer]: Buffer.alloc(480_000, 0x70) } }, facts);
+    expect(size(r)).toBeLessThanOrEqual(MAX_DLQ_RECORD_BYTES);
+    expect(HEADERS.producer in r.headers).toBe(false);
+    expect(String(r.headers[HEADERS.dlqProducer])).toBe('p'.repeat(256));
+    expect(r.value!.length).toBe(600_000);
   });
 
   it('drops large original headers and cuts a large key before the value, keeping its own headers', () => {

@@ -13,6 +13,10 @@ export const MAX_DLQ_RECORD_BYTES = 900_000;
 
 /** Longest key a cut DLQ record keeps. */
 const MAX_CUT_KEY_BYTES = 1024;
+/** Longest `sluice-dlq-producer` value. */
+const MAX_DLQ_PRODUCER_CHARS = 256;
+/** Bytes Kafka's record format adds per header beside its name and value (length varints), at most. */
+const HEADER_FRAMING_BYTES = 10;
 
 /** One problem as a DLQ record's detail lists it. */
 export interface DeadLetterIssue {
@@ -46,7 +50,8 @@ export function deadLetterHeaders(original: Readonly<Record<string, Buffer>>, fa
   headers[HEADERS.dlqSourceTopic] = facts.source.topic;
   headers[HEADERS.dlqSourcePartition] = String(facts.source.partition);
   headers[HEADERS.dlqSourceOffset] = String(facts.source.offset);
-  headers[HEADERS.dlqProducer] = original[HEADERS.producer]?.toString('utf8') ?? 'unknown';
+  // ingest's producer names are short; a direct producer may send anything, so it is capped.
+  headers[HEADERS.dlqProducer] = original[HEADERS.producer]?.toString('utf8').slice(0, MAX_DLQ_PRODUCER_CHARS) ?? 'unknown';
   headers[HEADERS.dlqTime] = new Date(facts.now).toISOString();
   if (facts.contract !== undefined) headers[HEADERS.dlqContract] = facts.contract;
   return headers;
@@ -90,7 +95,9 @@ export function deadLetterRecord(
   const cut = { valueBytes: original.value?.length ?? 0, keyBytes: original.key?.length ?? 0, droppedHeaders: 0 };
   let key = original.key;
   if (recordBytes({ key, value: null, headers }) > MAX_DLQ_RECORD_BYTES / 2) {
-    const own = new Set<string>(Object.values(HEADERS));
+    // Every header but the DLQ's own goes, `sluice-producer` and `sluice-contract` too (a direct
+    // producer may put anything in them; the DLQ headers say what matters).
+    const own = new Set<string>(Object.entries(HEADERS).filter(([k]) => k.startsWith('dlq')).map(([, name]) => name));
     for (const name of Object.keys(headers)) {
       if (own.has(name)) continue;
       delete headers[name];
@@ -106,6 +113,6 @@ export function deadLetterRecord(
 
 function recordBytes(r: DeadLetterRecord): number {
   let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  for (const [name, v] of Object.entries(r.headers)) n += Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+  for (const [name, v] of Object.entries(r.headers)) n += HEADER_FRAMING_BYTES + Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
   return n;
 }

@@ -14,7 +14,10 @@
  * replay writes each selected record back to the raw topic with its original key, bytes and
  * headers (DLQ headers removed, `sluice-replay-of` added); the event keeps its event_id, so
  * replaying twice is harmless downstream. Replay only after the cause is fixed (a contract
- * change deployed, a producer bug fixed), or the events come straight back to the DLQ.
+ * change deployed, a producer bug fixed), or the events come straight back to the DLQ. A record
+ * cut to fit a Kafka message (`sluice-dlq-truncated`) is not replayed: the output lists it with
+ * its source coordinates, where the original is while the raw topic keeps it. --limit counts
+ * the records replayed.
  */
 import { parseArgs } from 'node:util';
 import { DLQ_TOPIC, RAW_TOPIC } from '@sluice/contracts';
@@ -86,11 +89,14 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'replay': {
-      const selected = (await select()).slice(0, limit);
+      const selected = await select();
       // A record cut to fit the DLQ no longer holds the original bytes: replaying it would send a
       // broken event. Its original is at its source coordinates, which are listed instead.
-      const entries = selected.filter((e) => e.truncated === undefined);
-      const notReplayed = selected.filter((e) => e.truncated !== undefined).map((e) => ({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated }));
+      const entries = selected.filter((e) => e.truncated === undefined).slice(0, limit);
+      const notReplayed = selected
+        .filter((e) => e.truncated !== undefined)
+        .slice(0, limit)
+        .map((e) => ({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated }));
       const skipped = notReplayed.length > 0 ? { truncatedNotReplayed: notReplayed } : {};
       if (values['dry-run']) {
         print({ wouldReplay: entries.length, to: rawTopic, groups: countBy(entries), ...skipped });
