@@ -11,6 +11,8 @@ export interface PoisonInput {
 }
 
 const HUGE = 600_000; // over the 512 KiB event limit chaos runs give ingest and validate; under the broker message limit
+/** Just under the client's 1,000,000-byte message limit: copied whole into the DLQ with its headers, it would not fit. */
+const NEAR_MESSAGE_LIMIT = 999_000;
 
 /** The corpus, with event ids `<runId>-p<n>` where an input can carry one. */
 export function poisonCorpus(runId: string): PoisonInput[] {
@@ -49,5 +51,6 @@ export function poisonCorpus(runId: string): PoisonInput[] {
     { name: 'a JSON array', bytes: Buffer.from('[1,2,3]') },
     { name: 'a JSON string', bytes: Buffer.from('"orders"') },
     { name: 'random bytes', bytes: Buffer.from(Array.from({ length: 256 }, (_, k) => (k * 131 + 7) % 256)) },
+    { name: 'not JSON, near the message size limit', bytes: Buffer.alloc(NEAR_MESSAGE_LIMIT, 0x78) },
   ];
 }
