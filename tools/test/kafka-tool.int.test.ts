@@ -31,10 +31,13 @@ describe('tools/kafka/kafka.sh', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    // Two adjacent free ports: client and controller.
-    let port = await freePort();
-    while (port >= 65000) port = await freePort();
-    env = { KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(port + 1), KAFKA_DATA_DIR: dataDir };
+    // Two free ports, client and controller. The controller used to take the client's port + 1
+    // unchecked, and a CI run lost it to another process's ephemeral port (the broker's
+    // controller failed to bind while the chaos suite ran beside this test).
+    const port = await freePort();
+    let controller = await freePort();
+    while (controller === port) controller = await freePort();
+    env = { KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controller), KAFKA_DATA_DIR: dataDir };
   });
 
   afterAll(async () => {
