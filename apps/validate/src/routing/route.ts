@@ -1,4 +1,4 @@
-import { CONTRACTS, deadLetterRecord } from '@sluice/contracts';
+import { contractByName, deadLetterRecord } from '@sluice/contracts';
 import { validateError } from '../errors';
 import { INGEST_HEADERS } from './headers';
 
@@ -92,7 +92,7 @@ function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[]
   // when it names a contract: the name is a metric label and a header, and a producer writing
   // straight to raw may put anything there.
   const header = msg.headers[INGEST_HEADERS.contract]?.toString('utf8');
-  const named = contract ?? (header !== undefined && Object.hasOwn(CONTRACTS, header) ? header : undefined);
+  const named = contract ?? (header === undefined ? undefined : contractByName(header)?.name);
   // Cut to fit a Kafka message if need be: a record that can never be produced would fail its
   // transaction again at every retry and stop the partition (the original stays in raw).
   const { key, value, headers } = deadLetterRecord(msg, { reason, issues, source: msg, contract: named, now: options.now });
