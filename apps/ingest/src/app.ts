@@ -11,8 +11,6 @@ import { replyError } from './http/reply-error';
 
 /** How often Node looks for requests past their timeout, ms. */
 const CONNECTIONS_CHECK_MS = 1000;
-/** fastify's default keep-alive timeout, ms. */
-const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
 export interface IngestDeps {
@@ -80,14 +78,14 @@ export function buildApp(deps: IngestDeps): IngestApp {
     bodyLimit: limits.maxBodyBytes,
     // fastify's default (0) turns Node's request timeout off: a body trickled in byte by byte
     // held its in-flight reservation (up to the body limit) for as long as the client liked.
+    requestTimeout: limits.requestTimeoutMs ?? 60_000,
     // Node answers 408 and closes the connection; it looks every connectionsCheckingInterval,
-    // 30 s by default, which only a server built here can change (keeping fastify's own
-    // keep-alive timeout, longer than a load balancer's idle timeout).
-    serverFactory: (handler) =>
-      http.createServer(
-        { requestTimeout: limits.requestTimeoutMs ?? 60_000, connectionsCheckingInterval: CONNECTIONS_CHECK_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
-        handler,
-      ),
+    // 30 s by default, which only a server built here can change. It gets fastify's own settings
+    // (the request timeout above, fastify's keep-alive timeout) as fastify's server would.
+    serverFactory: (handler, options) => {
+      const { requestTimeout, keepAliveTimeout } = options as { requestTimeout: number; keepAliveTimeout: number };
+      return http.createServer({ requestTimeout, keepAliveTimeout, connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, handler);
+    },
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     // Per-request logs would be per-message logs at 100k events/s; metrics cover requests.
     logController: new LogController({ disableRequestLogging: true }),
