@@ -5,6 +5,21 @@ import type { IngestConfig } from './config';
 import { KafkaPublisher } from './delivery/kafka-publisher';
 import { AvroDecoder, CONTRACTS, RAW_TOPIC, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 
+/** librdkafka's largest `queue.buffering.max.kbytes`. */
+const MAX_QUEUE_KBYTES = 2_147_483_647;
+
+/**
+ * librdkafka's queue bound in KiB (`queue.buffering.max.kbytes`), kept above anything ingest can
+ * hand it: every queued event is part of a request body the in-flight budget counts, and a
+ * handler waits for its events' delivery before its reservation ends. Below the budget (the
+ * client's default of 128 MiB against ingest's 256 MiB), the queue could fill by bytes partway
+ * through a batch: part of the batch enqueued and delivered, the request answered 429, and the
+ * whole batch sent again. The margin covers keys and headers (at most 1 KiB per message).
+ */
+export function producerQueueKbytes(maxInFlightBytes: number, maxQueueMessages: number): number {
+  return Math.min(MAX_QUEUE_KBYTES, Math.ceil((maxInFlightBytes + maxQueueMessages * 1024) / 1024));
+}
+
 /** A started ingest: the HTTP app with its Kafka clients, and how to stop it all. */
 export interface IngestRuntime extends IngestApp {
   /** Drains: refuse new requests, finish in-flight ones, flush the producer, close clients. */
@@ -28,6 +43,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     clientId: 'sluice-ingest',
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     maxQueueMessages: config.maxQueueMessages,
+    maxQueueKbytes: producerQueueKbytes(config.maxInFlightBytes, config.maxQueueMessages),
     lingerMs: 5,
   });
   const admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
