@@ -14,6 +14,8 @@ export const LAKE_CHANNELS = {
   vacuum: 'sluice:lake:vacuum',
   /** A checkpoint was written: {@link CheckpointEvent}. */
   checkpoint: 'sluice:lake:checkpoint',
+  /** A checkpoint due after a commit failed (the commit stands): {@link CheckpointFailedEvent}. */
+  checkpointFailed: 'sluice:lake:checkpoint-failed',
   /** File counts of a freshly loaded latest snapshot: {@link TableStatsEvent}. */
   tableStats: 'sluice:lake:table-stats',
 } as const;
@@ -71,6 +73,15 @@ export interface CheckpointEvent {
   bytes: number;
   durationMs: number;
 }
+/** Payload of `sluice:lake:checkpoint-failed`. */
+export interface CheckpointFailedEvent {
+  table: string;
+  /** The version whose checkpoint was not written. */
+  version: number;
+  /** The error's code (`LAKE_*`), or `UNKNOWN`. */
+  code: string;
+  message: string;
+}
 
 /** Payload of `sluice:lake:table-stats`. */
 export interface TableStatsEvent {
@@ -90,6 +101,7 @@ const channels = {
   compaction: channel(LAKE_CHANNELS.compaction),
   vacuum: channel(LAKE_CHANNELS.vacuum),
   checkpoint: channel(LAKE_CHANNELS.checkpoint),
+  checkpointFailed: channel(LAKE_CHANNELS.checkpointFailed),
   tableStats: channel(LAKE_CHANNELS.tableStats),
 };
 

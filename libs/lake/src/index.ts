@@ -5,7 +5,7 @@ export { PrefixedStorage } from './storage/prefixed-storage';
 export { tableStorageFactory, isS3Root, type LakeRootS3Options, type TableStorageFactory } from './storage/lake-root';
 export { S3Storage, LocalFileCache, parseS3Uri, type S3StorageOptions, type S3CommitMode, type LocalFileCacheOptions } from './storage/s3-storage';
 export { LAKE_ERRORS, type LakeErrorCode } from './errors';
-export { LAKE_CHANNELS, type CommitEvent, type ConflictEvent, type MergeEvent, type CompactionEvent, type VacuumEvent, type CheckpointEvent, type TableStatsEvent } from './events';
+export { LAKE_CHANNELS, type CommitEvent, type ConflictEvent, type MergeEvent, type CompactionEvent, type VacuumEvent, type CheckpointEvent, type CheckpointFailedEvent, type TableStatsEvent } from './events';
 export {
   LakeTable,
   type LakeTableOptions,

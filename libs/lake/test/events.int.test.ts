@@ -1,7 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LAKE_CHANNELS, LakeTable, LocalStorage } from '../src';
+import { LAKE_CHANNELS, LakeTable, LocalStorage, type CheckpointFailedEvent } from '../src';
 import { tempDir } from './helpers';
 
 describe('diagnostics_channel events', () => {
@@ -45,5 +45,46 @@ describe('diagnostics_channel events', () => {
     expect(seen[LAKE_CHANNELS.vacuum][0]).toMatchObject({ filesDeleted: 3 });
     expect(seen[LAKE_CHANNELS.checkpoint][0]).toMatchObject({ version: 3 });
     expect(seen[LAKE_CHANNELS.tableStats].at(-1)).toMatchObject({ table: 'events_t', version: 4, files: 1, smallFiles: 1, compactionBacklog: 0 });
+  });
+
+  it('publishes a checkpoint that failed after a commit, and the commit stands', async () => {
+    // A store that takes every write but checkpoints (a full disk, a refused key).
+    class NoCheckpoints extends LocalStorage {
+      override async put(key: string, body: Uint8Array): Promise<void> {
+        if (key.endsWith('.checkpoint.parquet')) throw Object.assign(new Error(`refused ${key}`), { code: 'EIO' });
+        return super.put(key, body);
+      }
+    }
+    const failed: CheckpointFailedEvent[] = [];
+    const h = (msg: unknown) => failed.push(msg as CheckpointFailedEvent);
+    subscribe(LAKE_CHANNELS.checkpointFailed, h);
+    try {
+      const table = await LakeTable.create(new NoCheckpoints(path.join(dir, 'no-cp')), {
+        columns: [{ name: 'k', type: 'long' }],
+        properties: { 'delta.checkpointInterval': '2' },
+        name: 'no_cp',
+      });
+      await table.append({ rows: [{ k: 1 }] });
+      const second = await table.append({ rows: [{ k: 2 }] });
+      expect(second.version).toBe(2);
+      expect((await table.snapshot()).version).toBe(2);
+    } finally {
+      unsubscribe(LAKE_CHANNELS.checkpointFailed, h);
+    }
+    expect(failed).toEqual([expect.objectContaining({ table: 'no_cp', version: 2, code: 'EIO', message: expect.stringContaining('refused') })]);
+  });
+
+  it('checkpoints at the default interval when another writer set delta.checkpointInterval to something that is not a number', async () => {
+    const root = path.join(dir, 'foreign-interval');
+    await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'k', type: 'long' }], properties: { 'delta.checkpointInterval': '3' } });
+    // Another writer's metadata: this library refuses the value at create, Delta readers ignore it.
+    const first = path.join(root, '_delta_log', '00000000000000000000.json');
+    const text = await fs.readFile(first, 'utf8');
+    await fs.writeFile(first, text.replace('"delta.checkpointInterval":"3"', '"delta.checkpointInterval":"ten"'));
+    expect(await fs.readFile(first, 'utf8')).toContain('"ten"');
+    const table = await LakeTable.open(new LocalStorage(root));
+    for (let i = 0; i < 10; i++) await table.append({ rows: [{ k: i }] });
+    const log = await fs.readdir(path.join(root, '_delta_log'));
+    expect(log).toContain('00000000000000000010.checkpoint.parquet');
   });
 });

@@ -156,6 +156,14 @@ export const METRICS = {
     services: ['merge-compaction'],
     help: 'Unreferenced files deleted by vacuum.',
   },
+  checkpointFailures: {
+    thing: 'checkpoint_failures',
+    unit: 'total',
+    type: 'counter',
+    labels: ['table', 'code'],
+    services: ['merge-compaction'],
+    help: 'Checkpoints due after a commit that failed (the commit stands; loads replay more log until one succeeds).',
+  },
   lastCommit: {
     thing: 'last_commit',
     unit: 'timestamp_seconds',

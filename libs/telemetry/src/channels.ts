@@ -23,6 +23,7 @@ export const CHANNELS = {
   lakeMerge: 'sluice:lake:merge',
   lakeCompaction: 'sluice:lake:compaction',
   lakeVacuum: 'sluice:lake:vacuum',
+  lakeCheckpointFailed: 'sluice:lake:checkpoint-failed',
   /** Proposed, not yet published by libs/lake: live file counts of a snapshot. */
   lakeTableStats: 'sluice:lake:table-stats',
   /** Proposed, not yet published by libs/kafka: producer queue depth. */
@@ -114,6 +115,13 @@ export interface LakeVacuumEvent {
   table: string;
   filesDeleted: number;
   durationMs: number;
+}
+/** `sluice:lake:checkpoint-failed`: a checkpoint due after a commit failed; the commit stands. */
+export interface LakeCheckpointFailedEvent {
+  table: string;
+  version: number;
+  code: string;
+  message: string;
 }
 /** `sluice:lake:table-stats`: counts of the latest snapshot after a commit or load. */
 export interface TableStatsEvent {
@@ -233,6 +241,11 @@ export function subscribeChannels(
       const e = m as unknown as LakeVacuumEvent;
       need(str(e.table) && nonNegInt(e.filesDeleted));
       metrics.vacuumedFiles.add(e.filesDeleted, { table: e.table });
+    },
+    [CHANNELS.lakeCheckpointFailed]: (m) => {
+      const e = m as unknown as LakeCheckpointFailedEvent;
+      need(str(e.table) && str(e.code));
+      metrics.checkpointFailures.add(1, { table: e.table, code: e.code });
     },
     [CHANNELS.lakeTableStats]: (m) => {
       const e = m as unknown as TableStatsEvent;

@@ -48,6 +48,7 @@ describe('metrics from adapter channels', () => {
     publish(CHANNELS.lakeMerge, { table: 'orders_silver', version: 12, filesRead: 3, bytesRead: 10, filesRewritten: 2, bytesRewritten: 4096, durationMs: 900 });
     publish(CHANNELS.lakeCompaction, { table: 'orders_silver', version: 13, filesRemoved: 30, bytesRemoved: 1, filesAdded: 1, bytesAdded: 1, durationMs: 2000 });
     publish(CHANNELS.lakeVacuum, { table: 'orders_silver', filesDeleted: 7, bytesDeleted: 1, durationMs: 10 });
+    publish(CHANNELS.lakeCheckpointFailed, { table: 'orders_silver', version: 20, code: 'LAKE_STORAGE_UNAVAILABLE', message: 'x' });
     publish(CHANNELS.lakeTableStats, { table: 'orders_silver', files: 90, smallFiles: 31, compactionBacklog: 28 });
     publish(CHANNELS.kafkaClientError, { clientId: 'c1', code: 'KAFKA_BROKER_DOWN', retryable: true, message: 'x' });
 
@@ -74,6 +75,7 @@ describe('metrics from adapter channels', () => {
     expect(value(text, `${p}_merge_duration_seconds_sum`, { table: 'orders_silver' })).toBeCloseTo(0.9);
     expect(value(text, `${p}_compacted_files_total`, { table: 'orders_silver' })).toBe(30);
     expect(value(text, `${p}_vacuumed_files_total`, { table: 'orders_silver' })).toBe(7);
+    expect(value(text, `${p}_checkpoint_failures_total`, { table: 'orders_silver', code: 'LAKE_STORAGE_UNAVAILABLE' })).toBe(1);
     expect(value(text, `${p}_kafka_client_errors_total`, { code: 'KAFKA_BROKER_DOWN', retryable: 'true' })).toBe(1);
     const last = value(text, `${p}_last_commit_timestamp_seconds`, { table: 'orders_silver' }) as number;
     expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60);

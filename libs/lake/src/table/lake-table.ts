@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, withConnection } from '../duck';
-import { lakeError } from '../errors';
+import { errorMessage, lakeError } from '../errors';
 import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
@@ -18,7 +18,7 @@ import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
-import { DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parquetLayoutOf, parseInterval, validateProperties } from './properties';
+import { checkpointIntervalOf, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parquetLayoutOf, parseInterval, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
 import { checkSortKeys, type SortKey } from './row-order';
 import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
@@ -590,8 +590,7 @@ export class LakeTable {
     const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
     publish('checkpoint', { table: this.name, version: snap.version, rows: out.rows, bytes: out.bytes, durationMs: performance.now() - started });
     // Log cleanup lists the whole log with mtimes; every 10th checkpoint is often enough.
-    const interval = Number(snap.configuration[TABLE_PROPERTIES.checkpointInterval] ?? DEFAULT_CHECKPOINT_INTERVAL);
-    if (snap.version % (interval * 10) === 0) await this.cleanupLog();
+    if (snap.version % (checkpointIntervalOf(snap.configuration) * 10) === 0) await this.cleanupLog();
     return { version: snap.version, ...out };
   }
 
@@ -833,10 +832,12 @@ export class LakeTable {
 
   private async commitAndMaintain(snap: Snapshot, plan: CommitPlan): Promise<CommitResult> {
     const result = await commit(this.storage, this.name, snap.version, snap.partitionColumns, plan, this.maxAttempts);
-    const interval = Number(snap.configuration[TABLE_PROPERTIES.checkpointInterval] ?? DEFAULT_CHECKPOINT_INTERVAL);
-    if (result.version > 0 && result.version % interval === 0) {
-      // A failed checkpoint never fails the commit that landed: readers simply replay more JSON.
-      await this.checkpoint(result.version).catch(() => undefined);
+    if (result.version > 0 && result.version % checkpointIntervalOf(snap.configuration) === 0) {
+      // A failed checkpoint never fails the commit that landed: readers replay more JSON until
+      // the next one. It is published, so a run of failures (a log that keeps growing) shows.
+      await this.checkpoint(result.version).catch((err: unknown) => {
+        publish('checkpointFailed', { table: this.name, version: result.version, code: typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'UNKNOWN', message: errorMessage(err) });
+      });
     }
     return result;
   }

@@ -107,3 +107,14 @@ export const DEFAULT_FILE_RETENTION_MS = 7 * UNIT_MS.day;
 export const DEFAULT_LOG_RETENTION_MS = 30 * UNIT_MS.day;
 /** Default checkpoint interval (Spark's). */
 export const DEFAULT_CHECKPOINT_INTERVAL = 10;
+
+/**
+ * The table's `delta.checkpointInterval`, or the default when it is absent or not a positive
+ * integer (another writer may have set anything; `Number('ten')` would be NaN, and no version
+ * is a multiple of NaN: no checkpoint would ever be written and every load would replay the
+ * whole log).
+ */
+export function checkpointIntervalOf(configuration: Readonly<Record<string, string>>): number {
+  const v = configuration[TABLE_PROPERTIES.checkpointInterval];
+  return v !== undefined && /^[1-9]\d{0,8}$/.test(v.trim()) ? Number(v.trim()) : DEFAULT_CHECKPOINT_INTERVAL;
+}
