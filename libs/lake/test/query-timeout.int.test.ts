@@ -65,4 +65,31 @@ describe('LakeSession query timeout', () => {
       }
     });
   });
+
+  it('a pooled read counts fetching its files (S3 downloads) within its timeout', async () => {
+    // A store whose files take 3 s each to reach the local disk (a slow object store).
+    class SlowFetch extends LocalStorage {
+      override async localPath(key: string): Promise<string> {
+        await new Promise((r) => setTimeout(r, 3000));
+        return super.localPath(key);
+      }
+    }
+    const slow = new SlowFetch(path.join(dir, 't'));
+    const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 });
+    try {
+      const snapshot = await table.snapshot();
+      const started = performance.now();
+      await expect(engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t', undefined, { timeoutMs: 300 })).rejects.toMatchObject({
+        code: 'LAKE_QUERY_TIMEOUT',
+        retryable: true,
+        details: { timeoutMs: 300 },
+      });
+      expect(performance.now() - started).toBeLessThan(2500);
+      // Without a timeout the same read waits for the files and answers.
+      expect(await engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t')).toEqual([{ n: '2' }]);
+    } finally {
+      engine.close();
+    }
+  });
 });
+

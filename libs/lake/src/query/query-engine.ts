@@ -119,15 +119,20 @@ export class LakeQueryEngine {
    */
   async read(views: Readonly<Record<string, ViewSpec>>, sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
     this.refuseClosed();
+    checkTimeout(options.timeoutMs);
+    const started = performance.now();
     let statementSql: string;
     try {
-      statementSql = await withViews(views, sql);
+      // Building the views fetches the files (downloads on an S3 cache miss): within the timeout.
+      statementSql = await withinTimeout(withViews(views, sql), options.timeoutMs);
     } catch (err) {
       throw (err as { code?: string }).code ? err : translateReadError('reading views', err);
     }
+    const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (performance.now() - started);
+    if (left !== undefined && left < 1) throw timeoutError(options.timeoutMs as number, started);
     const pooled = this.idle.pop() ?? (await this.connectPooled());
     try {
-      const reader = await runStatement(pooled.conn, options, () => pooled.statement(statementSql, this.locked), params);
+      const reader = await runStatement(pooled.conn, { ...options, timeoutMs: left }, () => pooled.statement(statementSql, this.locked), params);
       return reader.getRowObjectsJson() as Record<string, unknown>[];
     } catch (err) {
       // A statement that failed (a vacuumed file, an interrupt mid-plan) is not worth keeping.
@@ -292,9 +297,7 @@ async function runStatement(
   params: QueryParams | undefined,
 ): Promise<DuckDBResultReader> {
   const { timeoutMs } = options;
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw lakeError('LAKE_INVALID_INPUT', `query timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
-  }
+  checkTimeout(timeoutMs);
   const started = performance.now();
   let timedOut = false;
   const timer =
@@ -310,14 +313,39 @@ async function runStatement(
     return await prepared.runAndReadAll();
   } catch (err) {
     if ((err as { code?: string }).code) throw err;
-    if (timedOut) {
-      throw lakeError('LAKE_QUERY_TIMEOUT', `query interrupted after ${timeoutMs} ms (stopped after ${Math.round(performance.now() - started)} ms)`, {
-        cause: err,
-        details: { timeoutMs },
-      });
-    }
+    if (timedOut) throw timeoutError(timeoutMs as number, started, err);
     throw translateReadError('query', err);
   } finally {
     clearTimeout(timer);
   }
 }
+
+function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw lakeError('LAKE_INVALID_INPUT', `query timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
+  }
+}
+
+function timeoutError(timeoutMs: number, started: number, cause?: unknown) {
+  return lakeError('LAKE_QUERY_TIMEOUT', `query interrupted after ${timeoutMs} ms (stopped after ${Math.round(performance.now() - started)} ms)`, { cause, details: { timeoutMs } });
+}
+
+/**
+ * `work`, or LAKE_QUERY_TIMEOUT once `timeoutMs` passed. The work itself goes on (a download
+ * finishes into the cache, where the next read finds it); its later failure is left unreported.
+ */
+async function withinTimeout<T>(work: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined) return work;
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError(timeoutMs, started)), timeoutMs);
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+

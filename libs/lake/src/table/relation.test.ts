@@ -1,6 +1,6 @@
 import type { FileStats, LiveFile } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
-import { filesRelationSql, type RelationSource } from './relation';
+import { filesRelationSql, translateReadError, type RelationSource } from './relation';
 import type { DeltaField } from './schema';
 
 const field = (name: string, type: DeltaField['type']): DeltaField => ({ name, type, nullable: true, metadata: {} });
@@ -54,5 +54,44 @@ describe('filesRelationSql: which files need union_by_name', () => {
     // Two partition values in one scan: looked up by file name.
     expect(sql).toContain("CASE filename WHEN '/lake/bucket=0/full.parquet' THEN CAST('0' AS INTEGER) WHEN '/lake/bucket=1/old.parquet' THEN CAST('1' AS INTEGER) END");
     expect(sql).toContain('filename=true');
+  });
+});
+
+describe('filesRelationSql: fetching the files', () => {
+  it('fetches several files at once (S3 cache misses download), a bounded number, keeping their order', async () => {
+    let running = 0;
+    let most = 0;
+    const slow = {
+      localPath: async (key: string) => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+        return `/lake/${key}`;
+      },
+    } as unknown as Storage;
+    const files = Array.from({ length: 30 }, (_, i) => file(`f${i}`, '0', { numRecords: 1, nullCount: { key: 0, note: 0 } }));
+    const sql = await filesRelationSql(slow, source, files);
+    expect(scans(sql)).toEqual([{ files: files.map((f) => f.key), byName: false }]);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('translateReadError', () => {
+  it('calls a file missing only when DuckDB says it does not exist', () => {
+    for (const message of [
+      'IO Error: No files found that match the pattern "/lake/a.parquet"',
+      'IO Error: Cannot open file "/lake/a.parquet": No such file or directory',
+    ]) {
+      expect(translateReadError('query', new Error(message))).toMatchObject({ code: 'LAKE_DATA_FILE_MISSING', details: { file: '/lake/a.parquet' } });
+    }
+  });
+
+  it('a file that would not open for another reason (file handles, permissions) is retryable, not "missing"', () => {
+    for (const reason of ['Too many open files', 'Permission denied', 'Input/output error']) {
+      const err = translateReadError('query', new Error(`IO Error: Cannot open file "/lake/a.parquet": ${reason}`));
+      expect(err).toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true, details: { file: '/lake/a.parquet' } });
+      expect(err.message).toContain(reason);
+    }
   });
 });

@@ -52,8 +52,7 @@ export async function filesRelationSql(
   const partial: LiveFile[] = [];
   for (const f of files) (hasColumns(source, f, dataNames) ? complete : partial).push(f);
   const scan = async (group: readonly LiveFile[], unionByName: boolean): Promise<string> => {
-    const paths: string[] = [];
-    for (const f of group) paths.push(duckReadablePath(await storage.localPath(f.key)));
+    const paths = await localPaths(storage, group);
     /** `value` of each file (typed `type`): a constant when all files agree, else by file name. */
     let needsFilename = false;
     const byFile = (value: (f: LiveFile) => string | null | undefined, type: string, name: string) => {
@@ -94,12 +93,39 @@ function hasColumns(source: RelationSource, file: LiveFile, names: readonly stri
  * Maps DuckDB's "file not found" errors to LAKE_DATA_FILE_MISSING naming the file; anything else
  * as {@link duckError} does (LAKE_OUT_OF_MEMORY, else `code`).
  */
+/** Files an S3 read downloads at once (cache misses); the SDK's sockets allow more. */
+const DOWNLOADS_AT_ONCE = 8;
+
+/**
+ * DuckDB-readable local paths of `files`, in order. On S3 each cache miss is a download; they
+ * run {@link DOWNLOADS_AT_ONCE} at a time rather than one after another (a cold read of 100 files
+ * took 100 round trips end to end).
+ */
+async function localPaths(storage: Storage, files: readonly LiveFile[]): Promise<string[]> {
+  const paths = new Array<string>(files.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < files.length) {
+      const i = next++;
+      paths[i] = duckReadablePath(await storage.localPath(files[i].key));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DOWNLOADS_AT_ONCE, files.length) }, worker));
+  return paths;
+}
+
 export function translateReadError(what: string, cause: unknown, code?: Parameters<typeof duckError>[2]): Error {
   const message = errorMessage(cause);
-  const m = /No files found that match the pattern "([^"]+)"|Cannot open file "([^"]+)"|No such file or directory.*?"([^"]+)"/.exec(message);
+  const m = /No files found that match the pattern "([^"]+)"|Cannot open file "([^"]+)": No such file or directory|No such file or directory.*?"([^"]+)"/.exec(message);
   if (m) {
     const file = m[1] ?? m[2] ?? m[3];
     return lakeError('LAKE_DATA_FILE_MISSING', `${what}: data file ${file} is missing`, { cause, details: { file } });
+  }
+  // Any other reason a file would not open (too many open files, no permission, an I/O error)
+  // is the machine's, not a sign the file is gone: retryable, never "vacuumed".
+  const unopened = /Cannot open file "([^"]+)"/.exec(message);
+  if (unopened) {
+    return lakeError('LAKE_STORAGE_UNAVAILABLE', `${what}: ${message.split('\n')[0]}`, { cause, details: { file: unopened[1] } });
   }
   return duckError(what, cause, code);
 }
