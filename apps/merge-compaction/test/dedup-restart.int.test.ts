@@ -1,4 +1,4 @@
-import { CONTRACTS } from '@sluice/contracts';
+import { CONTRACTS, HEADERS } from '@sluice/contracts';
 import type { MergeApp } from '../src/app';
 import type { OracleEvent, Send } from '../src/oracle/oracle';
 import { produce, readRows, startApp, TestEnv, waitFor } from './support/harness';
@@ -10,10 +10,10 @@ import { produce, readRows, startApp, TestEnv, waitFor } from './support/harness
 describe('a duplicate event_id arriving after a restart', () => {
   const apps: MergeApp[] = [];
   const envs: TestEnv[] = [];
-  const order = (id: string, eventId: string): Send => {
+  const order = (id: string, eventId: string, eventTimeMs = Date.now()): Send => {
     const event: OracleEvent = {
       event_id: eventId,
-      event_time: Date.now(),
+      event_time: eventTimeMs,
       producer: 'test',
       schema_version: 1,
       version: 1,
@@ -59,4 +59,34 @@ describe('a duplicate event_id arriving after a restart', () => {
     const off = await scenario('dedup-off', 0);
     expect(off.counts).toEqual({ 'dedup-off-evt-A': 2, 'dedup-off-evt-A2': 1 });
   }, 180_000);
+
+  // A DLQ replay comes after a fix, hours or days after the event: far behind the watermark,
+  // where tier 1 keeps records unchecked. A replay may also be run twice. validate carries the
+  // DLQ tool's `sluice-replay-of` marker onto the valid record, and tier 1 then asks bronze.
+  it('a DLQ replay older than the watermark lands once however often it is replayed; an unmarked late copy is not checked', async () => {
+    const env = new TestEnv('replay-late', [CONTRACTS.orders]);
+    envs.push(env);
+    await env.createTopics();
+    const count = async (eventId: string) => Number((await readRows(env, 'bronze_orders', `SELECT count(*) AS n FROM t WHERE event_id = '${eventId}'`))[0]?.n ?? 0);
+    const app = await start(env, 10 * 60_000);
+    const twoHoursAgo = Date.now() - 2 * 3600_000;
+    // A fresh event of the entity moves the partition's watermark to now.
+    await produce(env, [order('R', 'replay-late-fresh')]);
+    await waitFor('the fresh event in bronze', async () => (await count('replay-late-fresh')) === 1, 60_000, 300);
+    const replayed = order('R', 'replay-late-old', twoHoursAgo);
+    const marker = { headers: { [HEADERS.replayOf]: 'sluice.dlq/0/1' } };
+    await produce(env, [replayed], marker);
+    await waitFor('the first replay in bronze', async () => (await count('replay-late-old')) === 1, 60_000, 300);
+    await produce(env, [{ ...replayed, duplicate: true }], marker);
+    // Without the marker, a late copy is kept unchecked (at-least-once behind the watermark).
+    const late = order('R', 'replay-late-unmarked', twoHoursAgo);
+    await produce(env, [late]);
+    await waitFor('the unmarked late event in bronze', async () => (await count('replay-late-unmarked')) === 1, 60_000, 300);
+    await produce(env, [{ ...late, duplicate: true }, order('R', 'replay-late-after')]);
+    await waitFor('the record after the copies in bronze', async () => (await count('replay-late-after')) === 1, 60_000, 300);
+    expect(await count('replay-late-old')).toBe(1);
+    expect(await count('replay-late-unmarked')).toBe(1 + 1);
+    expect(app.tier1!.stats.dedupBronzeDuplicates).toBe(1);
+  }, 120_000);
 });
+

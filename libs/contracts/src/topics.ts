@@ -84,7 +84,10 @@ export function validTopic(contract: string): TopicSpec {
  * code), `dlqDetail` (JSON issues, capped), `dlqContract`, `dlqProducer` (ingest's producer or
  * `unknown`), `dlqTime` (ISO-8601) and the source coordinates; `dlqTruncated` (JSON of the
  * original sizes) only on a record cut to fit a Kafka message, whose original is read at its
- * source coordinates. The strings are part of records already on the DLQ topic: never change them.
+ * source coordinates. `replayOf` (`<dlq topic>/<partition>/<offset>`) marks a record the DLQ tool
+ * wrote back to raw; validate keeps it on the valid record, and merge-compaction then checks the
+ * event against bronze whatever its age (a replay may repeat an event from long ago). The
+ * strings are part of records already on the DLQ topic: never change them.
  */
 export const HEADERS = Object.freeze({
   contract: 'sluice-contract',
@@ -98,6 +101,7 @@ export const HEADERS = Object.freeze({
   dlqSourcePartition: 'sluice-dlq-source-partition',
   dlqSourceOffset: 'sluice-dlq-source-offset',
   dlqTruncated: 'sluice-dlq-truncated',
+  replayOf: 'sluice-replay-of',
 });
 
 /** Table name prefixes; tables are `<tier>_<contract>` and gold `gold_<contract>_<aggregate>`. */

@@ -18,7 +18,7 @@ export const DLQ_HEADERS = {
 } as const;
 
 /** Header a replayed record carries: where in the DLQ it came from. */
-export const REPLAY_HEADER = 'sluice-replay-of';
+export const REPLAY_HEADER = HEADERS.replayOf;
 
 /** A record read from the DLQ topic. */
 export interface DlqMessage {

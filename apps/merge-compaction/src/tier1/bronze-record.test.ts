@@ -1,4 +1,4 @@
-import { bucketOf, CONTRACTS, encodeSingleObject, AvroDecoder, toRow, utcDate } from '@sluice/contracts';
+import { bucketOf, CONTRACTS, HEADERS, encodeSingleObject, AvroDecoder, toRow, utcDate } from '@sluice/contracts';
 import { decodeRecord, utcDateOf } from './bronze-record';
 
 const orders = CONTRACTS.orders;
@@ -24,6 +24,14 @@ describe('decodeRecord', () => {
     expect(r.value.bucket).toBe(bucketOf('ord-42', orders.buckets));
     expect(r.value.eventDate).toBe('2026-11-29');
     expect(toRow(orders, r.value.event)).toMatchObject({ order_id: 'ord-42', status: 'paid', coupon_code: null });
+  });
+
+  it('marks a record the DLQ tool replayed (its sluice-replay-of header), and only that', () => {
+    const value = encodeSingleObject(orders.versions[0].schema, event);
+    const replayed = decodeRecord({ ...raw(value), headers: { [HEADERS.replayOf]: Buffer.from('sluice.dlq/0/5') } }, orders, decoder);
+    const plain = decodeRecord({ ...raw(value), headers: { traceparent: Buffer.from('00-x') } }, orders, decoder);
+    expect(replayed.ok && replayed.value.replayed).toBe(true);
+    expect(plain.ok && plain.value.replayed).toBe(false);
   });
 
   it('reports an empty value, garbage and a record of another contract instead of throwing', () => {

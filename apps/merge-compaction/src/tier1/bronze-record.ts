@@ -1,4 +1,4 @@
-import { keyHashOf, type AnyContract, type AvroDecoder } from '@sluice/contracts';
+import { HEADERS, keyHashOf, type AnyContract, type AvroDecoder } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import { sampledTraceparent } from './trace';
 
@@ -26,6 +26,8 @@ export interface BronzeRecord {
   readonly bytes: number;
   /** The record's `traceparent` when sampled (see `sampledTraceparent`); the merge span's parent. */
   readonly traceparent?: string;
+  /** Written back from the DLQ (`sluice-replay-of`): dedup checks bronze for it at any age. */
+  readonly replayed?: boolean;
 }
 
 /** The subset of a consumed message decoding needs. */
@@ -36,7 +38,7 @@ export interface RawRecord {
   readonly value: Buffer | null;
   readonly timestamp?: number;
   readonly size: number;
-  /** Kafka headers; only a sampled `traceparent` is kept. */
+  /** Kafka headers; only a sampled `traceparent` and the replay marker are read. */
   readonly headers?: Readonly<Record<string, Buffer>>;
 }
 
@@ -79,6 +81,7 @@ export function decodeRecord(
       producedAtMs: raw.timestamp,
       bytes: raw.size + 64,
       traceparent: sampledTraceparent(raw.headers),
+      replayed: raw.headers?.[HEADERS.replayOf] !== undefined,
     },
   };
 }

@@ -35,6 +35,16 @@ describe('DedupWindow', () => {
     expect(r.duplicates.map((x) => x.eventId)).toEqual(['new']);
   });
 
+  it('leaves a DLQ replay older than the watermark to bronze (unsure) instead of keeping it unchecked', () => {
+    const w = new DedupWindow(120_000, { sliceMs: 60_000 });
+    w.remember([ev('new', 10 * 60_000)]);
+    const r = w.check([ev('retry', 0), { ...ev('replay', 0), replayed: true }, { ...ev('fresh-replay', 10 * 60_000), replayed: true }]);
+    expect(r.late.map((x) => x.eventId)).toEqual(['retry', 'replay']);
+    // Inside the watermark memory answers for a replay as for any record.
+    expect(r.unsure.map((x) => x.eventId)).toEqual(['replay']);
+    expect(r.keep.map((x) => x.eventId)).toEqual(['retry', 'replay', 'fresh-replay']);
+  });
+
   it('keeps everything inside the watermark even across slice boundaries', () => {
     const w = new DedupWindow(120_000, { sliceMs: 60_000 });
     const ids = Array.from({ length: 300 }, (_, i) => ev(`e${i}`, i * 1000));

@@ -5,15 +5,24 @@ export interface DedupKey {
   readonly eventId: string;
   /** Event time, ms since epoch. */
   readonly eventTimeMs: number;
+  /** A DLQ replay: when older than the watermark it is `unsure` rather than kept unchecked. */
+  readonly replayed?: boolean;
 }
 
 /** How a batch splits against the window; `late` and `unsure` records are also in `keep`. */
 export interface DedupCheck<R> {
   readonly keep: R[];
   readonly duplicates: R[];
-  /** Event time before the watermark horizon: kept, nobody checks them (at-least-once there). */
+  /**
+   * Event time before the watermark horizon: kept, and unchecked unless a replay (at-least-once
+   * there: a producer retry long after the first send).
+   */
   readonly late: R[];
-  /** Inside the watermark but older than what memory holds: the caller must look them up in bronze. */
+  /**
+   * Inside the watermark but older than what memory holds, or a DLQ replay before the horizon
+   * (replays come after a fix, hours or days later, and may be run twice): the caller must look
+   * them up in bronze.
+   */
   readonly unsure: R[];
 }
 
@@ -95,16 +104,14 @@ export class DedupWindow {
         out.duplicates.push(r);
         continue;
       }
-      if (r.eventTimeMs >= this.memoryFrom) {
-        if (this.has(r.eventId, r.eventTimeMs)) {
-          out.duplicates.push(r);
-          continue;
-        }
-      } else if (r.eventTimeMs >= horizon) {
-        out.unsure.push(r);
+      const late = r.eventTimeMs < horizon;
+      if (r.eventTimeMs >= this.memoryFrom && this.has(r.eventId, r.eventTimeMs)) {
+        out.duplicates.push(r);
+        continue;
       }
+      if (late ? r.replayed === true : r.eventTimeMs < this.memoryFrom) out.unsure.push(r);
       inBatch.add(r.eventId);
-      if (r.eventTimeMs < horizon) out.late.push(r);
+      if (late) out.late.push(r);
       out.keep.push(r);
     }
     return out;

@@ -229,11 +229,11 @@ export function encode(contract: AnyContract, event: OracleEvent): Buffer {
 export async function produce(
   env: TestEnv,
   sends: readonly Send[],
-  options: { transactional?: boolean; txnSize?: number; abortEvery?: number; pauseMs?: number; chunk?: number } = {},
+  options: { transactional?: boolean; txnSize?: number; abortEvery?: number; pauseMs?: number; chunk?: number; headers?: Record<string, string> } = {},
 ): Promise<void> {
   const records = sends.map((s) => {
     const contract = CONTRACTS[s.contract as keyof typeof CONTRACTS];
-    return { topic: env.topic(contract), key: s.key, value: encode(contract, s.event) };
+    return { topic: env.topic(contract), key: s.key, value: encode(contract, s.event), ...(options.headers ? { headers: options.headers } : {}) };
   });
   if (!options.transactional) {
     const producer = new KafkaProducer({ brokers: brokers(), lingerMs: 2 });

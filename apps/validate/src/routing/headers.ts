@@ -22,3 +22,6 @@ export const DLQ_HEADERS = {
  * contract only where the bytes alone do not name it (see HEADERS in @sluice/contracts).
  */
 export const INGEST_HEADERS = { producer: HEADERS.producer, contract: HEADERS.contract } as const;
+
+/** The DLQ tool's marker on a replayed raw record; validate carries it onto the valid record. */
+export const REPLAY_HEADER = HEADERS.replayOf;

@@ -40,6 +40,13 @@ describe('routeRecord', () => {
     expect(decoded.ok && decoded.value.event).toMatchObject({ event_id: 'e-1', event_time: Date.parse(order.event_time), payload: { coupon_code: null } });
   });
 
+  it("carries a DLQ replay's marker onto the valid record (merge-compaction checks bronze for it at any age)", () => {
+    const r = routeRecord(raw(JSON.stringify(order), { [HEADERS.producer]: 'shop-key', [HEADERS.replayOf]: 'sluice.dlq/2/7' }), contracts, options);
+    expect(r.outcome).toBe('valid');
+    expect(Object.keys(r.headers)).toEqual([HEADERS.replayOf]);
+    expect(r.headers[HEADERS.replayOf]?.toString()).toBe('sluice.dlq/2/7');
+  });
+
   it('dead-letters with the original bytes, key and headers plus reason, detail, source, producer and time', () => {
     const bytes = JSON.stringify({ ...order, payload: { ...order.payload, total_cents: -1 } });
     const r = routeRecord(raw(bytes, { [HEADERS.producer]: 'shop-key', [HEADERS.contract]: 'orders' }), contracts, options);

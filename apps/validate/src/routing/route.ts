@@ -1,6 +1,6 @@
 import { contractByName, deadLetterRecord } from '@sluice/contracts';
 import { validateError } from '../errors';
-import { INGEST_HEADERS } from './headers';
+import { INGEST_HEADERS, REPLAY_HEADER } from './headers';
 
 /** One record read from the raw topic. */
 export interface RawMessage {
@@ -75,13 +75,14 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
     topic: result.topic,
     key: result.key,
     value: result.value,
-    // No upstream header travels on: bronze takes the producer from the event's envelope, the
-    // topic names the contract, and each header costs every consumer a native conversion per
-    // record. traceRouted adds a sampled trace context. A DLQ record keeps all of them, so a
-    // rejected event loses nothing; merge-compaction's dead letters of valid records therefore
-    // name their producer `unknown` (they are Avro single-object encoded, so a replay still
-    // finds the contract).
-    headers: {},
+    // No upstream header travels on but a replay's marker: bronze takes the producer from the
+    // event's envelope, the topic names the contract, and each header costs every consumer a
+    // native conversion per record. traceRouted adds a sampled trace context. A DLQ record keeps
+    // all of them, so a rejected event loses nothing; merge-compaction's dead letters of valid
+    // records therefore name their producer `unknown` (they are Avro single-object encoded, so a
+    // replay still finds the contract). `sluice-replay-of` (rare: DLQ replays only) tells
+    // merge-compaction to look the event up in bronze even when it is older than its watermark.
+    headers: replayMarker(msg.headers),
     contract: result.contract,
   };
 }
@@ -97,4 +98,10 @@ function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[]
   // transaction again at every retry and stop the partition (the original stays in raw).
   const { key, value, headers } = deadLetterRecord(msg, { reason, issues, source: msg, contract: named, now: options.now });
   return { outcome: 'dlq', topic: options.dlqTopic, key, value, headers, reason, contract: named };
+}
+
+/** The DLQ tool's replay marker of a raw record, to carry onto its valid record; else no header. */
+function replayMarker(headers: Record<string, Buffer>): Record<string, Buffer> {
+  const marker = headers[REPLAY_HEADER];
+  return marker === undefined ? {} : { [REPLAY_HEADER]: marker };
 }
