@@ -2,7 +2,7 @@ import { AvroDecoder, resolveValue } from './avro/codec';
 import type { AnyContract, Contract } from './contract';
 import { CONTRACTS, contractByName, type ContractName } from './contracts';
 import { parseJsonCollecting, clip, DEFAULT_MAX_DEPTH } from './json/strict-json';
-import { issue, type Issue, type Result } from './reasons';
+import { issue, MAX_ISSUES, type Issue, type Result } from './reasons';
 import { compileChecker, type Checker, type InputMode } from './validate/compile';
 
 /** Limits the validator applies; every field has a default (see {@link DEFAULT_LIMITS}). */
@@ -76,11 +76,7 @@ function checkerFor(contract: AnyContract, schema: object, mode: InputMode): Che
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 const defaultAvro = new AvroDecoder(Object.values(CONTRACTS));
 
-/**
- * Most issues reported for one event. Every issue is found, but a hostile event with 50,000
- * unknown fields must not become a 50,000-entry DLQ record or HTTP answer.
- */
-export const MAX_ISSUES = 100;
+export { MAX_ISSUES };
 
 function fail(all: Issue[], contract?: string): DecodeResult {
   const issues = all.length <= MAX_ISSUES ? all : all.slice(0, MAX_ISSUES);

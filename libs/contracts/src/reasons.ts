@@ -56,6 +56,12 @@ export interface Issue {
 /** Outcome of a decoder or validator that never throws on bad input. */
 export type Result<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };
 
+/**
+ * Most issues reported for one event. Every issue is found, but a hostile event with 50,000
+ * unknown fields must not become a 50,000-entry DLQ record or HTTP answer.
+ */
+export const MAX_ISSUES = 100;
+
 /** Builds an {@link Issue}. */
 export function issue(code: ReasonCode, path: string, message: string): Issue {
   return { code, path, message };

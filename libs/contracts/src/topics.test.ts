@@ -17,6 +17,7 @@ describe('HEADERS', () => {
       dlqSourceTopic: 'sluice-dlq-source-topic',
       dlqSourcePartition: 'sluice-dlq-source-partition',
       dlqSourceOffset: 'sluice-dlq-source-offset',
+      replayOf: 'sluice-replay-of',
     });
     expect(Object.isFrozen(HEADERS)).toBe(true);
   });

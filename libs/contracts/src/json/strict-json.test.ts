@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { MAX_ISSUES } from '../reasons';
 import { parseCleanJson, parseJsonCollecting, parseStrictJson } from './strict-json';
 
 const codes = (text: string) => parseJsonCollecting(text).issues.map((i) => `${i.code} ${i.path}`);
@@ -48,4 +49,38 @@ describe('strict JSON', () => {
       { numRuns: 1000 },
     );
   });
+
+  describe('hostile sizes', () => {
+    it('keeps at most MAX_ISSUES issues, each with a clipped pointer, for thousands of repeats under a huge key', () => {
+      // 5,000 repeated keys under a 100,000-character key: whole pointers were 500 MB of paths.
+      const key = 'k'.repeat(100_000);
+      const text = `{"payload":{"${key}":{${Array.from({ length: 5000 }, () => '"a":0').join(',')}}}}`;
+      const { issues } = parseJsonCollecting(text);
+      expect(issues).toHaveLength(MAX_ISSUES);
+      for (const i of issues) {
+        expect(i.code).toBe('EVENT_DUPLICATE_KEY');
+        expect(i.path.length).toBeLessThan(300);
+        expect(i.path).toMatch(/^\/payload\/k{256}…\/a$/);
+      }
+    });
+
+    it('reads many short strings before one escape in linear time (four times the text, about four times the time)', () => {
+      const text = (n: number) => `{"c":1,"c":1,"a":[${Array.from({ length: n }, () => '""').join(',')}],"b":"\\n"}`;
+      const best = (t: string) => {
+        let ms = Infinity;
+        for (let i = 0; i < 3; i++) {
+          const started = performance.now();
+          parseJsonCollecting(t); // not clean (a repeated key): the strict parser reads it
+          ms = Math.min(ms, performance.now() - started);
+        }
+        return ms;
+      };
+      const small = text(50_000);
+      const large = text(200_000);
+      expect(parseJsonCollecting(large).value).toMatchObject({ b: '\n' });
+      // Searching for a backslash from every string's start to the end made it quadratic (~16×).
+      expect(best(large)).toBeLessThan(8 * best(small) + 20);
+    });
+  });
 });
+

@@ -1,4 +1,4 @@
-import { issue, type Issue, type Result } from '../reasons';
+import { issue, MAX_ISSUES, type Issue, type ReasonCode, type Result } from '../reasons';
 
 /** A parsed JSON value. Objects are plain objects whose keys were checked (no `__proto__`). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -16,6 +16,9 @@ export interface StrictJsonOptions {
 
 /** Default nesting limit: contracts nest 3 deep; 32 leaves room and stops stack exhaustion. */
 export const DEFAULT_MAX_DEPTH = 32;
+
+/** Longest key segment of an issue's pointer; longer keys are clipped with `…`. */
+const MAX_POINTER_SEGMENT_CHARS = 256;
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
@@ -140,16 +143,32 @@ class Parser {
   pos = 0;
   readonly issues: Issue[] = [];
   private readonly path: (string | number)[] = [];
+  /**
+   * The first backslash at or after the end of the last string read (text.length: none). Strings
+   * start later and later, so one search serves every string up to it: searching from each
+   * string's start made a text with one escape near its end quadratic (1 MiB of short strings: 3 s).
+   */
+  private nextBackslash = -1;
 
   constructor(
     private readonly text: string,
     readonly maxDepth: number,
   ) {}
 
+  /**
+   * Where the parser is, as a pointer whose key segments are clipped to
+   * {@link MAX_POINTER_SEGMENT_CHARS}: an issue under a huge key must not carry the key whole
+   * (thousands of issues under one 100 KB key were gigabytes once their paths were compared).
+   */
   pointer(): string {
     let out = '';
-    for (const segment of this.path) out += '/' + pointerSegment(segment);
+    for (const segment of this.path) out += '/' + pointerSegment(typeof segment === 'string' ? clip(segment, MAX_POINTER_SEGMENT_CHARS) : segment);
     return out;
+  }
+
+  /** Records an issue at the current position; past {@link MAX_ISSUES} the rest are not kept (decode reports that many). */
+  private report(code: ReasonCode, message: string): void {
+    if (this.issues.length < MAX_ISSUES) this.issues.push(issue(code, this.pointer(), message));
   }
 
   skipWhitespace(): void {
@@ -197,11 +216,11 @@ class Parser {
     this.pos += match[0].length;
     const value = Number(match[0]);
     if (!Number.isFinite(value)) {
-      this.issues.push(issue('EVENT_NUMBER_UNSAFE', this.pointer(), `${clip(match[0])} overflows a double`));
+      this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} overflows a double`);
       return NaN;
     }
     if (match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(value)) {
-      this.issues.push(issue('EVENT_NUMBER_UNSAFE', this.pointer(), `${clip(match[0])} is beyond 2^53 and would lose precision`));
+      this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is beyond 2^53 and would lose precision`);
       return NaN;
     }
     return value;
@@ -212,7 +231,11 @@ class Parser {
     const start = this.pos + 1;
     let end = text.indexOf('"', start);
     if (end < 0) throw new NotJson(`unterminated string at offset ${this.pos}`);
-    let backslash = text.indexOf('\\', start);
+    if (this.nextBackslash < start) {
+      const found = text.indexOf('\\', start);
+      this.nextBackslash = found < 0 ? text.length : found;
+    }
+    let backslash = this.nextBackslash < text.length ? this.nextBackslash : -1;
     if (backslash < 0 || backslash > end) {
       const raw = text.slice(start, end);
       if (CONTROL_CHAR.test(raw)) throw new NotJson(`control character in string at offset ${start}`);
@@ -228,6 +251,8 @@ class Parser {
       }
       backslash = text.indexOf('\\', backslash + 2);
     }
+    // The first backslash past this string's closing quote (the search above went beyond it).
+    this.nextBackslash = backslash < 0 ? text.length : backslash;
     const quoted = text.slice(this.pos, end + 1);
     let value: string;
     try {
@@ -241,7 +266,7 @@ class Parser {
 
   private wellFormed(value: string): string {
     if (LONE_SURROGATE.test(value)) {
-      this.issues.push(issue('EVENT_NOT_UTF8', this.pointer(), 'string holds a lone UTF-16 surrogate'));
+      this.report('EVENT_NOT_UTF8', 'string holds a lone UTF-16 surrogate');
       return value.replace(LONE_SURROGATES, '\ufffd');
     }
     return value;
@@ -288,9 +313,9 @@ class Parser {
       this.path.push(key);
       const value = this.parseValue(depth + 1);
       if (FORBIDDEN_KEYS.has(key)) {
-        this.issues.push(issue('EVENT_FORBIDDEN_KEY', this.pointer(), `key "${key}" is not allowed`));
+        this.report('EVENT_FORBIDDEN_KEY', `key "${key}" is not allowed`);
       } else if (Object.prototype.hasOwnProperty.call(out, key)) {
-        this.issues.push(issue('EVENT_DUPLICATE_KEY', this.pointer(), `key "${clip(key)}" appears more than once`));
+        this.report('EVENT_DUPLICATE_KEY', `key "${clip(key)}" appears more than once`);
       } else {
         out[key] = value;
       }
