@@ -71,3 +71,45 @@ describe('TransactionalProducer delivery failures', () => {
     await expect(producer.commit(30)).rejects.toMatchObject({ code: 'KAFKA_PRODUCER_FENCED', retryable: false });
   });
 });
+
+describe('TransactionalProducer commit that times out', () => {
+  // librdkafka: a retriable commit error means the commit is still in progress; begin and abort
+  // are refused with ERR__CONFLICT until commit is called again.
+  const stillRunning = () => Object.assign(new Error('Local: Timed out'), { code: CODES.ERRORS.ERR__TIMED_OUT, isRetriable: true });
+
+  it('calls commit again until it completes instead of failing the batch (which could then never begin again)', async () => {
+    let calls = 0;
+    const producer = producerWith({
+      beginTransaction: (done: Done) => done(null),
+      commitTransaction: (_t: number, done: Done) => done(++calls < 3 ? stillRunning() : null),
+    });
+    await producer.begin();
+    await expect(producer.commit(30)).resolves.toBeUndefined();
+    expect(calls).toBe(3);
+  });
+
+  it('gives the producer up (KAFKA_FATAL) when the commit never completes', async () => {
+    let calls = 0;
+    const producer = producerWith({
+      beginTransaction: (done: Done) => done(null),
+      commitTransaction: (_t: number, done: Done) => ((calls += 1), done(stillRunning())),
+    });
+    await producer.begin();
+    await expect(producer.commit(30)).rejects.toMatchObject({ code: 'KAFKA_FATAL', retryable: false, details: { attempts: 10 } });
+    expect(calls).toBe(10);
+  });
+
+  it('does not call commit again for an abortable or a fatal error', async () => {
+    for (const flags of [{ isTxnRequiresAbort: true }, { isFatal: true }]) {
+      let calls = 0;
+      const producer = producerWith({
+        beginTransaction: (done: Done) => done(null),
+        commitTransaction: (_t: number, done: Done) => ((calls += 1), done(Object.assign(stillRunning(), flags))),
+      });
+      await producer.begin();
+      await expect(producer.commit(30)).rejects.toMatchObject({ code: flags.isFatal ? 'KAFKA_FATAL' : 'KAFKA_TRANSACTION_ABORTED' });
+      expect(calls).toBe(1);
+    }
+  });
+});
+

@@ -99,10 +99,23 @@ export class TransactionalProducer extends ProducerClient {
    * transaction must be aborted.
    */
   async commit(timeoutMs = 30_000): Promise<void> {
-    try {
-      await this.txn('transaction.commit', (done) => this.native.commitTransaction(timeoutMs, done), timeoutMs);
-    } catch (err) {
-      throw await this.withDeliveryCause(err, 'transaction.commit');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.txn('transaction.commit', (done) => this.native.commitTransaction(timeoutMs, done), timeoutMs);
+        break;
+      } catch (err) {
+        // A retriable commit error (a timeout while the coordinator is away) means the commit is
+        // still running in librdkafka, and only calling commit again completes it: begin and
+        // abort are refused meanwhile (ERR__CONFLICT), so aborting and retrying the batch, as
+        // for other errors, looped for ever. After a bound, the producer has to be recreated.
+        if (!commitStillRunning(err)) throw await this.withDeliveryCause(err, 'transaction.commit');
+        if (attempt >= MAX_COMMIT_ATTEMPTS) {
+          throw kafkaError('KAFKA_FATAL', `transaction.commit did not complete in ${MAX_COMMIT_ATTEMPTS} attempts of ${timeoutMs} ms; the producer must be recreated`, {
+            cause: err,
+            details: { operation: 'transaction.commit', transactionalId: this.transactionalId, attempts: attempt },
+          });
+        }
+      }
     }
     this.open = false;
   }
@@ -203,6 +216,15 @@ export class TransactionalProducer extends ProducerClient {
       clearTimeout(timer);
     }
   }
+}
+
+/** Calls of commitTransaction that return "still running" before the producer is given up. */
+const MAX_COMMIT_ATTEMPTS = 10;
+
+/** librdkafka's answer "retriable" (and neither abortable nor fatal) to commit: call commit again. */
+function commitStillRunning(err: unknown): boolean {
+  const raw = (err as KafkaError | undefined)?.cause as { isRetriable?: unknown; isTxnRequiresAbort?: unknown; isFatal?: unknown } | undefined;
+  return raw?.isRetriable === true && raw.isTxnRequiresAbort !== true && raw.isFatal !== true;
 }
 
 /**
