@@ -166,9 +166,15 @@ export function validateEvent<C extends AnyContract>(contract: C, event: unknown
 }
 
 function decodeAvroInput(bytes: Uint8Array, options: DecodeOptions, limits: ValidationLimits): DecodeResult {
-  const decoded = (options.avro ?? defaultAvro).decode(bytes);
+  const avro = options.avro ?? defaultAvro;
+  const decoded = avro.decode(bytes);
   if (!decoded.ok) return fail(decoded.issues, options.contract);
   const { contract, event } = decoded.value;
+  // JSON bodies must be valid UTF-8 (EVENT_NOT_UTF8); so must Avro strings, which avsc would
+  // otherwise turn into U+FFFD without a word.
+  if (holdsReplacementChar(event) && !avro.stringsIntact(bytes)) {
+    return fail([issue('EVENT_NOT_UTF8', '', 'a string of the Avro body is not valid UTF-8')], contract.name);
+  }
   if (options.contract !== undefined && options.contract !== contract.name) {
     return fail([issue('CONTRACT_MISMATCH', '', `header names "${clip(options.contract)}" but the schema is ${contract.name}'s`)], options.contract);
   }
@@ -261,3 +267,13 @@ function reportMissingKeysAsKeyIssues(contract: AnyContract, issues: Issue[]): v
     }
   }
 }
+
+/** True when a decoded value holds U+FFFD in any string (the mark of a lenient UTF-8 decode). */
+function holdsReplacementChar(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\ufffd');
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(holdsReplacementChar);
+  for (const v of Object.values(value)) if (holdsReplacementChar(v)) return true;
+  return false;
+}
+

@@ -175,6 +175,23 @@ describe('decodeEvent on hostile input', () => {
     expect(!result.ok && result.issues.map((i) => i.code)).toEqual(['AVRO_DECODE_FAILED']);
   });
 
+  it('refuses an Avro string that is not valid UTF-8 (avsc would turn it into U+FFFD), and keeps a real U+FFFD', () => {
+    const valid = decodeEvent(order({ producer: 'ABCD' }), ORDERS);
+    if (!valid.ok) throw new Error('fixture invalid');
+    const framed = Buffer.from(encodeSingleObject(orders.latest.schema, valid.event));
+    const at = framed.indexOf('ABCD');
+    expect(at).toBeGreaterThan(0);
+    const bad = Buffer.from(framed);
+    bad.set([0xff, 0xfe], at); // the producer's first two bytes: never valid UTF-8
+    const result = decodeEvent(bad, { now: NOW });
+    expect(!result.ok && result.issues.map((i) => i.code)).toEqual(['EVENT_NOT_UTF8']);
+    // A producer name that really holds U+FFFD (EF BF BD) is data, not damage.
+    const genuine = decodeEvent(order({ producer: 'A\ufffdB' }), ORDERS);
+    if (!genuine.ok) throw new Error('fixture invalid');
+    const real = decodeEvent(encodeSingleObject(orders.latest.schema, genuine.event), { now: NOW });
+    expect(real.ok && (real.event as { producer: string }).producer).toBe('A\ufffdB');
+  });
+
   it('accepts a UTF-8 byte-order mark before the JSON', () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(JSON.stringify(order()))]);
     expect(decodeEvent(bytes, ORDERS).ok).toBe(true);

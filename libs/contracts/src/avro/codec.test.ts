@@ -136,6 +136,19 @@ describe('schema evolution through avsc resolvers', () => {
     expect('channel' in (result.value.event as object)).toBe(false);
   });
 
+  it.each([
+    ['an array', { type: 'array', items: 'string' }],
+    ['a map', { type: 'map', values: 'long' }],
+    ['an optional array', ['null', { type: 'array', items: 'null' }]],
+  ])('refuses to learn a writer schema with %s field, whose item count avsc would trust', (_label, type) => {
+    // Readable by the v2 reader (a field it skips), so schema resolution alone accepts it.
+    const v3 = JSON.parse(JSON.stringify(ORDERS_V2)) as { fields: { name: string; type: unknown; default?: unknown }[] };
+    v3.fields.push({ name: 'tags', type, default: Array.isArray(type) ? null : type.type === 'array' ? [] : {} });
+    const decoder = new AvroDecoder([orders]);
+    expect(() => decoder.addSchemaId(78, orders, JSON.stringify(v3))).toThrow(/array or map/);
+    expect(decoder.knowsSchemaId(78)).toBe(false);
+  });
+
   it('keeps the avsc type for long timestamps as plain numbers (epoch ms)', () => {
     const type = avroTypeOf(ORDERS_V2) as avro.types.RecordType;
     expect(type.field('event_time')?.type.typeName).toBe('long');
