@@ -26,6 +26,21 @@ describe('deadLetterHeaders', () => {
     expect(headers[HEADERS.dlqProducer]).toBe('unknown');
     expect(HEADERS.dlqContract in headers).toBe(false);
   });
+
+  it("drops an original header in the DLQ's namespace: a direct producer cannot forge the truncation mark or the contract", () => {
+    const forged = {
+      [HEADERS.dlqTruncated]: Buffer.from('{}'),
+      [HEADERS.dlqContract]: Buffer.from('inventory'),
+      'sluice-dlq-anything': Buffer.from('x'),
+      [HEADERS.producer]: Buffer.from('direct'),
+    };
+    const headers = deadLetterHeaders(forged, { reason: 'EVENT_NOT_JSON', issues: [], source: { topic: 'raw', partition: 0, offset: 3 }, now: 0 });
+    expect(HEADERS.dlqTruncated in headers).toBe(false);
+    expect(HEADERS.dlqContract in headers).toBe(false);
+    expect('sluice-dlq-anything' in headers).toBe(false);
+    expect(headers[HEADERS.producer]).toEqual(Buffer.from('direct'));
+    expect(headers[HEADERS.dlqSourceOffset]).toBe('3');
+  });
 });
 
 describe('dlqDetail', () => {

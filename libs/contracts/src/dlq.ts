@@ -13,6 +13,9 @@ export const MAX_DLQ_RECORD_BYTES = 900_000;
 
 /** Longest key a cut DLQ record keeps. */
 const MAX_CUT_KEY_BYTES = 1024;
+/** The namespace of the DLQ's own headers (every `dlq*` name of HEADERS). */
+export const DLQ_HEADER_PREFIX = 'sluice-dlq-';
+
 /** Longest `sluice-dlq-producer` value. */
 const MAX_DLQ_PRODUCER_CHARS = 256;
 /** Bytes Kafka's record format adds per header beside its name and value (length varints), at most. */
@@ -42,9 +45,13 @@ export interface DeadLetterFacts {
  * The headers of a DLQ record: the original record's headers, then the `sluice-dlq-*` headers
  * (HEADERS). validate and merge-compaction write them alike, so the DLQ tool lists, shows and
  * replays both the same way. The producer is ingest's `sluice-producer` header, or `unknown`.
+ * An original header in the DLQ's own namespace is not kept: a producer writing to raw directly
+ * could otherwise forge `sluice-dlq-truncated` (the tool would never replay the record) or file
+ * it under another contract.
  */
 export function deadLetterHeaders(original: Readonly<Record<string, Buffer>>, facts: DeadLetterFacts): Record<string, string | Buffer> {
-  const headers: Record<string, string | Buffer> = { ...original };
+  const headers: Record<string, string | Buffer> = {};
+  for (const [name, value] of Object.entries(original)) if (!name.startsWith(DLQ_HEADER_PREFIX)) headers[name] = value;
   headers[HEADERS.dlqReason] = facts.reason;
   headers[HEADERS.dlqDetail] = dlqDetail(facts.issues);
   headers[HEADERS.dlqSourceTopic] = facts.source.topic;
