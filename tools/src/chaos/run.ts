@@ -5,7 +5,7 @@ import { DEMO_API_KEY, OwnBroker, Stack } from '../bench/stack';
 import { EventStream, Oracle, Rng, type GeneratedEvent } from '../generator';
 import { auditWhenDrained, type AuditReport, type AuditTarget, type LakeLocation } from './audit';
 import { FaultyS3Proxy } from './s3-proxy';
-import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext } from './scenarios';
+import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext, type Scenario } from './scenarios';
 
 const cleanups = new Set<() => Promise<void>>();
 
@@ -96,10 +96,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     ownBroker: list.some((s) => s.ownBroker),
     mount: list.find((s) => s.mount)?.mount,
     s3: list.some((s) => s.s3),
-    inject: async (ctx: FaultContext) => {
-      for (const s of list) await s.inject(ctx);
-    },
+    inject: (ctx: FaultContext) => injectInTurn(list, ctx),
   };
+  checkRunNumbers(o);
   const log = o.log ?? (() => undefined);
   const runId = `c${o.seed.toString(36)}${Date.now().toString(36)}`;
   // Start from nothing: tables or broker data left by an interrupted run would show up in this
@@ -184,15 +183,21 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         faults.push(`${new Date().toISOString()} ${line}`);
         log(`[fault] ${line}`);
       },
+      faultCount: () => faults.length,
       poisonWithoutId: 0,
       poisonIds: new Map(),
       problems: [],
     };
     const batchSize = Math.max(10, Math.min(500, Math.round(o.rate / 10)));
-    const [sent] = await Promise.all([
+    // Both settle before anything is cleaned up: a load that fails must not leave the injection
+    // running on (a broker started again after the cleanup stopped it).
+    const [load, injected] = await Promise.allSettled([
       driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: o.seconds * 1000, batchSize, concurrency: 4 }),
       scenario.inject(ctx),
     ]);
+    if (load.status === 'rejected') throw load.reason;
+    if (injected.status === 'rejected') throw injected.reason;
+    const sent = load.value;
     log(`load done: ${sent} events acknowledged; waiting for every service to be ready, then the drain`);
     for (const p of stack.procs.values()) await stack.waitReady(p, 180_000);
     // The audit reads the server itself, never through the proxy.
@@ -205,6 +210,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) };
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
+    // An audit of nothing proves nothing.
+    if (sent === 0) problems.push('no event was acknowledged during the load');
     const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
     const passed = problems.length === 0 && audit.problems.length === 0;
     const warnings = passed ? [] : [...st.procs.keys()].flatMap((id) => warningsOf(id, st.logText(id)));
@@ -278,4 +285,27 @@ export function warningsOf(id: string, logText: string): string[] {
     }
   }
   return [...groups].map(([key, g]) => `${id}: ${g.n}× ${key} (first at ${g.first}${g.n > 1 ? `, last at ${g.last}` : ''})`);
+}
+
+/**
+ * Injects each scenario's faults in turn. A scenario stops early when the load ends before its
+ * turn (a short `--seconds`, the later part of `a+b`): that is a problem of the run, never a
+ * quiet pass.
+ */
+export async function injectInTurn(list: readonly Pick<Scenario, 'name' | 'inject'>[], ctx: FaultContext): Promise<void> {
+  for (const s of list) {
+    const before = ctx.faultCount();
+    await s.inject(ctx);
+    if (ctx.faultCount() === before) ctx.problems.push(`scenario ${s.name} injected no fault (the load ended before its turn; give it more --seconds)`);
+  }
+}
+
+/** Refuses settings that would make a run that tests nothing (NaN from a typo like `60s`, zero load). */
+function checkRunNumbers(o: ChaosOptions): void {
+  const positive: Record<string, number | undefined> = { seconds: o.seconds, rate: o.rate, drainTimeoutMs: o.drainTimeoutMs ?? 1 };
+  const problems = Object.entries(positive)
+    .filter(([, v]) => !(typeof v === 'number' && Number.isFinite(v) && v > 0))
+    .map(([k, v]) => `${k} must be a positive number, got ${String(v)}`);
+  if (!Number.isSafeInteger(o.seed)) problems.push(`seed must be an integer, got ${String(o.seed)}`);
+  if (problems.length > 0) throw new Error(`chaos run: ${problems.join('; ')}`);
 }

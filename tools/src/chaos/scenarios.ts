@@ -24,6 +24,8 @@ export interface FaultContext {
   readonly log: (line: string) => void;
   /** Adds a line to the scenario's record of injected faults. */
   readonly fault: (line: string) => void;
+  /** Faults recorded so far in this run. */
+  readonly faultCount: () => number;
   /** Counts poison records produced to raw that carry no event_id. */
   poisonWithoutId: number;
   /** Poison records produced to raw with an event_id: each must be dead-lettered once (any reason). */

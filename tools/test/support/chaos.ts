@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runChaos, type ChaosOptions, type ChaosResult } from '../../src/chaos/run';
+import { abortAllRuns, runChaos, type ChaosOptions, type ChaosResult } from '../../src/chaos/run';
 
 /** What a chaos CI test chooses; the work directory, its keeping and the progress log are {@link chaosRun}'s. */
 export type ChaosRunOptions = Omit<ChaosOptions, 'workDir' | 'keep' | 'log'>;
@@ -18,7 +18,12 @@ export function chaosRun(label: string, options: () => ChaosRunOptions | Promise
   beforeAll(async () => {
     result = await runChaos({ ...(await options()), workDir, keep: true, log: (l) => process.env.CHAOS_VERBOSE && process.stderr.write(`${l}\n`) });
   }, timeoutMs);
-  afterAll(() => process.env.CHAOS_KEEP || rmSync(workDir, { recursive: true, force: true }));
+  afterAll(async () => {
+    // A run cut short by the beforeAll timeout is still going: stop its services, private broker
+    // and mount before its directory goes (a finished run has already stopped them).
+    await abortAllRuns();
+    if (!process.env.CHAOS_KEEP) rmSync(workDir, { recursive: true, force: true });
+  }, 120_000);
   return () => {
     if (result === undefined) throw new Error(`chaos run ${label} did not finish`);
     return result;
