@@ -213,6 +213,24 @@ describe('topic and table settings', () => {
     );
     for (const t of (query.data?.QUERY_API_TABLES ?? '').split(',')) expect(known.has(t)).toBe(true);
   });
+
+  it("serve the dashboard's tables, and the S3 file cache of every table fits query-api's cache volume", () => {
+    const deployment = find(objects.prod, 'Deployment', 'sluice-query-api');
+    const pod = deployment.spec.template.spec;
+    const env = envOf(objects.prod, pod.containers[0]);
+    const tables = (env.get('QUERY_API_TABLES') ?? '').split(',');
+    // The dashboard reads these by default (apps/query-api/src/config.ts): a table not served is a 404 panel.
+    expect(tables).toEqual(expect.arrayContaining(['bronze_orders', 'silver_orders']));
+    const perTable = Number(env.get('QUERY_API_S3_CACHE_BYTES_PER_TABLE'));
+    expect(perTable).toBeGreaterThan(0); // unset means 2 GiB per table
+    const mount = pod.containers[0].volumeMounts.find((m: { mountPath: string }) => m.mountPath === env.get('QUERY_API_CACHE_DIR'));
+    const limit = String(pod.volumes.find((v: { name: string }) => v.name === mount?.name)?.emptyDir?.sizeLimit ?? '');
+    const units: Record<string, number> = { Mi: 1024 ** 2, Gi: 1024 ** 3 };
+    const m = /^(\d+)(Mi|Gi)$/.exec(limit);
+    expect(m).not.toBeNull();
+    // Over the limit the kubelet evicts the pod.
+    expect(perTable * tables.length).toBeLessThanOrEqual(Number(m![1]) * units[m![2]]);
+  });
 });
 
 describe('the validation bites', () => {
