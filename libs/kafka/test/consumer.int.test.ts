@@ -200,6 +200,37 @@ describe('BatchConsumer against the broker', () => {
     expect(consumer.assignment()).toEqual([]);
   });
 
+  it('runs onAssign again on the next poll after it failed, then reads from the offsets it returns', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 5);
+    let calls = 0;
+    const consumer = new BatchConsumer({
+      brokers,
+      groupId: unique('g'),
+      topics: [topic],
+      onAssign: (parts: PartitionRef[]) => {
+        if (++calls === 1) throw new Error('table unavailable');
+        return parts.map((p) => ({ ...p, offset: 2 }));
+      },
+    });
+    closers.push(() => consumer.close());
+    await consumer.connect();
+    const offsets: number[] = [];
+    let failures = 0;
+    const deadline = Date.now() + 30_000;
+    while (offsets.length < 3 && Date.now() < deadline) {
+      try {
+        offsets.push(...(await consumer.poll()).map((m) => m.offset));
+      } catch (err) {
+        expect(err).toMatchObject({ message: expect.stringContaining('table unavailable') });
+        failures += 1;
+      }
+    }
+    expect(failures).toBe(1);
+    expect(calls).toBe(2);
+    expect(offsets).toEqual([2, 3, 4]);
+  });
+
   it('run hands each non-empty batch to the handler until stop(), and poll still works after', async () => {
     const topic = await createTestTopic(admin, 2);
     await fill(topic, 30);

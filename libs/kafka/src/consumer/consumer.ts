@@ -396,9 +396,15 @@ export class BatchConsumer {
 
   private async applyRebalances(): Promise<void> {
     while (this.rebalances.length > 0) {
-      const event = this.rebalances.shift() as RebalanceEvent;
-      if (event.kind === 'assign') await this.assign(event.partitions);
-      else await this.revoke(event.partitions);
+      const event = this.rebalances[0];
+      if (event.kind === 'assign') {
+        // A failed hook leaves the assignment at the head of the queue: the next poll runs the
+        // hook again. Dropped, the partitions stayed this member's in the group, never read.
+        if (!(await this.assign(event.partitions))) break;
+      } else {
+        await this.revoke(event.partitions);
+      }
+      this.rebalances.shift();
     }
     if (this.hookError !== undefined) {
       const err = this.hookError;
@@ -411,7 +417,8 @@ export class BatchConsumer {
     return (this.native as unknown as { rebalanceProtocol(): string }).rebalanceProtocol() === 'COOPERATIVE';
   }
 
-  private async assign(partitions: PartitionRef[]): Promise<void> {
+  /** Runs onAssign and assigns from the offsets it returns; false when the hook failed (nothing assigned). */
+  private async assign(partitions: PartitionRef[]): Promise<boolean> {
     let start: readonly TopicPartitionOffset[] | void;
     try {
       start = await this.options.onAssign?.(partitions);
@@ -419,7 +426,7 @@ export class BatchConsumer {
       // Without its stored offsets the application cannot know where to resume: do not
       // assign (so nothing is read from a wrong position) and fail the poll.
       this.hookError = translateHookError(err, 'consumer.onAssign');
-      return;
+      return false;
     }
     const from = new Map((start ?? []).map((o) => [partitionKey(o), o.offset]));
     const withOffsets = partitions.map((p) => {
@@ -430,6 +437,7 @@ export class BatchConsumer {
     this.call('consumer.assign', () => (this.cooperative() ? native.incrementalAssign(withOffsets) : this.native.assign(withOffsets)));
     for (const p of partitions) this.assigned.set(partitionKey(p), p);
     publish(KAFKA_CHANNELS.assigned, { clientId: this.clientId, groupId: this.groupId, partitions });
+    return true;
   }
 
   private async revoke(partitions: PartitionRef[]): Promise<void> {
