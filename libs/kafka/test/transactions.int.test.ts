@@ -155,6 +155,45 @@ describe('Kafka transactions against the broker', () => {
     expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
   });
 
+  it('rewinds a batch whose onPolled hook threw: the next transaction processes it, nothing is skipped', async () => {
+    const input = await createTestTopic(admin, 1);
+    const output = await createTestTopic(admin, 1);
+    const seed = new TransactionalProducer({ brokers, transactionalId: unique('seed') });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.begin();
+    await seed.produce(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
+    await seed.commit();
+    let polled = 0;
+    const processor = new TransactionalProcessor({
+      consumer: { brokers, groupId: unique('g'), topics: [input] },
+      producer: { brokers, transactionalId: unique('proc') },
+      transform: upperCase(output),
+      onPolled: () => {
+        if (++polled === 1) throw new Error('hook exploded');
+      },
+    });
+    closers.push(() => processor.close());
+    await processor.connect();
+    let failure: unknown;
+    const deadline = Date.now() + 20_000;
+    while (failure === undefined && Date.now() < deadline) {
+      try {
+        await processor.processOnce();
+      } catch (err) {
+        failure = err;
+      }
+    }
+    expect((failure as Error).message).toBe('hook exploded');
+    let processed = 0;
+    while (processed < 10 && Date.now() < deadline) processed += (await processor.processOnce()).input;
+    expect(processed).toBe(10);
+    const reader = await testConsumer([output]);
+    closers.push(() => reader.close());
+    const out = [...(await pollCount(reader, 10)), ...(await pollFor(reader, 1_000))];
+    expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
+  });
+
   it('run() processes until stop(), and stops with a non-retryable transform error without committing that batch', async () => {
     const input = await createTestTopic(admin, 1);
     const output = await createTestTopic(admin, 1);

@@ -36,7 +36,7 @@ export interface TransactionalProcessorOptions {
   retryBackoffMs?: number;
   /** Called as each phase of a batch starts (poll, begin, transform, send, offsets, commit, abort, rewind): for liveness checks and stall reports. */
   onStep?: (step: string) => void;
-  /** Called with each non-empty batch as soon as it is polled, before its transaction begins. */
+  /** Called with each non-empty batch as soon as it is polled, before its transaction begins; a throw fails and rewinds the batch. */
   onPolled?: (batch: readonly ConsumedMessage[]) => void;
 }
 

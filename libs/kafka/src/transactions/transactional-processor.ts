@@ -42,10 +42,12 @@ export class TransactionalProcessor {
     this.step('poll');
     const batch = await this.consumer.poll();
     if (batch.length === 0) return { input: 0, output: 0 };
-    this.options.onPolled?.(batch);
     const started = performance.now();
     let output = 0;
     try {
+      // Inside the try: a hook that throws rewinds the batch like any failure. Outside it, the
+      // consumer had moved past the batch and the next transaction committed offsets beyond it.
+      this.options.onPolled?.(batch);
       this.step('begin');
       await this.producer.begin();
       this.step('transform');
