@@ -22,8 +22,11 @@
 import { parseArgs } from 'node:util';
 import { DLQ_TOPIC, RAW_TOPIC } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
-import { countBy, describe, matches, toReplayRecord, type DlqEntry, type DlqFilter } from './dlq-record';
-import { readDlq } from './read-dlq';
+import { Counts, describe, matches, toReplayRecord, type DlqEntry, type DlqFilter } from './dlq-record';
+import { scanTopic } from './read-dlq';
+
+/** How long a DLQ scan may go without progress before the tool gives up, ms. */
+const DLQ_IDLE_TIMEOUT_MS = 60_000;
 
 const USAGE = 'usage: cli.ts count|list|show|replay [--reason R] [--contract C] [--at P:O] [--since ISO] [--limit N] [--json] [--dry-run] [--brokers B] [--dlq-topic T] [--raw-topic T]';
 
@@ -54,30 +57,43 @@ async function main(argv: string[]): Promise<number> {
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
   if (!(limit > 0)) return fail('--limit must be a positive number');
 
-  const select = async (): Promise<DlqEntry[]> => (await readDlq(brokers, dlqTopic)).map(describe).filter((e) => matches(e, filter));
+  // Every command scans the DLQ once, holding only what it prints (a DLQ of millions of records
+  // would not fit in memory), and fails only when the scan stops making progress.
+  const scan = (onEntry: (e: DlqEntry) => boolean | void | Promise<boolean | void>) =>
+    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS }, (m) => {
+      const e = describe(m);
+      return matches(e, filter) ? onEntry(e) : undefined;
+    });
 
   switch (command) {
     case 'count': {
-      const entries = await select();
-      const rows = countBy(entries);
-      if (values.json) print({ total: entries.length, groups: rows });
+      const counts = new Counts();
+      await scan((e) => counts.add(e));
+      if (values.json) print({ total: counts.total, groups: counts.rows() });
       else {
-        console.log(`total ${entries.length}`);
-        for (const r of rows) console.log(`${String(r.count).padStart(8)}  ${r.reason.padEnd(28)} ${r.contract}`);
+        console.log(`total ${counts.total}`);
+        for (const r of counts.rows()) console.log(`${String(r.count).padStart(8)}  ${r.reason.padEnd(28)} ${r.contract}`);
       }
       return 0;
     }
     case 'list': {
-      const entries = (await select()).slice(0, limit);
-      for (const e of entries) {
+      let listed = 0;
+      await scan((e) => {
         if (values.json) print(summary(e));
-        else console.log(`${e.partition}:${e.offset}\t${e.time}\t${e.reason}\t${e.contract}\t${e.producer}\t${e.eventId ?? '-'}`);
-      }
+        else console.log(`${e.partition}:${e.offset}\t${e.time}\t${e.reason}\t${printable(e.contract)}\t${printable(e.producer)}\t${printable(e.eventId ?? '-')}`);
+        return ++listed < limit;
+      });
       return 0;
     }
     case 'show': {
       if (!position || !/^\d+:\d+$/.test(position)) return fail('show takes partition:offset, e.g. show 0:42');
-      const [entry] = (await readDlq(brokers, dlqTopic)).map(describe).filter((e) => matches(e, { positions: [position] }));
+      const [partition, offset] = position.split(':').map(Number);
+      let entry: DlqEntry | undefined;
+      // Only that partition, from that offset: the first record read is the one, or it is gone.
+      await scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, from: { partition, offset } }, (m) => {
+        if (m.offset === offset) entry = describe(m);
+        return false;
+      });
       if (!entry) return fail(`no DLQ record at ${position}`);
       const value = entry.message.value;
       print({
@@ -89,28 +105,39 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'replay': {
-      const selected = await select();
       // A record cut to fit the DLQ no longer holds the original bytes: replaying it would send a
       // broken event. Its original is at its source coordinates, which are listed instead.
-      const entries = selected.filter((e) => e.truncated === undefined).slice(0, limit);
-      const notReplayed = selected
-        .filter((e) => e.truncated !== undefined)
-        .slice(0, limit)
-        .map((e) => ({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated }));
-      const skipped = notReplayed.length > 0 ? { truncatedNotReplayed: notReplayed } : {};
-      if (values['dry-run']) {
-        print({ wouldReplay: entries.length, to: rawTopic, groups: countBy(entries), ...skipped });
-        return 0;
-      }
-      const producer = new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
-      await producer.connect();
+      // Records go out in batches as the scan finds them (memory stays bounded); a scan that fails
+      // halfway has replayed part of the selection, which running it again makes whole (replays
+      // land once downstream).
+      const replayed = new Counts();
+      const notReplayed: Record<string, unknown>[] = [];
+      const dryRun = values['dry-run'];
+      const producer = dryRun ? undefined : new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
+      await producer?.connect();
       try {
-        const records = entries.map((e) => ({ topic: rawTopic, ...toReplayRecord(e, dlqTopic) }));
-        for (let i = 0; i < records.length; i += 1000) await producer.sendBatch(records.slice(i, i + 1000));
+        let pending: ReturnType<typeof toReplayRecord>[] = [];
+        const flush = async () => {
+          if (producer && pending.length > 0) await producer.sendBatch(pending.map((r) => ({ topic: rawTopic, ...r })));
+          pending = [];
+        };
+        await scan(async (e) => {
+          if (e.truncated !== undefined) {
+            if (notReplayed.length < limit) notReplayed.push({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated });
+            return true;
+          }
+          replayed.add(e);
+          pending.push(toReplayRecord(e, dlqTopic));
+          if (pending.length >= 1000) await flush();
+          return replayed.total < limit;
+        });
+        await flush();
       } finally {
-        await producer.close();
+        await producer?.close();
       }
-      print({ replayed: entries.length, to: rawTopic, groups: countBy(entries), ...skipped });
+      const skipped = notReplayed.length > 0 ? { truncatedNotReplayed: notReplayed } : {};
+      if (dryRun) print({ wouldReplay: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
+      else print({ replayed: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
       return 0;
     }
     default:
@@ -147,3 +174,9 @@ main(process.argv.slice(2)).then(
     process.exit(1);
   },
 );
+
+/** Text from a record (a producer may put anything there) with control characters escaped, for a terminal. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+

@@ -114,16 +114,30 @@ export function matches(e: DlqEntry, f: DlqFilter): boolean {
   return true;
 }
 
+/** Counts of DLQ entries by reason and contract, added one at a time (a scan keeps no entries). */
+export class Counts {
+  private readonly counts = new Map<string, { reason: string; contract: string; count: number }>();
+  total = 0;
+
+  add(e: Pick<DlqEntry, 'reason' | 'contract'>): void {
+    const k = `${e.reason}\u0000${e.contract}`;
+    const c = this.counts.get(k) ?? { reason: e.reason, contract: e.contract, count: 0 };
+    c.count++;
+    this.counts.set(k, c);
+    this.total++;
+  }
+
+  /** By reason, then by contract, sorted by count descending. */
+  rows(): { reason: string; contract: string; count: number }[] {
+    return [...this.counts.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason) || a.contract.localeCompare(b.contract));
+  }
+}
+
 /** Counts by reason, then by contract, sorted by count descending. */
 export function countBy(entries: readonly DlqEntry[]): { reason: string; contract: string; count: number }[] {
-  const counts = new Map<string, { reason: string; contract: string; count: number }>();
-  for (const e of entries) {
-    const k = `${e.reason}\u0000${e.contract}`;
-    const c = counts.get(k) ?? { reason: e.reason, contract: e.contract, count: 0 };
-    c.count++;
-    counts.set(k, c);
-  }
-  return [...counts.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason) || a.contract.localeCompare(b.contract));
+  const counts = new Counts();
+  for (const e of entries) counts.add(e);
+  return counts.rows();
 }
 
 /**

@@ -1,33 +1,53 @@
 import { randomBytes } from 'node:crypto';
-import { BatchConsumer, KafkaAdmin } from '@sluice/kafka';
+import { BatchConsumer, KafkaAdmin, type TopicPartitionOffset } from '@sluice/kafka';
 import type { DlqMessage } from './dlq-record';
 
-/**
- * Reads the whole DLQ topic as it is now: end offsets (last stable offsets, since validate
- * writes the DLQ in transactions) are taken first, then a throw-away consumer group reads under
- * read_committed until its position reached them. Commits nothing.
- */
-export function readDlq(brokers: string, topic: string, timeoutMs = 60_000): Promise<DlqMessage[]> {
-  return readTopic(brokers, topic, timeoutMs, 'read_committed');
+/** How {@link scanTopic} reads. */
+export interface ScanOptions {
+  /** read_committed stops at the last stable offsets (validate writes the DLQ in transactions). */
+  readonly isolation: 'read_committed' | 'read_uncommitted';
+  /** Fail when no partition makes progress for this long, ms (not a bound on the whole scan). */
+  readonly idleTimeoutMs: number;
+  /** Read one partition only, from this offset (a `show`), instead of every partition from its start. */
+  readonly from?: { readonly partition: number; readonly offset: number };
 }
 
 /**
- * Reads a whole topic as it is now, up to its end offsets (the last stable offsets under
- * read_committed, the high watermarks under read_uncommitted). Commits nothing.
+ * Reads a topic as it is now, up to its end offsets taken first (the last stable offsets under
+ * read_committed, the high watermarks under read_uncommitted), handing each message to
+ * `onMessage` (awaited) in the order each partition holds them, and keeping none: a DLQ of millions of
+ * records is read in constant memory. `onMessage` returning false ends the scan early. A
+ * throw-away consumer group reads; nothing is committed. A partition whose records have all
+ * expired (its start offset at its end) has nothing to wait for.
  */
-export async function readTopic(brokers: string, topic: string, timeoutMs: number, isolation: 'read_committed' | 'read_uncommitted'): Promise<DlqMessage[]> {
+export async function scanTopic(
+  brokers: string,
+  topic: string,
+  options: ScanOptions,
+  onMessage: (m: DlqMessage) => boolean | void | Promise<boolean | void>,
+): Promise<void> {
+  const readCommitted = options.isolation === 'read_committed';
   const admin = new KafkaAdmin({ brokers, clientId: 'sluice-dlq-tool' });
+  let starts: Map<string, number>;
   let ends: Map<string, number>;
+  let partitions: { topic: string; partition: number }[];
   try {
     const [described] = await admin.describeTopics([topic]);
-    const partitions = Array.from({ length: described.partitions }, (_, partition) => ({ topic, partition }));
-    ends = await admin.fetchEndOffsets(partitions, isolation === 'read_committed');
+    partitions = Array.from({ length: described.partitions }, (_, partition) => ({ topic, partition }));
+    ends = await admin.fetchEndOffsets(partitions, readCommitted);
+    starts = await admin.fetchStartOffsets(partitions, readCommitted);
   } finally {
     await admin.close();
   }
-  const pending = new Map([...ends].filter(([, end]) => end > 0).map(([k, end]) => [Number(k.slice(k.lastIndexOf(':') + 1)), end]));
-  const out: DlqMessage[] = [];
-  if (pending.size === 0) return out;
+  const key = (partition: number) => `${topic}:${partition}`;
+  const first = (partition: number) => (options.from?.partition === partition ? Math.max(options.from.offset, starts.get(key(partition)) ?? 0) : (starts.get(key(partition)) ?? 0));
+  const pending = new Map<number, number>();
+  for (const { partition } of partitions) {
+    if (options.from !== undefined && options.from.partition !== partition) continue;
+    const end = ends.get(key(partition)) ?? 0;
+    if (first(partition) < end) pending.set(partition, end);
+  }
+  if (pending.size === 0) return;
 
   const consumer = new BatchConsumer({
     brokers,
@@ -35,28 +55,52 @@ export async function readTopic(brokers: string, topic: string, timeoutMs: numbe
     groupId: `sluice-dlq-tool-${randomBytes(6).toString('hex')}`,
     topics: [topic],
     autoOffsetReset: 'earliest',
-    isolationLevel: isolation,
+    isolationLevel: options.isolation,
     maxBatchMessages: 5000,
     maxBatchWaitMs: 200,
+    // Each partition starts where the scan wants it; one with nothing to read starts at its end.
+    onAssign: (assigned): TopicPartitionOffset[] =>
+      assigned.map((p) => ({ ...p, offset: pending.has(p.partition) ? first(p.partition) : (ends.get(key(p.partition)) ?? 0) })),
   });
   await consumer.connect();
   try {
-    const deadline = Date.now() + timeoutMs;
+    let idleSince = Date.now();
     while (pending.size > 0) {
-      if (Date.now() > deadline) throw new Error(`DLQ_READ_TIMEOUT: partitions ${[...pending.keys()].join(',')} not read to their end within ${timeoutMs} ms`);
-      for (const m of await consumer.poll()) {
-        if (m.offset < (ends.get(`${topic}:${m.partition}`) ?? 0)) {
-          out.push({ partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers });
-        }
+      if (Date.now() - idleSince > options.idleTimeoutMs) {
+        throw new Error(`DLQ_READ_TIMEOUT: partitions ${[...pending.keys()].join(',')} made no progress for ${options.idleTimeoutMs} ms`);
+      }
+      const batch = await consumer.poll();
+      if (batch.length > 0) idleSince = Date.now();
+      for (const m of batch) {
+        const end = pending.get(m.partition);
+        if (end === undefined || m.offset >= end) continue;
+        if ((await onMessage({ partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers })) === false) return;
       }
       // Positions pass transaction markers too, which data offsets alone would never reach.
       for (const lag of consumer.lag()) {
         const end = pending.get(lag.partition);
-        if (end !== undefined && lag.nextOffset >= end) pending.delete(lag.partition);
+        if (end !== undefined && lag.nextOffset >= end) {
+          pending.delete(lag.partition);
+          idleSince = Date.now();
+        }
       }
     }
   } finally {
     await consumer.close();
   }
+}
+
+/**
+ * The whole DLQ topic as it is now, in memory, sorted by partition and offset (for audits of
+ * test-sized topics; the DLQ tool scans instead).
+ */
+export function readDlq(brokers: string, topic: string, timeoutMs = 60_000): Promise<DlqMessage[]> {
+  return readTopic(brokers, topic, timeoutMs, 'read_committed');
+}
+
+/** A whole topic as it is now, in memory (see {@link scanTopic}). */
+export async function readTopic(brokers: string, topic: string, timeoutMs: number, isolation: 'read_committed' | 'read_uncommitted'): Promise<DlqMessage[]> {
+  const out: DlqMessage[] = [];
+  await scanTopic(brokers, topic, { isolation, idleTimeoutMs: timeoutMs }, (m) => void out.push(m));
   return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 }

@@ -222,6 +222,11 @@ export class KafkaAdmin {
     return this.listOffsets(partitions, OffsetSpec.LATEST, readCommitted);
   }
 
+  /** Earliest offsets still held (after retention or deleteRecords), keyed `topic:partition`. */
+  async fetchStartOffsets(partitions: ReadonlyArray<{ topic: string; partition: number }>, readCommitted = true): Promise<Map<string, number>> {
+    return this.listOffsets(partitions, OffsetSpec.EARLIEST, readCommitted);
+  }
+
   /** Disconnects. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
