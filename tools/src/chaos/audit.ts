@@ -26,6 +26,8 @@ export interface AuditTarget {
   readonly poisonWithoutId?: number;
   /** Poison records produced to raw with an event_id: each must be in the DLQ exactly once, any reason. */
   readonly poisonIds?: ReadonlySet<string>;
+  /** Every poison record produced to raw, by `topic/partition/offset`: each in the DLQ exactly once, cut when `cut`. */
+  readonly poisonSources?: ReadonlyMap<string, { readonly name: string; readonly cut: boolean }>;
 }
 
 /** The outcome of an audit: counts seen and every difference from the oracle (empty = equal). */
@@ -177,6 +179,24 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
   let unidentified = 0;
   let wrongReason = 0;
   let reasonExample = '';
+  // Each source record (raw, or a valid record merge-compaction could not write) is dead-lettered
+  // once: its coordinates say so whether or not its bytes carry an event_id.
+  const bySource = new Map<string, { count: number; cut: boolean }>();
+  for (const m of dlq) {
+    const header = (name: string) => m.headers[name]?.toString('utf8') ?? '?';
+    const source = `${header(DLQ_HEADERS.sourceTopic)}/${header(DLQ_HEADERS.sourcePartition)}/${header(DLQ_HEADERS.sourceOffset)}`;
+    const entry = bySource.get(source) ?? { count: 0, cut: false };
+    entry.count++;
+    entry.cut ||= m.headers[DLQ_HEADERS.truncated] !== undefined;
+    bySource.set(source, entry);
+  }
+  const sourceDupes = [...bySource].filter(([, e]) => e.count > 1);
+  if (sourceDupes.length) problems.push(`DLQ: ${sourceDupes.length} source records dead-lettered more than once (e.g. ${sourceDupes[0][0]} ×${sourceDupes[0][1].count})`);
+  for (const [at, poison] of target.poisonSources ?? []) {
+    const got = bySource.get(at);
+    if (got === undefined) problems.push(`DLQ: poison "${poison.name}" produced to ${at} is not in the DLQ`);
+    else if (got.cut !== poison.cut) problems.push(`DLQ: poison "${poison.name}" from ${at} ${poison.cut ? 'is not marked cut (sluice-dlq-truncated)' : 'is marked cut but fits'}`);
+  }
   for (const m of dlq) {
     const id = EVENT_ID_IN_TEXT.exec(m.value?.toString('utf8') ?? '')?.[1];
     if (!id) {

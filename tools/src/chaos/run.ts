@@ -186,6 +186,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       faultCount: () => faults.length,
       poisonWithoutId: 0,
       poisonIds: new Map(),
+      poisonSources: new Map(),
       problems: [],
     };
     const batchSize = Math.max(10, Math.min(500, Math.round(o.rate / 10)));
@@ -207,7 +208,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         ? { endpoint: o.s3.endpoint, credentials: { accessKeyId: o.s3.accessKey, secretAccessKey: o.s3.secretKey }, cacheDir: path.join(o.workDir, 's3-cache', 'audit'), cacheBytesPerTable: 1024 ** 3 }
         : undefined,
     };
-    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()) };
+    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()), poisonSources: ctx.poisonSources };
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
     // An audit of nothing proves nothing.

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { CONTRACTS, HEADERS } from '@sluice/contracts';
+import { CONTRACTS, HEADERS, MAX_DLQ_RECORD_BYTES } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
 import { isS3Root } from '@sluice/lake';
 import { readdirSync } from 'node:fs';
@@ -30,8 +30,17 @@ export interface FaultContext {
   poisonWithoutId: number;
   /** Poison records produced to raw with an event_id: each must be dead-lettered once (any reason). */
   readonly poisonIds: Map<string, string>;
+  /** Every poison record produced straight to raw, by `topic/partition/offset`: its name and whether its DLQ copy must be cut. */
+  readonly poisonSources: Map<string, PoisonSource>;
   /** Findings that fail the scenario independently of the audit (a crash on poison, a corrupt table). */
   readonly problems: string[];
+}
+
+/** A poison record produced to raw, as the audit expects to find it in the DLQ. */
+export interface PoisonSource {
+  readonly name: string;
+  /** Larger than a DLQ record may be: its DLQ copy must carry `sluice-dlq-truncated`. */
+  readonly cut: boolean;
 }
 
 /** A fault-injection scenario: the faults it injects while load runs; the audit follows. */
@@ -344,9 +353,12 @@ export const SCENARIOS: Record<string, Scenario> = {
       await producer.connect();
       try {
         const raw = poisonCorpus(`${ctx.runId}r`);
-        await producer.sendBatch(raw.map((p) => ({ topic: ctx.stack.topics.raw, key: p.id ?? p.name, value: p.bytes, headers: { [HEADERS.producer]: 'chaos-poison' } })));
+        const reports = await producer.sendBatch(raw.map((p) => ({ topic: ctx.stack.topics.raw, key: p.id ?? p.name, value: p.bytes, headers: { [HEADERS.producer]: 'chaos-poison' } })));
         // A record without a value (a Kafka tombstone) too.
-        await producer.send({ topic: ctx.stack.topics.raw, key: 'null-value', value: null });
+        const tombstone = await producer.send({ topic: ctx.stack.topics.raw, key: 'null-value', value: null });
+        // Each must be dead-lettered exactly once; a record too large for the DLQ arrives cut and marked.
+        reports.forEach((r, i) => ctx.poisonSources.set(`${r.topic}/${r.partition}/${r.offset}`, { name: raw[i].name, cut: raw[i].bytes.length > MAX_DLQ_RECORD_BYTES }));
+        ctx.poisonSources.set(`${tombstone.topic}/${tombstone.partition}/${tombstone.offset}`, { name: 'null value', cut: false });
         ctx.poisonWithoutId += raw.filter((p) => !p.id).length + 1;
         for (const p of raw) if (p.id) ctx.poisonIds.set(p.id, p.name);
         ctx.fault(`${raw.length + 1} hostile records produced to raw`);
