@@ -66,6 +66,12 @@ describe('FaultyS3Proxy', () => {
     expect(await r.text()).toContain('<Code>SlowDown</Code>');
     expect(hits).toBe(before + 1);
     expect(proxy.stats.lost).toBeGreaterThanOrEqual(1);
+    // Not a table commit; a PUT of the next Delta log file is counted as one.
+    const commits = proxy.stats.lostCommits;
+    await fetch(`${proxy.url}/bucket/t/_delta_log/00000000000000000007.json`, { method: 'PUT', body: '{}' });
+    expect(proxy.stats.lostCommits).toBe(commits + 1);
+    await fetch(`${proxy.url}/bucket/t/_delta_log/00000000000000000007.json`, { method: 'GET' });
+    expect(proxy.stats.lostCommits).toBe(commits + 1);
     proxy.set({});
   });
 

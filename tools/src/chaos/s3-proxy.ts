@@ -19,6 +19,9 @@ const NONE: S3Faults = { delayMs: 0, failRatio: 0, loseRatio: 0 };
 
 const SLOW_DOWN = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate (injected by the chaos S3 proxy).</Message></Error>';
 
+/** The path of a Delta commit file: `…/_delta_log/<20 digits>.json`. */
+const COMMIT_PATH = /\/_delta_log\/\d{20}\.json(?:\?|$)/;
+
 /**
  * An HTTP proxy in front of an S3-compatible server, for storage faults the services cannot tell
  * from a real object store's: added latency, requests refused with S3's throttling answer
@@ -28,7 +31,7 @@ const SLOW_DOWN = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown
  */
 export class FaultyS3Proxy {
   /** Requests seen, delayed, refused, and carried out with their answer replaced, since the start. */
-  readonly stats = { requests: 0, delayed: 0, failed: 0, lost: 0 };
+  readonly stats = { requests: 0, delayed: 0, failed: 0, lost: 0, lostCommits: 0 };
   private faults: S3Faults = NONE;
   /** Its own agent, so `close()` can end every upstream connection. */
   private readonly agent = new http.Agent({ keepAlive: true });
@@ -87,6 +90,9 @@ export class FaultyS3Proxy {
         (answer) => {
           if (lose) {
             this.stats.lost += 1;
+            // A Delta commit (a put-if-absent of the next log file) that landed while its writer
+            // was told it failed: the case this fault exists for.
+            if (req.method === 'PUT' && (answer.statusCode ?? 0) < 300 && COMMIT_PATH.test(req.url ?? '')) this.stats.lostCommits += 1;
             answer.resume();
             answer.on('end', () => slowDown(res));
             return;

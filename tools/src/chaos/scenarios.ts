@@ -308,9 +308,12 @@ export const SCENARIOS: Record<string, Scenario> = {
       const proxy = ctx.s3Proxy as FaultyS3Proxy;
       if (!(await pause(ctx, 5000))) return;
       ctx.fault('S3 answers lost for 30 % of the requests for 20 s');
+      const commitsBefore = proxy.stats.lostCommits;
       const lost = await proxyFaultsFor(proxy, { loseRatio: 0.3 }, 20_000, 'lost');
-      ctx.fault(`S3 answers again; ${lost} requests were carried out with their answer lost`);
+      const lostCommits = proxy.stats.lostCommits - commitsBefore;
+      ctx.fault(`S3 answers again; ${lost} requests were carried out with their answer lost, ${lostCommits} of them table commits`);
       if (lost === 0) ctx.problems.push('no S3 request lost its answer: the fault had no effect');
+      else if (lostCommits === 0) ctx.problems.push('no table commit lost its answer (only other requests did): the case this fault is for was not met');
     },
   },
 
@@ -343,6 +346,8 @@ export const SCENARIOS: Record<string, Scenario> = {
           method: 'POST',
           headers: { authorization: `Bearer ${DEMO_API_KEY}`, 'content-type': 'application/json' },
           body: p.bytes,
+          // A request that hangs is a finding, not a reason to hold the run (undici waits 300 s).
+          signal: AbortSignal.timeout(30_000),
         }).catch((err: Error) => ({ status: 0, text: async () => err.message }));
         const text = (await r.text()).slice(0, 200);
         if (r.status < 400 || r.status >= 500) ctx.problems.push(`HTTP poison "${p.name}": status ${r.status} ${text}`);
