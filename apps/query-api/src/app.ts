@@ -41,7 +41,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     // The router refused path parameters over 100 characters with a bare 414; entity keys may
     // have 1,024 (routes/tables.ts), up to 12 bytes each when percent-encoded UTF-8.
-    maxParamLength: 12 * 1024,
+    routerOptions: { maxParamLength: 12 * 1024 },
     // Per-request lines would dominate the logs of a polled API; metrics count requests instead.
     logController: new LogController({ disableRequestLogging: true }),
   });
