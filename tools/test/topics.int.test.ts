@@ -33,8 +33,8 @@ describe('topic provisioning against the broker', () => {
     expect(first.ok).toBe(true);
     expect(first.topics.map((t) => t.action)).toEqual(['created', 'created']);
     expect(await admin.describeTopics(plans.map((p) => p.name))).toEqual([
-      { name: plans[0].name, partitions: 4, replicationFactor: 1 },
-      { name: plans[1].name, partitions: 2, replicationFactor: 1 },
+      { name: plans[0].name, partitions: 4, replicationFactor: 1, leaderlessPartitions: [] },
+      { name: plans[1].name, partitions: 2, replicationFactor: 1, leaderlessPartitions: [] },
     ]);
     const configs = await admin.describeTopicConfigs([plans[1].name]);
     expect(configs.get(plans[1].name)?.['cleanup.policy'].value).toBe('compact');

@@ -50,7 +50,8 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
   await producer.connect();
   const publisher = new KafkaPublisher(producer, {
     probe: async () => {
-      await admin.describeTopics([rawTopic]);
+      const [raw] = await admin.describeTopics([rawTopic]);
+      return { leaderlessPartitions: raw?.leaderlessPartitions ?? [] };
     },
     probeIntervalMs: config.probeIntervalMs,
     wedgeAfterMs: config.wedgeAfterMs,

@@ -10,7 +10,7 @@ describe('KafkaAdmin against the broker', () => {
     const name = unique('adm');
     await admin.createTopic({ name, partitions: 3, configs: { 'retention.ms': '3600000', 'cleanup.policy': 'compact' } });
     expect(await admin.listTopics()).toContain(name);
-    expect(await admin.describeTopics([name])).toEqual([{ name, partitions: 3, replicationFactor: 1 }]);
+    expect(await admin.describeTopics([name])).toEqual([{ name, partitions: 3, replicationFactor: 1, leaderlessPartitions: [] }]);
 
     const configs = (await admin.describeTopicConfigs([name])).get(name);
     expect(configs?.['retention.ms']).toMatchObject({ value: '3600000', source: 'DYNAMIC_TOPIC_CONFIG', isTopicOverride: true });

@@ -7,6 +7,7 @@ describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)',
   let t: number;
   let deliver: boolean;
   let brokerAnswers: boolean;
+  let leaderless: number[];
   const producer: ProducerPort = {
     hasCapacity: () => true,
     sendBatch: async () => {
@@ -23,9 +24,11 @@ describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)',
     t = 0;
     deliver = true;
     brokerAnswers = true;
+    leaderless = [];
     publisher = new KafkaPublisher(producer, {
       probe: async () => {
         if (!brokerAnswers) throw new SluiceError('KAFKA_BROKER_UNREACHABLE', 'down', { retryable: true });
+        return { leaderlessPartitions: leaderless };
       },
       probeIntervalMs: 1000,
       wedgeAfterMs: 60_000,
@@ -49,6 +52,24 @@ describe('KafkaPublisher liveness (bug: a wedged producer kept /healthz green)',
     deliver = true;
     await publish();
     expect(publisher.isLive()).toBe(true);
+  });
+
+  // A raw partition without a leader fails every batch that touches it while the broker answers;
+  // restarting ingest does not bring the leader back, so the pod crash-looped.
+  it('stays live while a raw partition has no leader, and keeps accepting requests', async () => {
+    deliver = false;
+    leaderless = [3];
+    for (t = 0; t <= 300_000; t += 15_000) {
+      await publish();
+      await probe();
+    }
+    expect(publisher.isLive()).toBe(true);
+    expect(publisher.isAvailable()).toBe(true);
+    // The leader is back but deliveries still fail: from then on it counts again.
+    leaderless = [];
+    await probe();
+    for (const end = t + 60_000; t <= end; t += 15_000) await publish();
+    expect(publisher.isLive()).toBe(false);
   });
 
   it('does not count a quiet spell: one failure, no traffic for minutes, then one more failure', async () => {

@@ -8,8 +8,11 @@ export interface ProducerPort {
 
 /** Settings of {@link KafkaPublisher}. */
 export interface KafkaPublisherOptions {
-  /** Checks the broker answers (a metadata request); rejects when it does not. */
-  probe: () => Promise<void>;
+  /**
+   * Checks the broker answers (a metadata request); rejects when it does not. Resolves with the
+   * raw topic's partitions that have no leader (none: `[]` or nothing).
+   */
+  probe: () => Promise<{ leaderlessPartitions: readonly number[] } | void>;
   /** Time between probes, ms. */
   probeIntervalMs: number;
   onAvailabilityChange?: (available: boolean, reason: string) => void;
@@ -35,8 +38,10 @@ export class KafkaPublisher implements EventPublisher {
   private available = true;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
-  /** The last probe found the broker. */
+  /** The last probe found the broker, with a leader for every partition of the raw topic. */
   private answering = false;
+  /** The last probe found partitions without a leader (reported once per spell). */
+  private partialOutage = false;
   /** First of an unbroken run of failed deliveries while the broker answers (undefined: none). */
   private wedgeSince: number | undefined;
   private lastFailureAt = 0;
@@ -108,8 +113,14 @@ export class KafkaPublisher implements EventPublisher {
     if (this.probing) return;
     this.probing = true;
     try {
-      await this.options.probe();
-      this.answering = true;
+      const leaderless = (await this.options.probe())?.leaderlessPartitions ?? [];
+      // A partition without a leader fails the deliveries that touch it, as an outage does,
+      // while the broker answers: not evidence of a wedged producer (a restart would not help,
+      // and the pod crash-looped). Requests stay accepted: those touching other partitions land.
+      this.answering = leaderless.length === 0;
+      if (!this.answering) this.wedgeSince = undefined;
+      if (leaderless.length > 0 && !this.partialOutage) this.options.onAvailabilityChange?.(true, `raw partitions without a leader: ${leaderless.join(',')}`);
+      this.partialOutage = leaderless.length > 0;
       this.setAvailable(true, 'probe answered');
     } catch (err) {
       this.answering = false;

@@ -24,7 +24,7 @@ class FakeSource {
   fail = false;
   async describeTopics(names: readonly string[]): Promise<TopicDescription[]> {
     if (this.fail) throw new Error('broker away');
-    return names.map((name) => ({ name, partitions: this.partitions, replicationFactor: 1 }));
+    return names.map((name) => ({ name, partitions: this.partitions, replicationFactor: 1, leaderlessPartitions: [] }));
   }
   async fetchEndOffsets(partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<Map<string, number>> {
     return new Map(partitions.map((p) => [`${p.topic}:${p.partition}`, this.ends[p.partition] ?? 0]));

@@ -78,14 +78,15 @@ export class KafkaAdmin {
   /** Partition count and replication factor of each topic; KAFKA_TOPIC_NOT_FOUND if one is missing. */
   async describeTopics(names: readonly string[]): Promise<TopicDescription[]> {
     if (names.length === 0) return [];
-    const described = await this.call<Array<{ name: string; partitions: Array<{ replicas: unknown[] }>; error?: unknown }>>(
+    const described = await this.call<Array<{ name: string; partitions: Array<{ partition: number; leader?: { id?: unknown } | null; replicas: unknown[] }>; error?: unknown }>>(
       'admin.describeTopics',
       names.join(','),
       (done) => this.native.describeTopics([...names], { timeout: this.timeoutMs }, done),
     );
     return described.map((t) => {
       if (t.error) throw translateKafkaError(t.error, { operation: 'admin.describeTopics', topic: t.name });
-      return { name: t.name, partitions: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0 };
+      const leaderless = t.partitions.filter((p) => typeof p.leader?.id !== 'number' || p.leader.id < 0).map((p) => p.partition);
+      return { name: t.name, partitions: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0, leaderlessPartitions: leaderless };
     });
   }
 

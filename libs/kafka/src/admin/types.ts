@@ -17,6 +17,8 @@ export interface TopicDescription {
   name: string;
   partitions: number;
   replicationFactor: number;
+  /** Partitions with no leader right now (every replica down, or an election in progress): nothing can be produced to them. */
+  leaderlessPartitions: number[];
 }
 
 /** Offsets of one partition: committed by a group (next offset to read; null if none) and the end. */
