@@ -270,8 +270,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
       const delivered = Number((err as { details?: { delivered?: unknown } }).details?.delivered ?? 0);
       req.log.warn({ code, events: records.length, delivered }, 'publish failed');
       // Some events may already be in Kafka; none is reported accepted, so the client retries
-      // the whole request and event_id makes the repeat harmless downstream.
-      return replyError(reply, code === 'KAFKA_QUEUE_FULL' ? 'INGEST_OVERLOADED' : 'INGEST_UNAVAILABLE', retryAfterSeconds, {
+      // the whole request and event_id makes the repeat harmless downstream. An event the topic
+      // refuses as too large fails every retry: that answer is not retryable.
+      const answer = code === 'KAFKA_QUEUE_FULL' ? 'INGEST_OVERLOADED' : code === 'KAFKA_MESSAGE_TOO_LARGE' ? 'INGEST_EVENT_REFUSED_BY_KAFKA' : 'INGEST_UNAVAILABLE';
+      return replyError(reply, answer, retryAfterSeconds, {
         reason: code ?? 'unknown',
         possiblyDelivered: delivered,
       }, { accepted: 0, rejected: rejected.length, errors: rejected });

@@ -14,6 +14,7 @@ export const INGEST_ERRORS = {
   INGEST_UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, message: 'unsupported Content-Type' },
   INGEST_BODY_INVALID: { status: 400, retryable: false, message: 'request body cannot be read as events' },
   INGEST_ALL_REJECTED: { status: 422, retryable: false, message: 'every event of the request was rejected' },
+  INGEST_EVENT_REFUSED_BY_KAFKA: { status: 413, retryable: false, message: 'the raw topic refuses an event this large (its max.message.bytes is below the event); resending cannot succeed' },
   INGEST_OVERLOADED: { status: 429, retryable: true, message: 'ingest is at its in-flight limit; retry later' },
   INGEST_UNAVAILABLE: { status: 503, retryable: true, message: 'Kafka did not acknowledge the events; retry later' },
   INGEST_REGISTRY_UNAVAILABLE: { status: 503, retryable: true, message: 'the schema registry did not resolve a Confluent schema id; retry later' },
