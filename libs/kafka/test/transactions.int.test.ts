@@ -64,6 +64,28 @@ describe('Kafka transactions against the broker', () => {
     expect(after.map((m) => m.value?.toString())).toEqual(['pending']);
   });
 
+  /** Ten committed records `v0`…`v9` in `input`. */
+  async function seedInput(input: string): Promise<void> {
+    const seed = new TransactionalProducer({ brokers, transactionalId: unique('seed') });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.begin();
+    await seed.produce(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
+    await seed.commit();
+  }
+
+  /** Processes batches until one fails (its error) or the deadline passes (undefined). */
+  async function firstFailure(processor: TransactionalProcessor, deadline: number): Promise<unknown> {
+    while (Date.now() < deadline) {
+      try {
+        await processor.processOnce();
+      } catch (err) {
+        return err;
+      }
+    }
+    return undefined;
+  }
+
   function upperCase(output: string) {
     return (batch: ConsumedMessage[]) => batch.map((m) => ({ topic: output, key: m.key, value: (m.value?.toString() ?? '').toUpperCase() }));
   }
@@ -109,12 +131,7 @@ describe('Kafka transactions against the broker', () => {
   it('aborts and rewinds when the transform fails: nothing is visible, the batch is processed again', async () => {
     const input = await createTestTopic(admin, 1);
     const output = await createTestTopic(admin, 1);
-    const seed = new TransactionalProducer({ brokers, transactionalId: unique('seed') });
-    closers.push(() => seed.close());
-    await seed.connect();
-    await seed.begin();
-    await seed.produce(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
-    await seed.commit();
+    await seedInput(input);
 
     let calls = 0;
     const seenOffsets: number[][] = [];
@@ -134,15 +151,8 @@ describe('Kafka transactions against the broker', () => {
     });
     closers.push(() => processor.close());
     await processor.connect();
-    let failure: unknown;
     const deadline = Date.now() + 20_000;
-    while (failure === undefined && Date.now() < deadline) {
-      try {
-        await processor.processOnce();
-      } catch (err) {
-        failure = err;
-      }
-    }
+    const failure = await firstFailure(processor, deadline);
     expect((failure as Error).message).toBe('transform exploded');
     let processed = 0;
     while (processed < 10 && Date.now() < deadline) processed += (await processor.processOnce()).input;
@@ -158,12 +168,7 @@ describe('Kafka transactions against the broker', () => {
   it('rewinds a batch whose onPolled hook threw: the next transaction processes it, nothing is skipped', async () => {
     const input = await createTestTopic(admin, 1);
     const output = await createTestTopic(admin, 1);
-    const seed = new TransactionalProducer({ brokers, transactionalId: unique('seed') });
-    closers.push(() => seed.close());
-    await seed.connect();
-    await seed.begin();
-    await seed.produce(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
-    await seed.commit();
+    await seedInput(input);
     let polled = 0;
     const processor = new TransactionalProcessor({
       consumer: { brokers, groupId: unique('g'), topics: [input] },
@@ -175,15 +180,8 @@ describe('Kafka transactions against the broker', () => {
     });
     closers.push(() => processor.close());
     await processor.connect();
-    let failure: unknown;
     const deadline = Date.now() + 20_000;
-    while (failure === undefined && Date.now() < deadline) {
-      try {
-        await processor.processOnce();
-      } catch (err) {
-        failure = err;
-      }
-    }
+    const failure = await firstFailure(processor, deadline);
     expect((failure as Error).message).toBe('hook exploded');
     let processed = 0;
     while (processed < 10 && Date.now() < deadline) processed += (await processor.processOnce()).input;
