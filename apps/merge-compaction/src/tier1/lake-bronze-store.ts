@@ -1,5 +1,5 @@
 import { toColumns, type AnyContract } from '@sluice/contracts';
-import type { LakeQueryEngine } from '@sluice/lake';
+import type { LakeQueryEngine, LakeTable, Snapshot } from '@sluice/lake';
 import { isSluiceError } from '@sluice/errors';
 import { mergeError } from '../errors';
 import { contractColumns, BUCKET, EVENT_DATE, INGESTED_AT, KAFKA_OFFSET, KAFKA_PARTITION, KEY_HASH, PRODUCED_AT } from '../tables/layout';
@@ -8,6 +8,24 @@ import type { TableSet } from '../tables/table-set';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import type { DedupKey } from './dedup-window';
+
+/** Event times further apart than this start a new bronze lookup (see `committedEventIds`). */
+const LOOKUP_CLUSTER_GAP_MS = 3_600_000;
+
+/**
+ * `keys` sorted by event time and cut wherever two neighbours are more than `gapMs` apart: each
+ * cluster spans only the times its own keys have.
+ */
+export function timeClusters<K extends DedupKey>(keys: readonly K[], gapMs: number): K[][] {
+  const sorted = [...keys].sort((a, b) => a.eventTimeMs - b.eventTimeMs);
+  const clusters: K[][] = [];
+  for (const k of sorted) {
+    const last = clusters.at(-1);
+    if (last !== undefined && k.eventTimeMs - last[last.length - 1].eventTimeMs <= gapMs) last.push(k);
+    else clusters.push([k]);
+  }
+  return clusters;
+}
 
 /** {@link BronzeStore} over libs/lake tables. */
 export class LakeBronzeStore implements BronzeStore {
@@ -57,15 +75,21 @@ export class LakeBronzeStore implements BronzeStore {
     const table = await this.tables.existing(contract.tables.bronze);
     if (!table || candidates.length === 0) return found;
     const snap = await table.snapshot();
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const c of candidates) {
-      lo = Math.min(lo, c.eventTimeMs);
-      hi = Math.max(hi, c.eventTimeMs);
+    // One lookup per cluster of nearby event times: a DLQ replay from days ago beside records of
+    // the last minutes would otherwise make one range over every file in between.
+    for (const cluster of timeClusters(candidates, LOOKUP_CLUSTER_GAP_MS)) {
+      for (const id of await this.lookUp(table, snap, partition, cluster)) found.add(id);
     }
+    return found;
+  }
+
+  /** The event ids of `candidates` (one cluster of nearby event times) that bronze holds in `partition`. */
+  private async lookUp(table: LakeTable, snap: Snapshot, partition: number, candidates: readonly DedupKey[]): Promise<string[]> {
+    const lo = candidates[0].eventTimeMs;
+    const hi = candidates[candidates.length - 1].eventTimeMs;
     // Every copy of an event has its event time: only files of the partition and that time range.
     const files = both(overlapping(snap, KAFKA_PARTITION, partition, partition), overlapping(snap, 'event_time', lo, hi));
-    if (snap.files.every((f) => !files(f))) return found;
+    if (snap.files.every((f) => !files(f))) return [];
     const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
     try {
       // (id, event time) pairs travel as one JSON parameter, never as SQL text; a copy of an
@@ -76,8 +100,7 @@ export class LakeBronzeStore implements BronzeStore {
          WHERE b.${KAFKA_PARTITION} = $p AND epoch_ms(b.event_time) BETWEEN $lo AND $hi`,
         { p: partition, lo, hi, c: JSON.stringify(candidates.map((k) => ({ id: k.eventId, t: k.eventTimeMs }))) },
       );
-      for (const r of rows) found.add(String(r.event_id));
-      return found;
+      return rows.map((r) => String(r.event_id));
     } finally {
       session.close();
     }
