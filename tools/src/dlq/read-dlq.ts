@@ -64,16 +64,19 @@ export async function scanTopic(
   });
   await consumer.connect();
   try {
+    // Progress is a record of a partition still being read, or a partition finished; records
+    // past the end or of finished partitions (the DLQ keeps growing) are not. The clock restarts
+    // after `onMessage` ran, so time spent there (a replay's sends) is not counted as idle.
     let idleSince = Date.now();
     while (pending.size > 0) {
       if (Date.now() - idleSince > options.idleTimeoutMs) {
         throw new Error(`DLQ_READ_TIMEOUT: partitions ${[...pending.keys()].join(',')} made no progress for ${options.idleTimeoutMs} ms`);
       }
-      const batch = await consumer.poll();
-      if (batch.length > 0) idleSince = Date.now();
-      for (const m of batch) {
+      let progressed = false;
+      for (const m of await consumer.poll()) {
         const end = pending.get(m.partition);
         if (end === undefined || m.offset >= end) continue;
+        progressed = true;
         if ((await onMessage({ partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers })) === false) return;
       }
       // Positions pass transaction markers too, which data offsets alone would never reach.
@@ -81,9 +84,10 @@ export async function scanTopic(
         const end = pending.get(lag.partition);
         if (end !== undefined && lag.nextOffset >= end) {
           pending.delete(lag.partition);
-          idleSince = Date.now();
+          progressed = true;
         }
       }
+      if (progressed) idleSince = Date.now();
     }
   } finally {
     await consumer.close();
