@@ -103,7 +103,10 @@ export class KafkaPublisher implements EventPublisher {
         if (!this.answering) this.wedgeSince = undefined;
         else if (this.wedgeSince === undefined || now - this.lastFailureAt > this.options.wedgeAfterMs / 2) this.wedgeSince = now;
         this.lastFailureAt = now;
-        this.setAvailable(false, code);
+        // With a raw partition known to have no leader, a failed delivery is that partition's:
+        // the broker is there, and requests for the other partitions still land (the probe
+        // turns availability off when the broker itself stops answering).
+        if (!this.partialOutage) this.setAvailable(false, code);
       }
       throw err;
     }
