@@ -1,9 +1,29 @@
-import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
+import { KafkaAdmin, KafkaProducer, PRODUCER_DEFAULTS } from '@sluice/kafka';
 import type { Logger, Telemetry } from '@sluice/telemetry';
 import { buildApp, type IngestApp } from './app';
 import type { IngestConfig } from './config';
 import { KafkaPublisher } from './delivery/kafka-publisher';
 import { AvroDecoder, CONTRACTS, RAW_TOPIC, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
+
+/**
+ * The largest event that fits a record batch of `topicLimit` bytes (the raw topic's
+ * max.message.bytes) with its key, headers and batch framing, compressed or not (lz4 can grow
+ * incompressible bytes by a little): 2 % and 1 KiB below the limit, at least 1 byte.
+ */
+export function eventBytesWithin(topicLimit: number): number {
+  return Math.max(1, Math.floor(topicLimit * 0.98) - 1024);
+}
+
+/** The raw topic's max.message.bytes, or undefined (logged) when it cannot be read now: the producer's defaults then apply. */
+async function rawTopicMessageLimit(admin: KafkaAdmin, rawTopic: string, logger?: Logger): Promise<number | undefined> {
+  try {
+    const value = Number((await admin.describeTopicConfigs([rawTopic])).get(rawTopic)?.['max.message.bytes']?.value);
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  } catch (err) {
+    logger?.warn({ err, rawTopic }, 'could not read the raw topic max.message.bytes; using the producer defaults');
+    return undefined;
+  }
+}
 
 /** librdkafka's largest `queue.buffering.max.kbytes`. */
 const MAX_QUEUE_KBYTES = 2_147_483_647;
@@ -38,6 +58,14 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
   if (config.wedgeAfterMs < 2 * config.deliveryTimeoutMs) {
     throw new RangeError(`INGEST_WEDGE_AFTER_MS (${config.wedgeAfterMs}) must be at least twice INGEST_DELIVERY_TIMEOUT_MS (${config.deliveryTimeoutMs})`);
   }
+  const admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
+  // The broker refuses a record batch over the raw topic's max.message.bytes, for good: batches
+  // are built below it, and an event that cannot fit is refused at the edge with the limit.
+  const topicLimit = await rawTopicMessageLimit(admin, rawTopic, logger);
+  const maxEventBytes = topicLimit === undefined ? config.maxEventBytes : Math.min(config.maxEventBytes, eventBytesWithin(topicLimit));
+  if (maxEventBytes < config.maxEventBytes) {
+    logger?.warn({ configured: config.maxEventBytes, topicMaxMessageBytes: topicLimit, maxEventBytes }, 'raw topic max.message.bytes is below INGEST_MAX_EVENT_BYTES: larger events are refused');
+  }
   const producer = new KafkaProducer({
     brokers: config.brokers,
     clientId: 'sluice-ingest',
@@ -45,8 +73,8 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     maxQueueMessages: config.maxQueueMessages,
     maxQueueKbytes: producerQueueKbytes(config.maxInFlightBytes, config.maxQueueMessages),
     lingerMs: 5,
+    ...(topicLimit === undefined ? {} : { batchBytes: Math.min(PRODUCER_DEFAULTS.batchBytes, topicLimit) }),
   });
-  const admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
   await producer.connect();
   const publisher = new KafkaPublisher(producer, {
     probe: async () => {
@@ -66,7 +94,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     limits: {
       maxBodyBytes: config.maxBodyBytes,
       maxBatchEvents: config.maxBatchEvents,
-      maxEventBytes: config.maxEventBytes,
+      maxEventBytes,
       maxDepth: config.maxDepth,
       maxFutureSkewMs: config.maxFutureSkewMs,
       maxEventAgeMs: config.maxEventAgeMs,

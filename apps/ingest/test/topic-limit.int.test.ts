@@ -1,44 +1,59 @@
 import { loadConfig } from '@sluice/config';
 import { KafkaAdmin } from '@sluice/kafka';
 import { ingestConfigSchema } from '../src/config';
-import { createIngest, type IngestRuntime } from '../src/runtime';
+import { createIngest, eventBytesWithin, type IngestRuntime } from '../src/runtime';
 import { KEYS, ingestEnv, order, randomName, testBrokers } from './support';
 
-// A raw topic whose max.message.bytes is below what ingest accepts refuses the events for good:
-// a retry can never succeed, so the answer must not be a retryable 503.
+// The broker refuses, for good, a record batch over the raw topic's max.message.bytes. ingest
+// reads the limit at start: it builds batches below it and refuses an event that cannot fit at
+// the edge, with the limit. A limit lowered later is answered 413, never a retryable 503.
 const brokers = testBrokers();
 const rawTopic = randomName('raw-limit');
+const TOPIC_LIMIT = 2000;
+const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
 let ingest: IngestRuntime;
 let baseUrl = '';
 
+const post = async (body: string, contentType = 'application/json') => {
+  const res = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${KEYS.all.key}`, 'content-type': contentType }, body });
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+};
+
 beforeAll(async () => {
-  const admin = new KafkaAdmin({ brokers, requestTimeoutMs: 30_000 });
-  try {
-    await admin.createTopic({ name: rawTopic, partitions: 1, configs: { 'max.message.bytes': '100' } });
-  } finally {
-    await admin.close();
-  }
+  await admin.createTopic({ name: rawTopic, partitions: 1, configs: { 'max.message.bytes': String(TOPIC_LIMIT) } });
   ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic)));
   baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
 }, 60_000);
 
 afterAll(async () => {
   await ingest?.close();
+  await admin.close();
 });
 
-it('answers 413 (not retryable) when the raw topic refuses an event as too large, and stays live', async () => {
-  const res = await fetch(`${baseUrl}/v1/events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEYS.all.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(order()),
-  });
-  const body = (await res.json()) as { error: { code: string; retryable: boolean; details: { reason: string } } };
-  expect({ status: res.status, code: body.error.code, retryable: body.error.retryable, reason: body.error.details.reason }).toEqual({
+it('refuses an event larger than the raw topic takes at the edge, naming the limit', async () => {
+  const big = order({}, { customer_id: 'c'.repeat(1500) });
+  const res = await post(JSON.stringify(big));
+  expect(res.status).toBe(422);
+  const errors = res.body.errors as { code: string; message: string }[];
+  expect(errors[0]).toMatchObject({ code: 'EVENT_TOO_LARGE', message: expect.stringContaining(`the limit is ${eventBytesWithin(TOPIC_LIMIT)}`) });
+}, 30_000);
+
+it('delivers a batch of many small events into a topic whose limit is below the producer default batch', async () => {
+  const events = Array.from({ length: 100 }, () => JSON.stringify(order()));
+  const res = await post(events.join('\n'), 'application/x-ndjson');
+  expect({ status: res.status, accepted: res.body.accepted, error: res.body.error }).toEqual({ status: 200, accepted: 100, error: undefined });
+}, 30_000);
+
+it('answers 413 (not retryable) when the topic limit is lowered under a running ingest, and stays live', async () => {
+  await admin.alterTopicConfigs(rawTopic, { 'max.message.bytes': '100' });
+  const res = await post(JSON.stringify(order()));
+  const error = res.body.error as { code: string; retryable: boolean; details: { reason: string } };
+  expect({ status: res.status, code: error.code, retryable: error.retryable, reason: error.details.reason, retryAfter: res.retryAfter }).toEqual({
     status: 413,
     code: 'INGEST_EVENT_REFUSED_BY_KAFKA',
     retryable: false,
     reason: 'KAFKA_MESSAGE_TOO_LARGE',
+    retryAfter: null,
   });
-  expect(res.headers.get('retry-after')).toBeNull();
   expect(ingest.isLive()).toBe(true);
 }, 60_000);
