@@ -107,8 +107,8 @@ describe('Delta tables on S3', () => {
   const opened: S3Storage[] = [];
   let workDir: string;
 
-  function storage(tag: string): S3Storage {
-    const s = new S3Storage({ ...s3, prefix, cache: { dir: path.join(workDir, `cache-${tag}`), maxBytes: 32 * 1024 * 1024 } });
+  function storage(tag: string, cacheBytes = 32 * 1024 * 1024): S3Storage {
+    const s = new S3Storage({ ...s3, prefix, cache: { dir: path.join(workDir, `cache-${tag}`), maxBytes: cacheBytes } });
     opened.push(s);
     return s;
   }
@@ -156,6 +156,24 @@ describe('Delta tables on S3', () => {
     expect(snap.txnVersion('orders-0')).toBe(299n);
     expect(snap.txnVersion('orders-1')).toBe(7n);
     expect(await countRows(reader)).toEqual({ n: 300, keySum: sumTo(300) });
+  });
+
+  it('reads a snapshot with more files than its cache holds: files a query was handed stay until it is done', async () => {
+    const table = await LakeTable.open(storage('writer-many'));
+    const snap = await table.snapshot();
+    expect(snap.files.length).toBeGreaterThanOrEqual(8);
+    // A cache of one byte: every file is over the bound. Before, each download evicted the
+    // previous one while the query was still collecting paths, and DuckDB found them missing.
+    const tiny = storage('tiny', 1);
+    const engine = await LakeQueryEngine.create();
+    expect(await engine.read({ t: { storage: tiny, snapshot: snap } }, 'SELECT count(*) AS n, sum(key) AS s FROM t')).toEqual([{ n: '300', s: String(sumTo(300)) }]);
+    const session = await engine.open({ t: { storage: tiny, snapshot: snap } });
+    try {
+      const [row] = await session.query('SELECT count(*) AS n FROM t');
+      expect(Number(row.n)).toBe(300);
+    } finally {
+      session.close();
+    }
   });
 
   it('two writers appending at once both land, in contiguous versions, nothing lost', async () => {

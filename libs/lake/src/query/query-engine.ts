@@ -5,6 +5,7 @@ import { lakeError } from '../errors';
 import type { LiveFile, Snapshot } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { filesRelationSql, translateReadError } from '../table/relation';
+import { FileLease } from '../storage/file-lease';
 
 /** Options of a query engine. */
 export interface QueryEngineOptions {
@@ -96,17 +97,22 @@ export class LakeQueryEngine {
   async open(views: Readonly<Record<string, ViewSpec>>): Promise<LakeSession> {
     this.refuseClosed();
     const conn = await this.instance.connect();
+    // The files the views name stay in their cache for as long as the session is open.
+    const lease = new FileLease();
     try {
-      // A locked engine is UTC instance-wide and refuses SET (a failed statement per session).
-      if (!this.locked) await conn.run(`SET TimeZone='UTC'`);
-      for (const [name, spec] of Object.entries(views)) {
-        await conn.run(`CREATE TEMP VIEW ${ident(name)} AS ${await viewSql(spec)}`);
-      }
+      await lease.run(async () => {
+        // A locked engine is UTC instance-wide and refuses SET (a failed statement per session).
+        if (!this.locked) await conn.run(`SET TimeZone='UTC'`);
+        for (const [name, spec] of Object.entries(views)) {
+          await conn.run(`CREATE TEMP VIEW ${ident(name)} AS ${await viewSql(spec)}`);
+        }
+      });
     } catch (err) {
+      lease.release();
       conn.closeSync();
       throw (err as { code?: string }).code ? err : translateReadError('opening query session', err);
     }
-    return new LakeSession(conn, this.locked);
+    return new LakeSession(conn, this.locked, lease);
   }
 
   /**
@@ -119,6 +125,16 @@ export class LakeQueryEngine {
    */
   async read(views: Readonly<Record<string, ViewSpec>>, sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
     this.refuseClosed();
+    // The files the views name stay in their cache until the statement is done.
+    const lease = new FileLease();
+    try {
+      return await lease.run(() => this.readLeased(views, sql, params, options));
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async readLeased(views: Readonly<Record<string, ViewSpec>>, sql: string, params: QueryParams | undefined, options: QueryOptions): Promise<Record<string, unknown>[]> {
     checkTimeout(options.timeoutMs);
     const started = performance.now();
     let statementSql: string;
@@ -252,6 +268,7 @@ export class LakeSession {
   constructor(
     private readonly conn: DuckDBConnection,
     private readonly selectOnly: boolean,
+    private readonly lease?: FileLease,
   ) {}
 
   /** Runs one statement with parameters; rows as JS values (BIGINT → bigint, TIMESTAMPTZ → DuckDB value objects). */
@@ -266,9 +283,10 @@ export class LakeSession {
     return reader.getRowObjectsJson() as Record<string, unknown>[];
   }
 
-  /** Closes the connection (the views go with it). */
+  /** Closes the connection (the views go with it) and lets the cache evict the files they read. */
   close(): void {
     this.conn.closeSync();
+    this.lease?.release();
   }
 
   private run(sql: string, params: QueryParams | undefined, options: QueryOptions): Promise<DuckDBResultReader> {

@@ -5,6 +5,7 @@ import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3'
 import { SluiceError } from '@sluice/errors';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, S3_STORAGE_ERROR_CODES, parseS3Uri, translateS3Error } from './s3-storage';
+import { FileLease } from './file-lease';
 
 const ctx = { operation: 'get', uri: 's3://b/t', key: 'k' };
 
@@ -209,6 +210,26 @@ describe('LocalFileCache', () => {
     await cache.getOrFetch('b', writer(100, calls, 'b'));
     expect(calls).toEqual(['a', 'b', 'c', 'b']);
     expect(await cachedBytes()).toBeLessThanOrEqual(250);
+  });
+
+  it('never evicts a file handed out inside a lease until the lease ends (a query needing more than the cache)', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 250 });
+    const lease = new FileLease();
+    // One read handed four 100-byte files: before, the first two were gone before DuckDB opened them.
+    const paths = await lease.run(async () => {
+      const out: string[] = [];
+      for (const id of ['q1', 'q2', 'q3', 'q4']) out.push(await cache.getOrFetch(id, writer(100)));
+      return out;
+    });
+    for (const p of paths) await expect(stat(p)).resolves.toBeDefined();
+    expect(cache.sizeBytes).toBe(400);
+    lease.release();
+    // Once released, the next insertion brings the cache back under its bound.
+    await cache.getOrFetch('after', writer(100));
+    expect(cache.sizeBytes).toBeLessThanOrEqual(250);
+    expect(await cachedBytes()).toBeLessThanOrEqual(250);
+    // Outside any lease the old behaviour holds: least recently used first.
+    expect(await readdir(dir)).toHaveLength(2);
   });
 
   it('keeps its accounting equal to the disk under concurrent hits, misses and evictions', async () => {

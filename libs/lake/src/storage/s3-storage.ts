@@ -14,6 +14,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { SluiceError, isSluiceError } from '@sluice/errors';
+import { FileLease, type PinnableCache } from './file-lease';
 import type { Storage, StoredObject } from './storage';
 
 // ---------------------------------------------------------------------------------------------
@@ -238,14 +239,17 @@ const TEMP_PREFIX = '.tmp-';
  * Files downloaded by id (e.g. `s3://bucket/key`) into one directory, at most `maxBytes` in total,
  * evicting the least recently used. Only for immutable objects: a cached id is never refreshed.
  * Files appear atomically (temporary file + rename). A file larger than `maxBytes` is kept only
- * until the next insertion. Evicting a file another reader has open is safe on POSIX (unlink), but
- * a path handed out and not yet opened can vanish: size `maxBytes` above one query's working set.
+ * until the next insertion. Evicting a file another reader has open is safe on POSIX (unlink); a
+ * path handed out inside a {@link FileLease} (the query engine's reads) is not evicted until the
+ * lease ends, so the cache may hold more than `maxBytes` while reads need it.
  */
-export class LocalFileCache {
+export class LocalFileCache implements PinnableCache {
   readonly dir: string;
   readonly maxBytes: number;
   // Map iteration order is insertion order: re-inserting on each hit makes the first entry the LRU.
   private readonly entries = new Map<string, CacheEntry>();
+  /** Files a running read holds (FileLease), by name, with how many leases hold each: never evicted. */
+  private readonly pins = new Map<string, number>();
   private readonly inflight = new Map<string, Promise<string>>();
   private total = 0;
   private ready: Promise<void> | undefined;
@@ -264,6 +268,16 @@ export class LocalFileCache {
     return this.total;
   }
 
+  pin(name: string): void {
+    this.pins.set(name, (this.pins.get(name) ?? 0) + 1);
+  }
+
+  unpin(name: string): void {
+    const n = (this.pins.get(name) ?? 0) - 1;
+    if (n > 0) this.pins.set(name, n);
+    else this.pins.delete(name);
+  }
+
   /**
    * Path of the cached file for `id`, calling `fetch(tmpFile)` to create it on a miss. `fetch`
    * writes the bytes to `tmpFile`; the cache renames it into place. Concurrent calls for one id
@@ -272,6 +286,8 @@ export class LocalFileCache {
   async getOrFetch(id: string, fetch: (tmpFile: string) => Promise<void>, extension = ''): Promise<string> {
     await this.init();
     const name = cacheFileName(id, extension);
+    // Pinned before anything can evict it, for the read asking (if it runs in a lease).
+    FileLease.current()?.hold(this, name);
     const hit = this.entries.get(name);
     if (hit !== undefined) {
       // Most recent first, synchronously, so an eviction running during the check below spares it.
@@ -343,7 +359,7 @@ export class LocalFileCache {
     let bytes = 0;
     for (const [name, entry] of this.entries) {
       if (this.total <= this.maxBytes) break;
-      if (name === keep) continue;
+      if (name === keep || this.pins.has(name)) continue;
       // Bookkeeping first, synchronously, so concurrent insertions never pick the same victim.
       this.forget(name);
       victims.push(entry.file);
