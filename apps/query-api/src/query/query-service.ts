@@ -237,7 +237,7 @@ export class QueryService {
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
     const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated };
-    this.cache.set(key, answer, approxBytes(rows));
+    this.cache.set(key, answer, answerBytes(rows));
     return answer;
   }
 }
@@ -290,9 +290,19 @@ export function toJsonRows(rows: Record<string, unknown>[], kinds: Record<string
   return rows;
 }
 
-function approxBytes(rows: Record<string, unknown>[]): number {
-  // Exact size does not matter, only that the cache budget follows the data; sample to stay cheap.
-  if (rows.length === 0) return 256;
-  const sample = JSON.stringify(rows.slice(0, 20)).length / Math.min(rows.length, 20);
-  return Math.ceil(sample * rows.length) + 256;
+/**
+ * About the memory an answer holds, for the result cache's budget: every value of every row
+ * counted (text by its length), without serialising. Estimating from the first 20 rows let an
+ * answer whose later rows were large (one long text) fill the cache far past its budget.
+ */
+export function answerBytes(rows: readonly Record<string, unknown>[]): number {
+  let bytes = 256;
+  for (const row of rows) {
+    bytes += 32;
+    for (const key in row) {
+      const v = row[key];
+      bytes += 16 + (typeof v === 'string' ? 2 * v.length : v !== null && typeof v === 'object' ? 2 * JSON.stringify(v).length : 8);
+    }
+  }
+  return bytes;
 }
