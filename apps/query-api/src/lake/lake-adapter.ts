@@ -58,8 +58,10 @@ export class LakeAdapter implements LakePort {
     if (!storage) return true;
     try {
       if ((await storage.head(commitKey(snapshot.version + 1))) !== undefined) return true;
-      // Without a pending tail at load time, any tail commit (even its creation) counts as a change.
-      const tailNext = snapshot.pending ? snapshot.pending.version + 1 : 0;
+      // The tail's next commit is a change; without a tail at load time, its creation is. A tail
+      // emptied by a fold has a version but no pending rows: counting from 0 then made every
+      // check find a change, and the table was reloaded every 250 ms.
+      const tailNext = snapshot.tailVersion === undefined ? 0 : snapshot.tailVersion + 1;
       return (await storage.head(TAIL_PREFIX + commitKey(tailNext))) !== undefined;
     } catch {
       return true; // let the full reload report the storage problem
@@ -131,6 +133,7 @@ export class LakeAdapter implements LakePort {
       })),
       txns: Object.fromEntries([...snapshot.txnVersions()].map(([appId, v]) => [appId, Number(v)])),
       configuration: { ...snapshot.configuration },
+      tailVersion: spec.tailVersion,
       pending: pending && {
         version: pending.snapshot.version,
         keys: [...pending.keys],
@@ -158,7 +161,7 @@ export async function consistentCurrentView(table: Pick<LakeTable, 'currentView'
   let first = await table.currentView();
   for (let attempt = 0; attempt < CONSISTENT_VIEW_TRIES; attempt++) {
     const second = await table.currentView();
-    if (noFoldBetween(first, second)) return { ...first, pending: second.pending };
+    if (noFoldBetween(first, second)) return { ...first, pending: second.pending, tailVersion: second.tailVersion };
     first = second;
   }
   throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', `${table.name}: folds replaced its tail during each of ${CONSISTENT_VIEW_TRIES} reads; try again`, { retryable: true });

@@ -26,6 +26,8 @@ export interface TableSnapshot {
    * for tables without a tail.
    */
   pending?: { version: number; files: LiveFile[]; keys: string[] };
+  /** The tail's version when the table has one, with pending rows or not (change detection). */
+  tailVersion?: number;
 }
 
 /** A compiled read: SQL over {@link LakePort.relation} with `$n` parameters. */

@@ -38,6 +38,11 @@ export interface ViewSpec {
    * shows current state, each key's highest version across table and tail, tombstones applied.
    */
   pending?: PendingSpec;
+  /**
+   * The version of the table's tail when it has one, pending rows or not (a tail emptied by a
+   * fold has no `pending`): what a reader watches for change besides the table's own version.
+   */
+  tailVersion?: number;
 }
 
 /** The tail of an amortised-merge table and how to resolve it against the table. */

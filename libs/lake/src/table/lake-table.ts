@@ -666,11 +666,13 @@ export class LakeTable {
       if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
     }
     const snapshot = await this.snapshot();
-    if (!tail || tail.files.length === 0) return { storage: this.storage, snapshot };
+    if (!tail) return { storage: this.storage, snapshot };
+    if (tail.files.length === 0) return { storage: this.storage, snapshot, tailVersion: tail.version };
     const c = tail.configuration;
     return {
       storage: this.storage,
       snapshot,
+      tailVersion: tail.version,
       pending: {
         storage: tailTable.storage,
         snapshot: tail,
