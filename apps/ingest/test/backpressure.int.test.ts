@@ -1,9 +1,7 @@
 import http from 'node:http';
-import { loadConfig } from '@sluice/config';
 import { createTelemetry } from '@sluice/telemetry';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest, type IngestRuntime } from '../src/runtime';
-import { KEYS, createTopics, ingestEnv, order, randomName, readTopic, testBrokers } from './support';
+import { type IngestRuntime } from '../src/runtime';
+import { KEYS, createTopics, order, randomName, readTopic, testBrokers, startIngest } from './support';
 
 const brokers = testBrokers();
 const rawTopic = randomName('raw-bp');
@@ -16,9 +14,7 @@ const headers = { authorization: `Bearer ${KEYS.all.key}`, 'content-type': 'appl
 
 beforeAll(async () => {
   await createTopics(brokers, [rawTopic]);
-  const config = loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, { INGEST_MAX_QUEUE_MESSAGES: '10', INGEST_MAX_INFLIGHT_BYTES: '1024' }));
-  ingest = await createIngest(config, undefined, telemetry);
-  baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
+  ({ ingest, url: baseUrl } = await startIngest(brokers, rawTopic, { INGEST_MAX_QUEUE_MESSAGES: '10', INGEST_MAX_INFLIGHT_BYTES: '1024' }, telemetry));
 });
 
 afterAll(async () => {

@@ -3,10 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig } from '@sluice/config';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest, type IngestRuntime } from '../src/runtime';
-import { KEYS, createTopics, ingestEnv, order, randomName, readTopic, testBrokers } from './support';
+import { type IngestRuntime } from '../src/runtime';
+import { KEYS, createTopics, order, randomName, readTopic, testBrokers, startIngest } from './support';
 
 // Its own broker on other ports, so stopping it does not disturb the shared test broker.
 const PORT = 19192;
@@ -24,10 +22,7 @@ beforeAll(async () => {
   testBrokers(); // the suite runs with the shared services; fail clearly if they are not configured
   await kafka('start');
   await createTopics(brokers, [rawTopic], 1);
-  ingest = await createIngest(
-    loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, { INGEST_DELIVERY_TIMEOUT_MS: '4000', INGEST_PROBE_INTERVAL_MS: '300' })),
-  );
-  baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
+  ({ ingest, url: baseUrl } = await startIngest(brokers, rawTopic, { INGEST_DELIVERY_TIMEOUT_MS: '4000', INGEST_PROBE_INTERVAL_MS: '300' }));
 }, 180_000);
 
 afterAll(async () => {

@@ -1,9 +1,7 @@
 import { Readable } from 'node:stream';
-import { loadConfig } from '@sluice/config';
 import { encodeSingleObject, HEADERS, REASON_CODES, CONTRACTS, parseIsoMillis } from '@sluice/contracts';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest, type IngestRuntime } from '../src/runtime';
-import { KEYS, click, createTopics, inventory, order, randomName, readTopic, testBrokers, ingestEnv } from './support';
+import { type IngestRuntime } from '../src/runtime';
+import { KEYS, click, createTopics, inventory, order, randomName, readTopic, testBrokers, startIngest } from './support';
 
 const brokers = testBrokers();
 const rawTopic = randomName('raw');
@@ -51,8 +49,7 @@ async function expectRejected(event: unknown, code: string, extraHeaders: Record
 
 beforeAll(async () => {
   await createTopics(brokers, [rawTopic]);
-  ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic)));
-  baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
+  ({ ingest, url: baseUrl } = await startIngest(brokers, rawTopic));
 });
 
 afterAll(async () => {

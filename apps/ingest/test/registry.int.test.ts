@@ -1,8 +1,6 @@
-import { loadConfig } from '@sluice/config';
 import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest, type IngestRuntime } from '../src/runtime';
-import { KEYS, createTopics, ingestEnv, order, randomName, readTopic, testBrokers } from './support';
+import { type IngestRuntime } from '../src/runtime';
+import { KEYS, createTopics, order, randomName, readTopic, testBrokers, startIngest } from './support';
 
 // Confluent-framed Avro bodies (a producer using a Confluent serializer over HTTP), resolved
 // through a real Confluent-compatible registry (Apicurio from tools/services.d/20-registry.sh).
@@ -13,10 +11,7 @@ if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start to
 
 const avro = { authorization: `Bearer ${KEYS.all.key}`, 'content-type': 'application/vnd.apache.avro' };
 
-async function start(extra: Record<string, string>, rawTopic: string): Promise<{ ingest: IngestRuntime; url: string }> {
-  const ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, extra)));
-  return { ingest, url: await ingest.app.listen({ host: '127.0.0.1', port: 0 }) };
-}
+const start = (extra: Record<string, string>, rawTopic: string) => startIngest(brokers, rawTopic, extra);
 
 async function post(url: string, body: Buffer) {
   const res = await fetch(`${url}/v1/events`, { method: 'POST', headers: avro, body });

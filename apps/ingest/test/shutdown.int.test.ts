@@ -1,15 +1,11 @@
-import { loadConfig } from '@sluice/config';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest } from '../src/runtime';
-import { KEYS, createTopics, ingestEnv, order, randomName, readTopic, testBrokers } from './support';
+import { KEYS, createTopics, order, randomName, readTopic, testBrokers, startIngest } from './support';
 
 const brokers = testBrokers();
 
 it('graceful shutdown: stops accepting, answers every request in flight, and every 200 is in Kafka', async () => {
   const rawTopic = randomName('raw-shutdown');
   await createTopics(brokers, [rawTopic]);
-  const ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic)));
-  const baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
+  const { ingest, url: baseUrl } = await startIngest(brokers, rawTopic);
 
   const acked = new Set<string>();
   const statuses: number[] = [];

@@ -1,9 +1,7 @@
 import http from 'node:http';
-import { loadConfig } from '@sluice/config';
 import { createTelemetry } from '@sluice/telemetry';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest, type IngestRuntime } from '../src/runtime';
-import { KEYS, createTopics, ingestEnv, order, randomName, testBrokers } from './support';
+import { type IngestRuntime } from '../src/runtime';
+import { KEYS, createTopics, order, randomName, testBrokers, startIngest } from './support';
 
 const brokers = testBrokers();
 const rawTopic = randomName('raw-slow');
@@ -13,9 +11,7 @@ let baseUrl = '';
 
 beforeAll(async () => {
   await createTopics(brokers, [rawTopic]);
-  const config = loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, { INGEST_REQUEST_TIMEOUT_MS: '1000', INGEST_MAX_INFLIGHT_BYTES: '1024' }));
-  ingest = await createIngest(config, undefined, telemetry);
-  baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
+  ({ ingest, url: baseUrl } = await startIngest(brokers, rawTopic, { INGEST_REQUEST_TIMEOUT_MS: '1000', INGEST_MAX_INFLIGHT_BYTES: '1024' }, telemetry));
 });
 
 afterAll(async () => {

@@ -1,5 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { loadConfig } from '@sluice/config';
 import { BatchConsumer, KafkaAdmin, type ConsumedMessage } from '@sluice/kafka';
+import type { Telemetry } from '@sluice/telemetry';
+import { ingestConfigSchema } from '../src/config';
+import { createIngest, type IngestRuntime } from '../src/runtime';
 
 /** The test broker; a missing variable is a failure with a clear message, never a skip. */
 export function testBrokers(): string {
@@ -104,3 +108,18 @@ export function ingestEnv(brokers: string, rawTopic: string, extra: Record<strin
     ...extra,
   };
 }
+
+/**
+ * A running ingest on a free loopback port with the test environment ({@link ingestEnv}) plus
+ * `extra`, producing to `rawTopic` on `brokers`; the caller closes `ingest`.
+ */
+export async function startIngest(
+  brokers: string,
+  rawTopic: string,
+  extra: Record<string, string> = {},
+  telemetry?: Pick<Telemetry, 'metrics' | 'withSpan'>,
+): Promise<{ ingest: IngestRuntime; url: string }> {
+  const ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic, extra)), undefined, telemetry);
+  return { ingest, url: await ingest.app.listen({ host: '127.0.0.1', port: 0 }) };
+}
+

@@ -1,8 +1,6 @@
-import { loadConfig } from '@sluice/config';
 import { KafkaAdmin } from '@sluice/kafka';
-import { ingestConfigSchema } from '../src/config';
-import { createIngest, eventBytesWithin, type IngestRuntime } from '../src/runtime';
-import { KEYS, ingestEnv, order, randomName, testBrokers } from './support';
+import { eventBytesWithin, type IngestRuntime } from '../src/runtime';
+import { KEYS, order, randomName, testBrokers, startIngest } from './support';
 
 // The broker refuses, for good, a record batch over the raw topic's max.message.bytes. ingest
 // reads the limit at start: it builds batches below it and refuses an event that cannot fit at
@@ -21,8 +19,7 @@ const post = async (body: string, contentType = 'application/json') => {
 
 beforeAll(async () => {
   await admin.createTopic({ name: rawTopic, partitions: 1, configs: { 'max.message.bytes': String(TOPIC_LIMIT) } });
-  ingest = await createIngest(loadConfig(ingestConfigSchema, ingestEnv(brokers, rawTopic)));
-  baseUrl = await ingest.app.listen({ host: '127.0.0.1', port: 0 });
+  ({ ingest, url: baseUrl } = await startIngest(brokers, rawTopic));
 }, 60_000);
 
 afterAll(async () => {
