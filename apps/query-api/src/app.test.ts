@@ -175,6 +175,13 @@ describe('query-api HTTP', () => {
     expect(res.json()).toMatchObject({ table: 'orders_silver', rowCount: 20, fileCount: 4, sizeBytes: 400, freshness: { version: 0 } });
   });
 
+  it('counts the pending tail in files and bytes, and reports rows as unknown while it holds some', async () => {
+    const tailFile = { path: 'bucket=1/part-tail.parquet', size: 40, partitionValues: { bucket: '1' }, stats: { numRecords: 2 } };
+    lake.versions.push({ ...snapshotOf('orders_silver', 3), pending: { version: 7, files: [tailFile], keys: ['order_id'] } });
+    const res = await app.inject({ url: '/v1/tables/orders_silver', headers: { authorization: `Bearer ${DASH}` } });
+    expect(res.json()).toMatchObject({ rowCount: null, fileCount: 5, sizeBytes: 440, freshness: { version: 3 } });
+  });
+
   // The served-version gauge follows the newest answer; a time-travel read used to set it back.
   it('reports the newest version answered, not the version of a time-travel read', async () => {
     const answered: number[] = [];

@@ -141,10 +141,14 @@ export class QueryService {
   }
 
   describe(s: TableSnapshot): TableDescription {
-    let rows: number | null = 0;
+    // Files and bytes count the pending tail too (queries read it). Rows do not add up across
+    // table and tail (a tail row may replace or delete a table row): unknown (null) while the
+    // tail holds rows, as when a file has no stats.
+    const pendingFiles = s.pending?.files ?? [];
+    let rows: number | null = pendingFiles.length > 0 ? null : 0;
     let bytes = 0;
+    for (const f of [...s.files, ...pendingFiles]) bytes += f.size;
     for (const f of s.files) {
-      bytes += f.size;
       const n = f.stats?.numRecords;
       rows = rows !== null && typeof n === 'number' ? rows + n : null;
     }
@@ -153,7 +157,7 @@ export class QueryService {
       columns: s.shape.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable })),
       partitionColumns: [...s.shape.partitionColumns],
       rowCount: rows,
-      fileCount: s.files.length,
+      fileCount: s.files.length + pendingFiles.length,
       sizeBytes: bytes,
       freshness: this.freshness(s),
     };
