@@ -1,4 +1,4 @@
-import { AvroDecoder, resolveValue } from './avro/codec';
+import { AvroDecoder, holdsReplacementChar, resolveValue } from './avro/codec';
 import type { AnyContract, Contract } from './contract';
 import { CONTRACTS, contractByName, type ContractName } from './contracts';
 import { parseJsonCollecting, clip, DEFAULT_MAX_DEPTH } from './json/strict-json';
@@ -172,7 +172,7 @@ function decodeAvroInput(bytes: Uint8Array, options: DecodeOptions, limits: Vali
   const { contract, event } = decoded.value;
   // JSON bodies must be valid UTF-8 (EVENT_NOT_UTF8); so must Avro strings, which avsc would
   // otherwise turn into U+FFFD without a word.
-  if (holdsReplacementChar(event) && !avro.stringsIntact(bytes)) {
+  if (holdsReplacementChar(contract.latest.schema, event) && !avro.stringsIntact(bytes)) {
     return fail([issue('EVENT_NOT_UTF8', '', 'a string of the Avro body is not valid UTF-8')], contract.name);
   }
   if (options.contract !== undefined && options.contract !== contract.name) {
@@ -267,13 +267,3 @@ function reportMissingKeysAsKeyIssues(contract: AnyContract, issues: Issue[]): v
     }
   }
 }
-
-/** True when a decoded value holds U+FFFD in any string (the mark of a lenient UTF-8 decode). */
-function holdsReplacementChar(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\ufffd');
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(holdsReplacementChar);
-  for (const v of Object.values(value)) if (holdsReplacementChar(v)) return true;
-  return false;
-}
-

@@ -2,7 +2,7 @@ import avro from 'avsc';
 import { CONTRACTS, orders, ORDERS_V1, ORDERS_V2 } from '../contracts';
 import { decodeEvent } from '../decode';
 import { sampleOrderJson } from '../samples';
-import { AvroDecoder, avroTypeOf, encodeConfluent, encodeSingleObject, fingerprintOf, hex64, readFraming, resolveValue, resolverOf } from './codec';
+import { AvroDecoder, avroTypeOf, encodeConfluent, encodeSingleObject, fingerprintOf, hex64, holdsReplacementChar, readFraming, resolveValue, resolverOf } from './codec';
 import { canonicalForm, crc64Avro, fingerprint64 } from './fingerprint';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
@@ -147,6 +147,18 @@ describe('schema evolution through avsc resolvers', () => {
     const decoder = new AvroDecoder([orders]);
     expect(() => decoder.addSchemaId(78, orders, JSON.stringify(v3))).toThrow(/array or map/);
     expect(decoder.knowsSchemaId(78)).toBe(false);
+  });
+
+  it('finds U+FFFD in the string fields of a decoded event, nested and nullable ones too, reading only those fields', () => {
+    const base = { ...validOrder(), payload: { ...(validOrder() as { payload: object }).payload, coupon_code: null } };
+    expect(holdsReplacementChar(ORDERS_V2, base)).toBe(false);
+    expect(holdsReplacementChar(ORDERS_V2, { ...base, producer: 'a\ufffd' })).toBe(true);
+    expect(holdsReplacementChar(ORDERS_V2, { ...base, payload: { ...base.payload, coupon_code: 'x\ufffd' } })).toBe(true);
+    // Compiled from the schema: a property the schema does not have is not read (the generic walk would).
+    expect(holdsReplacementChar(ORDERS_V2, { ...base, extra: '\ufffd' })).toBe(false);
+    // A schema it does not follow (a named reference) falls back to reading every value.
+    const named = { type: 'record', name: 'R', fields: [{ name: 'a', type: 'R2' }] };
+    expect(holdsReplacementChar(named, { a: { b: 'x\ufffd' } })).toBe(true);
   });
 
   it('keeps the avsc type for long timestamps as plain numbers (epoch ms)', () => {

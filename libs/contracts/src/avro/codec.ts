@@ -275,3 +275,68 @@ function hasRepeated(schema: unknown, seen = new Set<unknown>()): boolean {
   return false;
 }
 
+/** A check whether a decoded value holds U+FFFD in any of its text, one per reader schema. */
+const replacementChecks = new WeakMap<object, (value: unknown) => boolean>();
+
+/**
+ * Whether any text of `value`, decoded with `schema`, holds U+FFFD (the mark of avsc's lenient
+ * UTF-8 decoding). Compiled per schema to read just its string fields (a generic walk over every
+ * value cost a fifth of an Avro event's decode and check); a schema with types this does not
+ * follow (named references, arrays, maps) gets the generic walk.
+ */
+export function holdsReplacementChar(schema: object, value: unknown): boolean {
+  let check = replacementChecks.get(schema);
+  if (check === undefined) {
+    const paths = stringPaths(schema, []);
+    check = paths === undefined ? walkForReplacementChar : compileReplacementCheck(paths);
+    replacementChecks.set(schema, check);
+  }
+  return check(value);
+}
+
+/** The paths of a record schema's string fields (through nested records and unions); undefined when it has other shapes. */
+function stringPaths(schema: unknown, at: readonly string[]): string[][] | undefined {
+  if (schema === 'string') return [[...at]];
+  if (typeof schema === 'string') return PRIMITIVES.has(schema) ? [] : undefined;
+  if (Array.isArray(schema)) {
+    const out: string[][] = [];
+    for (const branch of schema) {
+      const paths = stringPaths(branch, at);
+      if (paths === undefined) return undefined;
+      out.push(...paths);
+    }
+    return out;
+  }
+  if (schema === null || typeof schema !== 'object') return undefined;
+  const s = schema as { type?: unknown; fields?: unknown };
+  if (s.type === 'record' && Array.isArray(s.fields)) {
+    const out: string[][] = [];
+    for (const f of s.fields as { name?: unknown; type?: unknown }[]) {
+      if (typeof f?.name !== 'string') return undefined;
+      const paths = stringPaths(f.type, [...at, f.name]);
+      if (paths === undefined) return undefined;
+      out.push(...paths);
+    }
+    return out;
+  }
+  if (s.type === 'enum' || s.type === 'fixed') return [];
+  return typeof s.type === 'string' ? stringPaths(s.type, at) : undefined;
+}
+
+const PRIMITIVES = new Set(['null', 'boolean', 'int', 'long', 'float', 'double', 'bytes']);
+
+/** Generated code reading each string path once (names enter the code only as JSON literals). */
+function compileReplacementCheck(paths: readonly string[][]): (value: unknown) => boolean {
+  if (paths.length === 0) return () => false;
+  const tests = paths.map((p) => `(typeof (x = v${p.map((n) => `?.[${JSON.stringify(n)}]`).join('')}) === 'string' && x.indexOf('\\ufffd') >= 0)`);
+  return new Function('v', `let x; return ${tests.join(' || ')};`) as (value: unknown) => boolean;
+}
+
+function walkForReplacementChar(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\ufffd');
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(walkForReplacementChar);
+  for (const v of Object.values(value)) if (walkForReplacementChar(v)) return true;
+  return false;
+}
+
