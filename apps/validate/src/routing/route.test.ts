@@ -107,4 +107,15 @@ describe('routeRecord', () => {
     expect([reason(contracts, at(120_000)), reason(contracts, at(-7_200_000))]).toEqual(['valid', 'valid']);
     expect([reason(tight, at(120_000)), reason(tight, at(-7_200_000))]).toEqual(['RULE_TIMESTAMP_FUTURE', 'RULE_TIMESTAMP_EXPIRED']);
   });
+
+  it('never files a rejected event under a contract name that is not in the catalog (a metric label and a header)', () => {
+    const hostile = 'x'.repeat(5000);
+    for (const value of ['{}', JSON.stringify(order)]) {
+      const r = routeRecord(raw(value, { [HEADERS.contract]: hostile }), contracts, options);
+      expect(r.outcome).toBe('dlq');
+      expect(r.contract).toBeUndefined();
+      expect(r.headers[DLQ_HEADERS.contract]).toBeUndefined();
+    }
+  });
 });
+

@@ -89,11 +89,11 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
 
 function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[], contract?: string): RoutedRecord {
   const reason = issues[0]?.code ?? validateError('VALIDATE_INTERNAL').code;
-  // The header of a record that never reached a contract check (too large, empty) counts only
-  // when it names a contract: the name is a metric label and a header, and a producer writing
-  // straight to raw may put anything there.
+  // Only a catalog contract's name is kept: it becomes a metric label and a header, and a
+  // producer writing straight to raw may put anything in its contract header, which the check
+  // hands back for an event it rejects (an unknown contract, a mismatch).
   const header = msg.headers[INGEST_HEADERS.contract]?.toString('utf8');
-  const named = contract ?? (header === undefined ? undefined : contractByName(header)?.name);
+  const named = [contract, header].map((c) => (c === undefined ? undefined : contractByName(c)?.name)).find((c) => c !== undefined);
   // Cut to fit a Kafka message if need be: a record that can never be produced would fail its
   // transaction again at every retry and stop the partition (the original stays in raw).
   const { key, value, headers } = deadLetterRecord(msg, { reason, issues, source: msg, contract: named, now: options.now });
