@@ -34,15 +34,18 @@ async function main() {
       }
     });
     console.log(`built ${o.commits} commits with checkpoints every ${o.every} in ${(build.ms / 1000).toFixed(1)} s`);
+    // Each timed load through a new handle: a handle keeps its latest snapshot and answers the
+    // next call after one log listing when nothing was committed (that is `cachedReloadMs`).
     const times: number[] = [];
     for (let i = 0; i < o.loads; i++) {
-      const r = await timed(() => table.snapshot());
+      const r = await timed(() => LakeTable.open(new LocalStorage(dir)).then((t) => t.snapshot()));
       if (r.value.version !== o.commits || r.value.files.length !== o.commits) throw new Error('wrong snapshot');
       times.push(r.ms);
     }
     times.sort((a, b) => a - b);
-    const cold = await timed(() => LakeTable.open(new LocalStorage(dir)).then((t) => t.snapshot()));
-    console.log(JSON.stringify({ commits: o.commits, liveFiles: o.commits, medianLoadMs: Math.round(times[Math.floor(times.length / 2)]), bestLoadMs: Math.round(times[0]), openAndLoadMs: Math.round(cold.ms) }));
+    await table.snapshot();
+    const cached = await timed(() => table.snapshot());
+    console.log(JSON.stringify({ commits: o.commits, liveFiles: o.commits, medianLoadMs: Math.round(times[Math.floor(times.length / 2)]), bestLoadMs: Math.round(times[0]), cachedReloadMs: Math.round(cached.ms) }));
   } finally {
     await cleanup();
   }
