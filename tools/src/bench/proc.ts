@@ -6,6 +6,8 @@ export interface ProcSample {
   readonly cpuSeconds: number;
   /** Resident set size, bytes. */
   readonly rssBytes: number;
+  /** The process's peak resident set size so far (VmHWM), bytes: peaks between samples included. */
+  readonly peakRssBytes: number;
 }
 
 const TICKS_PER_SECOND = 100;
@@ -19,7 +21,8 @@ export function sampleProc(pid: number): ProcSample | undefined {
     const ticks = Number(fields[11]) + Number(fields[12]);
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    return { cpuSeconds: ticks / TICKS_PER_SECOND, rssBytes: rssKb * 1024 };
+    const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? rssKb);
+    return { cpuSeconds: ticks / TICKS_PER_SECOND, rssBytes: rssKb * 1024, peakRssBytes: peakKb * 1024 };
   } catch {
     return undefined;
   }
@@ -30,8 +33,8 @@ export class ProcWatcher {
   private last = new Map<number, { at: number; s: ProcSample }>();
 
   /** Samples every pid; returns CPU % since the previous call for that pid (0 on the first) and RSS MB. */
-  sample(pids: Readonly<Record<string, number>>): Record<string, { cpuPercent: number; rssMb: number }> {
-    const out: Record<string, { cpuPercent: number; rssMb: number }> = {};
+  sample(pids: Readonly<Record<string, number>>): Record<string, { cpuPercent: number; rssMb: number; peakRssMb: number }> {
+    const out: Record<string, { cpuPercent: number; rssMb: number; peakRssMb: number }> = {};
     const now = performance.now();
     for (const [name, pid] of Object.entries(pids)) {
       const s = sampleProc(pid);
@@ -39,7 +42,7 @@ export class ProcWatcher {
       const prev = this.last.get(pid);
       const cpuPercent = prev ? (100 * (s.cpuSeconds - prev.s.cpuSeconds)) / ((now - prev.at) / 1000) : 0;
       this.last.set(pid, { at: now, s });
-      out[name] = { cpuPercent: Math.round(cpuPercent * 10) / 10, rssMb: Math.round((s.rssBytes / 1048576) * 10) / 10 };
+      out[name] = { cpuPercent: Math.round(cpuPercent * 10) / 10, rssMb: Math.round((s.rssBytes / 1048576) * 10) / 10, peakRssMb: Math.round((s.peakRssBytes / 1048576) * 10) / 10 };
     }
     return out;
   }
