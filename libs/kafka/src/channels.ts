@@ -101,6 +101,11 @@ export interface ClientErrorEvent {
 
 const channels = new Map<string, diagnostics.Channel>();
 
+/** True when someone listens on `name` (lets a publisher skip computing the payload). */
+export function hasSubscribers(name: KafkaChannel): boolean {
+  return diagnostics.hasSubscribers(name);
+}
+
 /** Publishes `message` on `name` if anyone listens (internal helper of the lib). */
 export function publish(name: KafkaChannel, message: object): void {
   let channel = channels.get(name);

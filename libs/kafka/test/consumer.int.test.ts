@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { BatchConsumer, KafkaAdmin, KafkaProducer, nextOffsets, type PartitionRef } from '../src';
+import diagnostics from 'node:diagnostics_channel';
+import { BatchConsumer, KAFKA_CHANNELS, KafkaAdmin, KafkaProducer, nextOffsets, type PartitionRef } from '../src';
 import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
 
 describe('BatchConsumer against the broker', () => {
@@ -198,6 +199,28 @@ describe('BatchConsumer against the broker', () => {
     }
     expect(error).toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: false, message: expect.stringContaining('table unavailable') });
     expect(consumer.assignment()).toEqual([]);
+  });
+
+  // Lag was published only with a non-empty batch: with every partition paused (merge-compaction
+  // under a storage outage) polls came back empty and the gauge froze as lag grew.
+  it('publishes the lag of a paused partition while its polls come back empty', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 3);
+    const lags: { topic: string; lag: number }[] = [];
+    const listener = (m: unknown) => void lags.push(m as { topic: string; lag: number });
+    diagnostics.subscribe(KAFKA_CHANNELS.lag, listener);
+    try {
+      const consumer = await testConsumer([topic]);
+      closers.push(() => consumer.close());
+      await pollCount(consumer, 3);
+      consumer.pause([{ topic, partition: 0 }]);
+      await fill(topic, 5);
+      const deadline = Date.now() + 20_000;
+      while (!lags.some((l) => l.topic === topic && l.lag === 5) && Date.now() < deadline) expect(await consumer.poll()).toEqual([]);
+      expect(lags.filter((l) => l.topic === topic).map((l) => l.lag)).toContain(5);
+    } finally {
+      diagnostics.unsubscribe(KAFKA_CHANNELS.lag, listener);
+    }
   });
 
   it('runs onAssign again on the next poll after it failed, then reads from the offsets it returns', async () => {

@@ -1,6 +1,5 @@
 import { AdminClient, IsolationLevel, OffsetSpec, type IAdminClient } from '@confluentinc/kafka-javascript';
 import { isSluiceError } from '@sluice/errors';
-import { KAFKA_CHANNELS, publish } from '../channels';
 import { baseProperties, brokerList, callback } from '../connection';
 import { kafkaError, translateKafkaError } from '../errors';
 import { alterTopicConfigs, describeTopicConfigs, type ConfigEntry, type WireOptions } from './config-protocol';
@@ -130,7 +129,7 @@ export class KafkaAdmin {
   /**
    * Per partition of `topics`: the group's committed offset, the end offset and the lag.
    * `readCommitted` (default true) measures against the last stable offset, which is what a
-   * read_committed consumer can reach. Publishes one `lag` event per partition.
+   * read_committed consumer can reach.
    */
   async fetchLag(groupId: string, topics: readonly string[], readCommitted = true): Promise<PartitionOffsets[]> {
     const described = await this.call<Array<{ name: string; partitions: Array<{ partition: number }>; error?: unknown }>>(
@@ -152,7 +151,9 @@ export class KafkaAdmin {
       const from = c ?? starts.get(k) ?? 0;
       return { topic: p.topic, partition: p.partition, committed: c, end, lag: Math.max(0, end - from) };
     });
-    for (const o of out) publish(KAFKA_CHANNELS.lag, { groupId, topic: o.topic, partition: o.partition, lag: o.lag });
+    // Not published as `lag`: this covers every partition of the topics, and each replica of a
+    // group asking would report the whole topic's lag again (an alert summing them multiplied it).
+    // Consumers publish the lag of the partitions they hold.
     return out;
   }
 

@@ -5,7 +5,7 @@ import {
   type Message,
   type TopicPartition,
 } from '@confluentinc/kafka-javascript';
-import { KAFKA_CHANNELS, publish } from '../channels';
+import { KAFKA_CHANNELS, hasSubscribers, publish } from '../channels';
 import { baseProperties, callback, type RdkafkaProperties } from '../connection';
 import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
 import { CONSUMER_DEFAULTS, type ConsumerOptions } from './options';
@@ -88,6 +88,9 @@ export class BatchConsumer {
   private readonly maxWaitMs: number;
   private readonly assigned = new Map<string, PartitionRef>();
   private readonly pausedSet = new Map<string, PartitionRef>();
+  /** When lag was last published, and the broker last asked for paused partitions' (performance.now()). */
+  private lagPublishedAt = -Infinity;
+  private pausedLagAskedAt = -Infinity;
   private readonly rebalances: RebalanceEvent[] = [];
   /** Messages a native call returned past a batch's bounds or for a paused partition: later batches start with them. */
   private carried: Message[] = [];
@@ -359,8 +362,8 @@ export class BatchConsumer {
         bytes,
         waitMs: performance.now() - started,
       });
-      this.publishLag(batch);
     }
+    this.publishLag(batch.length > 0);
     return batch;
   }
 
@@ -476,17 +479,38 @@ export class BatchConsumer {
     this.carried = this.carried.filter((m) => !gone.has(partitionKey(m)));
   }
 
-  private publishLag(batch: readonly ConsumedMessage[]): void {
-    for (const next of nextOffsets(batch)) {
-      try {
-        const high = this.native.getWatermarkOffsets(next.topic, next.partition).highOffset;
-        if (typeof high === 'number' && high >= 0) {
-          publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: next.topic, partition: next.partition, lag: Math.max(0, high - next.offset) });
-        }
-      } catch {
-        // watermarks not cached yet: no lag sample this time
-      }
+  /**
+   * Publishes the lag of every partition this member holds: after each batch, and at most once
+   * a second after empty polls (published only with batches, the gauge froze exactly when lag
+   * grew with nothing delivered). A paused partition is not fetched, so its cached high
+   * watermark goes stale: its lag is asked of the broker instead, in the background.
+   */
+  private publishLag(delivered: boolean): void {
+    const now = performance.now();
+    if ((!delivered && now - this.lagPublishedAt < LAG_PUBLISH_INTERVAL_MS) || !hasSubscribers(KAFKA_CHANNELS.lag)) return;
+    let lags: PartitionLag[];
+    try {
+      lags = this.lag();
+    } catch {
+      return; // positions unavailable (closing): no sample this time
     }
+    // Nothing known yet (no position before the first fetch): the next poll tries again.
+    if (lags.length === 0) return;
+    // A broker round trip per paused partition: once a second at most, whatever the batches.
+    const askBroker = now - this.pausedLagAskedAt >= LAG_PUBLISH_INTERVAL_MS;
+    if (askBroker) this.pausedLagAskedAt = now;
+    this.lagPublishedAt = now;
+    for (const l of lags) {
+      if (!this.pausedSet.has(partitionKey(l))) publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: l.lag });
+      else if (askBroker) this.publishPausedLag(l);
+    }
+  }
+
+  private publishPausedLag(l: PartitionLag): void {
+    this.native.queryWatermarkOffsets(l.topic, l.partition, 5000, (err, offsets) => {
+      if (err || typeof offsets?.highOffset !== 'number' || offsets.highOffset < 0) return;
+      publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: Math.max(0, offsets.highOffset - l.nextOffset) });
+    });
   }
 
   private call(operation: string, run: () => unknown): void {
@@ -497,6 +521,9 @@ export class BatchConsumer {
     }
   }
 }
+
+/** Lag samples per partition at most this often, ms. */
+const LAG_PUBLISH_INTERVAL_MS = 1000;
 
 function translateHookError(err: unknown, operation: string): KafkaError {
   return kafkaError('KAFKA_UNKNOWN', `${operation}: ${err instanceof Error ? err.message : String(err)}`, {
