@@ -83,7 +83,12 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       cacheDir: config.s3CacheDir,
       cacheBytesPerTable: config.s3CacheBytesPerTable,
     });
-  const tables = new TableSet({ storageFor, tablePrefix: config.tablePrefix, scratchDir: config.scratchDir || undefined });
+  const tables = new TableSet({
+    storageFor,
+    tablePrefix: config.tablePrefix,
+    scratchDir: config.scratchDir || undefined,
+    compactionStats: { smallFileBytes: config.compactionSmallFileBytes, minSmallFiles: config.compactionMinFiles },
+  });
   // One DuckDB instance writes and reads every table of this process; bound it like the pod.
   await configureSharedDuckDB({
     memoryLimitMb: duckdbMemoryMbFor(config.duckdbMemoryMb, deps.containerMemoryBytes),

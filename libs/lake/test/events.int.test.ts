@@ -87,4 +87,30 @@ describe('diagnostics_channel events', () => {
     const log = await fs.readdir(path.join(root, '_delta_log'));
     expect(log).toContain('00000000000000000010.checkpoint.parquet');
   });
+
+  it("counts small files and compaction backlog by the caller's compaction thresholds", async () => {
+    const stats: Record<string, unknown>[] = [];
+    const h = (msg: unknown) => stats.push(msg as Record<string, unknown>);
+    subscribe(LAKE_CHANNELS.tableStats, h);
+    try {
+      const root = path.join(dir, 'stats-thresholds');
+      await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'k', type: 'long' }, { name: 'b', type: 'integer' }], partitionColumns: ['b'] });
+      // Compaction picks up a partition once it holds 3 files under 1 MB: two files are not backlog yet.
+      const table = await LakeTable.open(new LocalStorage(root), { name: 'stats_t', compactionStats: { smallFileBytes: 1024 * 1024, minSmallFiles: 3 } });
+      await table.append({ rows: [{ k: 1, b: 0 }] });
+      await table.append({ rows: [{ k: 2, b: 0 }] });
+      await table.snapshot();
+      expect(stats.at(-1)).toMatchObject({ table: 'stats_t', files: 2, smallFiles: 2, compactionBacklog: 0 });
+      await table.append({ rows: [{ k: 3, b: 0 }] });
+      await table.snapshot();
+      expect(stats.at(-1)).toMatchObject({ files: 3, smallFiles: 3, compactionBacklog: 3 });
+      // A threshold below every file: none is small.
+      const strict = await LakeTable.open(new LocalStorage(root), { name: 'stats_strict', compactionStats: { smallFileBytes: 1, minSmallFiles: 3 } });
+      await strict.snapshot();
+      expect(stats.at(-1)).toMatchObject({ table: 'stats_strict', smallFiles: 0, compactionBacklog: 0 });
+    } finally {
+      unsubscribe(LAKE_CHANNELS.tableStats, h);
+    }
+  });
 });
+

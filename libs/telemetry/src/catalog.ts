@@ -203,7 +203,7 @@ export const METRICS = {
     type: 'gauge',
     labels: ['table'],
     services: ['merge-compaction'],
-    help: 'Live data files smaller than the compaction target size.',
+    help: 'Live data files below the small-file size compaction uses (SLUICE_COMPACTION_SMALL_FILE_BYTES).',
   },
   compactionBacklog: {
     thing: 'compaction_backlog',
@@ -211,7 +211,7 @@ export const METRICS = {
     type: 'gauge',
     labels: ['table'],
     services: ['merge-compaction'],
-    help: 'Small files waiting for compaction.',
+    help: 'Small files in partitions compaction would pick up now (at least SLUICE_COMPACTION_MIN_FILES of them).',
   },
   httpRequestDuration: {
     thing: 'http_request_duration',

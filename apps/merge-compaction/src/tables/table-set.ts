@@ -12,6 +12,8 @@ export interface TableSetOptions {
   /** Prefix before every contract table name (tests, tenants). */
   readonly tablePrefix: string;
   readonly scratchDir?: string;
+  /** Compaction's own thresholds, so the tables' small-file and backlog gauges count what it would compact. */
+  readonly compactionStats?: { smallFileBytes: number; minSmallFiles: number };
 }
 
 /**
@@ -118,6 +120,6 @@ export class TableSet {
   }
 
   private tableOptions(table: string) {
-    return { name: this.name(table), scratchDir: this.options.scratchDir };
+    return { name: this.name(table), scratchDir: this.options.scratchDir, compactionStats: this.options.compactionStats };
   }
 }

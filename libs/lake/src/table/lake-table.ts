@@ -31,6 +31,12 @@ export interface LakeTableOptions {
   maxCommitAttempts?: number;
   /** Name used in events and errors (default: the storage URI). */
   name?: string;
+  /**
+   * What the `table-stats` event counts as compaction work (the caller's compaction settings):
+   * files below `smallFileBytes` are small (default 128 MiB), and a partition with at least
+   * `minSmallFiles` of them is backlog (default 2).
+   */
+  compactionStats?: { smallFileBytes: number; minSmallFiles: number };
 }
 
 /** How to create a table. */
@@ -194,6 +200,8 @@ export interface HistoryEntry {
 }
 
 const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
+/** Compaction work as `table-stats` counts it when the caller does not say (LakeTableOptions.compactionStats). */
+const DEFAULT_COMPACTION_STATS = { smallFileBytes: DEFAULT_TARGET_FILE_BYTES, minSmallFiles: 2 };
 /** Key prefix of the amortised-merge tail inside a table root (ignored by Delta readers and vacuum). */
 export const TAIL_PREFIX = '_sluice_tail/';
 const TAIL_PROPERTIES = { keys: 'sluice.tail.keys', version: 'sluice.tail.version', deleteColumn: 'sluice.tail.deleteColumn', deleteValue: 'sluice.tail.deleteValue' } as const;
@@ -206,6 +214,7 @@ export class LakeTable {
   readonly storage: Storage;
   /** Name for events and errors: options.name, else the table's metaData.name, else the storage URI. */
   readonly name: string;
+  private readonly compactionStats: LakeTableOptions['compactionStats'];
   private readonly scratchDir: string;
   private readonly maxAttempts: number;
   /** The newest snapshot loaded so far: a later load reads only the commits after it. */
@@ -218,6 +227,7 @@ export class LakeTable {
     this.name = options.name ?? storage.uri;
     this.scratchDir = options.scratchDir ?? path.join(os.tmpdir(), 'sluice-lake');
     this.maxAttempts = options.maxCommitAttempts ?? 15;
+    this.compactionStats = options.compactionStats;
   }
 
   /**
@@ -278,7 +288,7 @@ export class LakeTable {
     if (target.version !== undefined || target.timestampMs !== undefined) return loadSnapshot(this.storage, target);
     const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest);
     if (this.latest === undefined || snap.version > this.latest.version) this.latest = snap;
-    if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap));
+    if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap, this.compactionStats));
     return snap;
   }
 
@@ -845,14 +855,14 @@ export class LakeTable {
   }
 }
 
-function tableStats(table: string, snap: Snapshot): TableStatsEvent {
-  const small = snap.files.filter((f) => f.size < DEFAULT_TARGET_FILE_BYTES);
+function tableStats(table: string, snap: Snapshot, limits: { smallFileBytes: number; minSmallFiles: number } = DEFAULT_COMPACTION_STATS): TableStatsEvent {
+  const small = snap.files.filter((f) => f.size < limits.smallFileBytes);
   const perPartition = new Map<string, number>();
   for (const f of small) {
     const k = JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
     perPartition.set(k, (perPartition.get(k) ?? 0) + 1);
   }
-  const backlog = [...perPartition.values()].filter((n) => n > 1).reduce((a, b) => a + b, 0);
+  const backlog = [...perPartition.values()].filter((n) => n >= limits.minSmallFiles).reduce((a, b) => a + b, 0);
   return { table, version: snap.version, files: snap.files.length, smallFiles: small.length, compactionBacklog: backlog };
 }
 
