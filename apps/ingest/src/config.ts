@@ -1,4 +1,4 @@
-import { int, json, list, str, type ConfigOf } from '@sluice/config';
+import { int, json, list, str, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
@@ -13,7 +13,7 @@ export const ingestConfigSchema = {
     secret: true,
     doc: 'JSON [{"producer":"shop","key":"<≥24 chars>","contracts":["orders"] or ["*"]}]',
   }),
-  schemaRegistryUrl: str('SCHEMA_REGISTRY_URL', {
+  schemaRegistryUrl: url('SCHEMA_REGISTRY_URL', {
     default: '',
     allowEmpty: true,
     doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro bodies; empty = such events are rejected as AVRO_WRITER_UNKNOWN',

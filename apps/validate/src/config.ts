@@ -1,4 +1,4 @@
-import { int, list, str, type ConfigOf } from '@sluice/config';
+import { int, list, str, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
@@ -13,7 +13,7 @@ export const validateConfigSchema = {
   rawTopic: str('VALIDATE_RAW_TOPIC', { default: '', allowEmpty: true, doc: 'raw topic; empty = the contracts constant' }),
   dlqTopic: str('VALIDATE_DLQ_TOPIC', { default: '', allowEmpty: true, doc: 'DLQ topic; empty = the contracts constant' }),
   validTopicPrefix: str('VALIDATE_VALID_TOPIC_PREFIX', { default: '', allowEmpty: true, doc: 'prefix for valid topics (tests); empty = contracts constants' }),
-  schemaRegistryUrl: str('SCHEMA_REGISTRY_URL', {
+  schemaRegistryUrl: url('SCHEMA_REGISTRY_URL', {
     default: '',
     allowEmpty: true,
     doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro events; empty = such events go to the DLQ as AVRO_WRITER_UNKNOWN',

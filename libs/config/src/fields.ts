@@ -61,11 +61,30 @@ export function oneOf<const T extends string>(env: string, values: readonly T[],
   );
 }
 
-/** Comma-separated non-empty list. */
+/** Comma-separated non-empty list, each item once (`a,a` is a mistake, not two of a). */
 export function list(env: string, opts: Common<string[]> = {}): FieldSpec<string[]> {
   return field(env, opts, (raw) => {
     const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-    return items.length > 0 ? { ok: true, value: items } : { ok: false, message: 'must list at least one item' };
+    if (items.length === 0) return { ok: false, message: 'must list at least one item' };
+    const repeated = items.find((item, i) => items.indexOf(item) !== i);
+    if (repeated !== undefined) return { ok: false, message: `lists "${repeated}" more than once` };
+    return { ok: true, value: items };
+  });
+}
+
+/** An http(s) URL; empty allowed with `allowEmpty` (the feature it configures is then off). */
+export function url(env: string, opts: Common<string> & { allowEmpty?: boolean } = {}): FieldSpec<string> {
+  return field(env, opts, (raw) => {
+    if (raw.length === 0) return opts.allowEmpty ? { ok: true, value: raw } : { ok: false, message: 'must not be empty' };
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      // The value is not echoed: a URL may carry credentials.
+      return { ok: false, message: 'must be an http(s) URL' };
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: `must be an http(s) URL, not ${parsed.protocol}` };
+    return { ok: true, value: raw };
   });
 }
 

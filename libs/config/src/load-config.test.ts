@@ -1,5 +1,5 @@
 import { SluiceError } from '@sluice/errors';
-import { bool, int, list, oneOf, str } from './fields';
+import { bool, int, list, oneOf, str, url } from './fields';
 import { describeConfig, loadConfig } from './load-config';
 
 const schema = {
@@ -46,3 +46,22 @@ describe('loadConfig', () => {
     expect(describeConfig(schema, cfg).token).toBe('***');
   });
 });
+
+describe('field checks', () => {
+  it('refuses a list that names an item twice', () => {
+    expect(list('X').parse('a, b,a')).toEqual({ ok: false, message: 'lists "a" more than once' });
+    expect(list('X').parse('a,b')).toEqual({ ok: true, value: ['a', 'b'] });
+  });
+
+  it('takes only http(s) URLs, never echoing the value (it may carry credentials)', () => {
+    const f = url('REGISTRY', { allowEmpty: true });
+    expect(f.parse('http://registry:8081')).toEqual({ ok: true, value: 'http://registry:8081' });
+    expect(f.parse('https://user:pw@registry')).toMatchObject({ ok: true });
+    expect(f.parse('')).toEqual({ ok: true, value: '' });
+    expect(f.parse('htp:/registry')).toEqual({ ok: false, message: 'must be an http(s) URL, not htp:' });
+    const bad = f.parse('not a url with secret-pw');
+    expect(bad).toEqual({ ok: false, message: 'must be an http(s) URL' });
+    expect(url('R').parse('')).toEqual({ ok: false, message: 'must not be empty' });
+  });
+});
+
