@@ -1,6 +1,5 @@
 import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorMessage, lakeError } from './errors';
-import { FileLease } from './storage/file-lease';
 
 let shared: Promise<DuckDBInstance> | undefined;
 
@@ -57,16 +56,12 @@ export async function configureSharedDuckDB(options: DuckDBResourceOptions): Pro
  */
 export async function withConnection<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const conn = await (await sharedDuckDB()).connect();
-  // A table operation (MERGE, compaction) reads the files it was handed until it ends: they stay
-  // in the S3 file cache meanwhile (see FileLease).
-  const lease = new FileLease();
   try {
     await conn.run(`SET TimeZone='UTC'`);
-    return await lease.run(() => fn(conn));
+    return await fn(conn);
   } catch (err) {
     throw isDuckDBError(err) ? duckError('DuckDB statement', err) : err;
   } finally {
-    lease.release();
     conn.closeSync();
   }
 }
