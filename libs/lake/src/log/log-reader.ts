@@ -1,5 +1,7 @@
+import { isSluiceError } from '@sluice/errors';
 import { withConnection, sqlStringList } from '../duck';
 import { lakeError } from '../errors';
+import { FileLease } from '../storage/file-lease';
 import type { Storage, StoredObject } from '../storage/storage';
 import { LAST_CHECKPOINT_KEY, commitKey, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
 import { parseCommit } from './commit-file';
@@ -228,15 +230,20 @@ export async function loadSnapshotAfter(storage: Storage, base: Snapshot): Promi
 
 /** Reads a classic (V1, possibly multi-part) checkpoint through DuckDB. */
 export async function readCheckpoint(storage: Storage, keys: string[]): Promise<Omit<CommitActions, 'version'>> {
-  const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
   const out: Omit<CommitActions, 'version'> = { adds: [], removes: [], txns: [] };
   let rows: string[];
+  // The checkpoint's local copies stay in the S3 file cache until DuckDB has read them.
+  const lease = new FileLease();
   try {
-    rows = await withConnection(async (conn) => {
-      const result = await conn.runAndReadAll(`SELECT to_json(t)::VARCHAR FROM read_parquet(${sqlStringList(paths)}, union_by_name=true) t`);
-      return result.getRows().map((r) => String(r[0]));
+    rows = await lease.run(async () => {
+      const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
+      return withConnection(async (conn) => {
+        const result = await conn.runAndReadAll(`SELECT to_json(t)::VARCHAR FROM read_parquet(${sqlStringList(paths)}, union_by_name=true) t`);
+        return result.getRows().map((r) => String(r[0]));
+      });
     });
   } catch (cause) {
+    if (isSluiceError(cause) && cause.code !== 'LAKE_QUERY_FAILED') throw cause;
     throw lakeError('LAKE_LOG_CORRUPT', `${storage.uri}: checkpoint ${keys.join(', ')} is unreadable`, { cause, details: { keys } });
   }
   for (const row of rows) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
 import { SluiceError } from '@sluice/errors';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, S3_STORAGE_ERROR_CODES, parseS3Uri, translateS3Error } from './s3-storage';
+import { LocalFileCache, PINNED_OVERSHOOT, S3Storage, S3_STORAGE_CHANNELS, S3_STORAGE_ERROR_CODES, parseS3Uri, translateS3Error } from './s3-storage';
 import { FileLease } from './file-lease';
 
 const ctx = { operation: 'get', uri: 's3://b/t', key: 'k' };
@@ -230,6 +230,17 @@ describe('LocalFileCache', () => {
     expect(await cachedBytes()).toBeLessThanOrEqual(250);
     // Outside any lease the old behaviour holds: least recently used first.
     expect(await readdir(dir)).toHaveLength(2);
+  });
+
+  it('lets pinned files take at most PINNED_OVERSHOOT times its size: past that they go like any other', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 250 });
+    const lease = new FileLease();
+    await lease.run(async () => {
+      for (let i = 0; i < 10; i++) await cache.getOrFetch(`w${i}`, writer(100));
+    });
+    expect(cache.sizeBytes).toBeLessThanOrEqual(250 * PINNED_OVERSHOOT);
+    expect(await cachedBytes()).toBeLessThanOrEqual(250 * PINNED_OVERSHOOT);
+    lease.release();
   });
 
   it('keeps its accounting equal to the disk under concurrent hits, misses and evictions', async () => {

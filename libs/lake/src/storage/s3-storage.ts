@@ -231,6 +231,12 @@ interface CacheEntry {
   size: number;
 }
 
+/**
+ * How far past `maxBytes` files pinned by running reads may keep a cache: beyond it they are
+ * evicted like any other, so the disk a cache takes stays bounded at this many times its size.
+ */
+export const PINNED_OVERSHOOT = 2;
+
 // Temporary downloads older than this are leftovers of a crashed process.
 const STALE_TEMP_MS = 60 * 60 * 1000;
 const TEMP_PREFIX = '.tmp-';
@@ -240,8 +246,9 @@ const TEMP_PREFIX = '.tmp-';
  * evicting the least recently used. Only for immutable objects: a cached id is never refreshed.
  * Files appear atomically (temporary file + rename). A file larger than `maxBytes` is kept only
  * until the next insertion. Evicting a file another reader has open is safe on POSIX (unlink); a
- * path handed out inside a {@link FileLease} (the query engine's reads) is not evicted until the
- * lease ends, so the cache may hold more than `maxBytes` while reads need it.
+ * path handed out inside a {@link FileLease} (the query engine's reads, checkpoint reads) is not
+ * evicted until the lease ends, so the cache may hold more than `maxBytes` while reads need it, up
+ * to {@link PINNED_OVERSHOOT} times `maxBytes`.
  */
 export class LocalFileCache implements PinnableCache {
   readonly dir: string;
@@ -359,7 +366,9 @@ export class LocalFileCache implements PinnableCache {
     let bytes = 0;
     for (const [name, entry] of this.entries) {
       if (this.total <= this.maxBytes) break;
-      if (name === keep || this.pins.has(name)) continue;
+      // Files running reads hold stay, unless they alone pass the hard bound (then the cache is
+      // as before leases: a read handed more than it holds may find a file gone).
+      if (name === keep || (this.pins.has(name) && this.total <= this.maxBytes * PINNED_OVERSHOOT)) continue;
       // Bookkeeping first, synchronously, so concurrent insertions never pick the same victim.
       this.forget(name);
       victims.push(entry.file);
