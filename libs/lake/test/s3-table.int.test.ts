@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LakeQueryEngine, LakeTable, S3Storage, type ColumnSpec } from '../src';
+import { LakeQueryEngine, LakeTable, PINNED_OVERSHOOT, S3Storage, type ColumnSpec } from '../src';
 
 const ENV = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'] as const;
 
@@ -162,9 +162,12 @@ describe('Delta tables on S3', () => {
     const table = await LakeTable.open(storage('writer-many'));
     const snap = await table.snapshot();
     expect(snap.files.length).toBeGreaterThanOrEqual(8);
-    // A cache of one byte: every file is over the bound. Before, each download evicted the
-    // previous one while the query was still collecting paths, and DuckDB found them missing.
-    const tiny = storage('tiny', 1);
+    // A cache of 60 % of the files' bytes: the query's files do not fit its size, but do fit the
+    // room pinned files may take (PINNED_OVERSHOOT). Before, downloads evicted earlier files while
+    // the query was still collecting paths, and DuckDB found them missing.
+    const bytes = snap.files.reduce((n, f) => n + f.size, 0);
+    expect(bytes).toBeLessThanOrEqual(Math.ceil(bytes * 0.6) * PINNED_OVERSHOOT);
+    const tiny = storage('tiny', Math.ceil(bytes * 0.6));
     const engine = await LakeQueryEngine.create();
     expect(await engine.read({ t: { storage: tiny, snapshot: snap } }, 'SELECT count(*) AS n, sum(key) AS s FROM t')).toEqual([{ n: '300', s: String(sumTo(300)) }]);
     const session = await engine.open({ t: { storage: tiny, snapshot: snap } });
