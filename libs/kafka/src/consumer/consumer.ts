@@ -88,9 +88,8 @@ export class BatchConsumer {
   private readonly maxWaitMs: number;
   private readonly assigned = new Map<string, PartitionRef>();
   private readonly pausedSet = new Map<string, PartitionRef>();
-  /** When lag was last published, and the broker last asked for paused partitions' (performance.now()). */
+  /** When the lag of every held partition was last published (performance.now()). */
   private lagPublishedAt = -Infinity;
-  private pausedLagAskedAt = -Infinity;
   private readonly rebalances: RebalanceEvent[] = [];
   /** Messages a native call returned past a batch's bounds or for a paused partition: later batches start with them. */
   private carried: Message[] = [];
@@ -362,8 +361,9 @@ export class BatchConsumer {
         bytes,
         waitMs: performance.now() - started,
       });
+      this.publishBatchLag(batch);
     }
-    this.publishLag(batch.length > 0);
+    this.publishLag();
     return batch;
   }
 
@@ -479,15 +479,30 @@ export class BatchConsumer {
     this.carried = this.carried.filter((m) => !gone.has(partitionKey(m)));
   }
 
+  /** The lag of the partitions a batch came from (cached watermarks: no broker round trip). */
+  private publishBatchLag(batch: readonly ConsumedMessage[]): void {
+    if (!hasSubscribers(KAFKA_CHANNELS.lag)) return;
+    for (const next of nextOffsets(batch)) {
+      try {
+        const high = this.native.getWatermarkOffsets(next.topic, next.partition).highOffset;
+        if (typeof high === 'number' && high >= 0) {
+          publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: next.topic, partition: next.partition, lag: Math.max(0, high - next.offset) });
+        }
+      } catch {
+        // watermarks not cached yet: no lag sample this time
+      }
+    }
+  }
+
   /**
-   * Publishes the lag of every partition this member holds: after each batch, and at most once
-   * a second after empty polls (published only with batches, the gauge froze exactly when lag
-   * grew with nothing delivered). A paused partition is not fetched, so its cached high
+   * The lag of every partition this member holds, at most once a second after any poll: polls
+   * that deliver nothing included (published only with batches, the gauge froze exactly when
+   * lag grew with nothing delivered). A paused partition is not fetched, so its cached high
    * watermark goes stale: its lag is asked of the broker instead, in the background.
    */
-  private publishLag(delivered: boolean): void {
+  private publishLag(): void {
     const now = performance.now();
-    if ((!delivered && now - this.lagPublishedAt < LAG_PUBLISH_INTERVAL_MS) || !hasSubscribers(KAFKA_CHANNELS.lag)) return;
+    if (now - this.lagPublishedAt < LAG_PUBLISH_INTERVAL_MS || !hasSubscribers(KAFKA_CHANNELS.lag)) return;
     let lags: PartitionLag[];
     try {
       lags = this.lag();
@@ -496,19 +511,20 @@ export class BatchConsumer {
     }
     // Nothing known yet (no position before the first fetch): the next poll tries again.
     if (lags.length === 0) return;
-    // A broker round trip per paused partition: once a second at most, whatever the batches.
-    const askBroker = now - this.pausedLagAskedAt >= LAG_PUBLISH_INTERVAL_MS;
-    if (askBroker) this.pausedLagAskedAt = now;
     this.lagPublishedAt = now;
     for (const l of lags) {
-      if (!this.pausedSet.has(partitionKey(l))) publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: l.lag });
-      else if (askBroker) this.publishPausedLag(l);
+      if (this.pausedSet.has(partitionKey(l))) this.publishPausedLag(l);
+      else publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: l.lag });
     }
   }
 
   private publishPausedLag(l: PartitionLag): void {
+    const key = partitionKey(l);
     this.native.queryWatermarkOffsets(l.topic, l.partition, 5000, (err, offsets) => {
       if (err || typeof offsets?.highOffset !== 'number' || offsets.highOffset < 0) return;
+      // The answer may come after a revoke set this partition's lag to 0 here: a late value
+      // would then stay, as nothing of this member reports the partition again.
+      if (!this.connected || !this.assigned.has(key) || !this.pausedSet.has(key)) return;
       publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: Math.max(0, offsets.highOffset - l.nextOffset) });
     });
   }
