@@ -63,7 +63,7 @@ export const configSchema = {
   dashboardBuckets: int('QUERY_API_DASHBOARD_BUCKETS', { default: 60, min: 1, max: 1000 }),
   dashboardOrdersTable: str('QUERY_API_DASHBOARD_ORDERS_TABLE', { default: CONTRACTS.orders.tables.silver }),
   dashboardThroughputTable: str('QUERY_API_DASHBOARD_THROUGHPUT_TABLE', { default: CONTRACTS.orders.tables.bronze }),
-  dlqMetricsUrls: str('QUERY_API_DLQ_METRICS_URLS', { default: '', allowEmpty: true, doc: 'comma-separated validate ops /metrics URLs (DLQ panel)' }),
+  dlqMetricsUrls: list('QUERY_API_DLQ_METRICS_URLS', { default: [], doc: 'comma-separated validate ops /metrics URLs (DLQ panel), each once' }),
   ...telemetryConfigFields,
 };
 

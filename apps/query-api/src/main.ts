@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     },
   );
 
-  const dlqUrls = config.dlqMetricsUrls.split(',').map((u) => u.trim()).filter((u) => u.length > 0);
+  const dlqUrls = config.dlqMetricsUrls;
   let ready = false;
   const app = await buildApp({
     service,

@@ -84,6 +84,8 @@ export function url(env: string, opts: Common<string> & { allowEmpty?: boolean }
       return { ok: false, message: 'must be an http(s) URL' };
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: `must be an http(s) URL, not ${parsed.protocol}` };
+    // fetch refuses a URL with credentials in it, at every request, which looks like an outage.
+    if (parsed.username !== '' || parsed.password !== '') return { ok: false, message: 'must not carry credentials (user:password@); fetch refuses such URLs' };
     return { ok: true, value: raw };
   });
 }

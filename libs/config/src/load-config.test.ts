@@ -56,7 +56,7 @@ describe('field checks', () => {
   it('takes only http(s) URLs, never echoing the value (it may carry credentials)', () => {
     const f = url('REGISTRY', { allowEmpty: true });
     expect(f.parse('http://registry:8081')).toEqual({ ok: true, value: 'http://registry:8081' });
-    expect(f.parse('https://user:pw@registry')).toMatchObject({ ok: true });
+    expect(f.parse('https://user:pw@registry')).toEqual({ ok: false, message: 'must not carry credentials (user:password@); fetch refuses such URLs' });
     expect(f.parse('')).toEqual({ ok: true, value: '' });
     expect(f.parse('htp:/registry')).toEqual({ ok: false, message: 'must be an http(s) URL, not htp:' });
     const bad = f.parse('not a url with secret-pw');

@@ -104,6 +104,11 @@ describe('diagnostics_channel events', () => {
       await table.append({ rows: [{ k: 3, b: 0 }] });
       await table.snapshot();
       expect(stats.at(-1)).toMatchObject({ files: 3, smallFiles: 3, compactionBacklog: 3 });
+      // An amortised merge's tail is drained by folds, never compacted: none of its files counts.
+      await table.merge({ keys: ['k'], versionColumn: 'k', source: { rows: [{ k: 9, b: 0 }] }, amortise: { foldFraction: 10 } });
+      await table.merge({ keys: ['k'], versionColumn: 'k', source: { rows: [{ k: 10, b: 0 }] }, amortise: { foldFraction: 10 } });
+      await table.currentView();
+      expect(stats.filter((e) => e.table === 'stats_t#tail').at(-1)).toMatchObject({ smallFiles: 0, compactionBacklog: 0 });
       // A threshold below every file: none is small.
       const strict = await LakeTable.open(new LocalStorage(root), { name: 'stats_strict', compactionStats: { smallFileBytes: 1, minSmallFiles: 3 } });
       await strict.snapshot();

@@ -159,6 +159,9 @@ describe('schema evolution through avsc resolvers', () => {
     // A schema it does not follow (a named reference) falls back to reading every value.
     const named = { type: 'record', name: 'R', fields: [{ name: 'a', type: 'R2' }] };
     expect(holdsReplacementChar(named, { a: { b: 'x\ufffd' } })).toBe(true);
+    // So does a union avsc hands back wrapped ({"string": …}).
+    const wrapped = { type: 'record', name: 'W', fields: [{ name: 'a', type: ['null', 'string', 'long'] }] };
+    expect(holdsReplacementChar(wrapped, { a: { string: 'x\ufffd' } })).toBe(true);
   });
 
   it('keeps the avsc type for long timestamps as plain numbers (epoch ms)', () => {

@@ -299,6 +299,9 @@ function stringPaths(schema: unknown, at: readonly string[]): string[][] | undef
   if (schema === 'string') return [[...at]];
   if (typeof schema === 'string') return PRIMITIVES.has(schema) ? [] : undefined;
   if (Array.isArray(schema)) {
+    // avsc hands a union with two non-null branches back wrapped ({"string": "…"}): not a path
+    // of plain strings, so such a schema gets the walk over every value.
+    if (schema.filter((b) => b !== 'null').length > 1) return undefined;
     const out: string[][] = [];
     for (const branch of schema) {
       const paths = stringPaths(branch, at);

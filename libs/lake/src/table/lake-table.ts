@@ -755,7 +755,13 @@ export class LakeTable {
 
   /** The tail's table handle, made once (it keeps its own latest snapshot). */
   private tail(): LakeTable {
-    this.tailHandle ??= new LakeTable(new PrefixedStorage(this.storage, TAIL_PREFIX), { scratchDir: this.scratchDir, maxCommitAttempts: this.maxAttempts, name: `${this.name}#tail` });
+    this.tailHandle ??= new LakeTable(new PrefixedStorage(this.storage, TAIL_PREFIX), {
+      scratchDir: this.scratchDir,
+      maxCommitAttempts: this.maxAttempts,
+      name: `${this.name}#tail`,
+      // Folds drain a tail; compaction never works on one: none of its files is compaction's work.
+      compactionStats: { smallFileBytes: 0, minSmallFiles: Infinity },
+    });
     return this.tailHandle;
   }
 
