@@ -20,4 +20,9 @@ describe('telemetry config', () => {
       /LOG_LEVEL[\s\S]*TRACES_EXPORTER[\s\S]*TRACES_SAMPLE_RATIO/,
     );
   });
+
+  it('does not offer the in-memory span exporter through the environment (it keeps every span for ever)', () => {
+    expect(() => loadConfig(telemetryConfigFields, { TRACES_EXPORTER: 'memory' })).toThrow(/TRACES_EXPORTER/);
+  });
 });
+

@@ -9,7 +9,8 @@ import type { TraceExportConfig } from './span-exporters';
  */
 export const telemetryConfigFields = {
   logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, { default: 'info', doc: 'pino log level' }),
-  tracesExporter: oneOf('TRACES_EXPORTER', ['none', 'memory', 'jsonl'] as const, {
+  // Not `memory`: an in-process exporter keeps every span for ever (tests create it in code).
+  tracesExporter: oneOf('TRACES_EXPORTER', ['none', 'jsonl'] as const, {
     default: 'none',
     doc: 'where finished spans go',
   }),
@@ -17,7 +18,7 @@ export const telemetryConfigFields = {
   tracesSampleRatio: str('TRACES_SAMPLE_RATIO', {
     default: '1',
     pattern: /^(0(\.\d+)?|1(\.0+)?)$/,
-    doc: 'share of new traces sampled, 0..1 (children follow their parent)',
+    doc: 'share of traces sampled, 0..1, decided by trace id for new traces and traces from another process; spans of this process follow their parent',
   }),
   opsHost: str('OPS_HOST', { default: '127.0.0.1', doc: 'ops server bind address; 0.0.0.0 in containers' }),
   opsPort: int('OPS_PORT', { default: 9464, min: 0, max: 65535, doc: '/metrics, /healthz, /readyz port of services without an HTTP API' }),
