@@ -1,5 +1,5 @@
 import { HEADERS } from '@sluice/contracts';
-import { DLQ_HEADERS, countBy, describe as describeDlq, matches, toReplayRecord, type DlqMessage } from './dlq-record';
+import { Counts, DLQ_HEADERS, describe as describeDlq, matches, toReplayRecord, type DlqMessage } from './dlq-record';
 
 function message(partition: number, offset: number, reason: string, contract: string, value = `{"event_id":"e-${offset}"}`): DlqMessage {
   return {
@@ -51,7 +51,10 @@ describe('DLQ records', () => {
     expect(entries.filter((e) => matches(e, { contracts: ['inventory'] })).map((e) => e.offset)).toEqual([3]);
     expect(entries.filter((e) => matches(e, { positions: ['0:2', '1:3'] })).map((e) => e.offset)).toEqual([2, 3]);
     expect(entries.filter((e) => matches(e, { since: '2026-11-29T10:00:02.000Z' })).map((e) => e.offset)).toEqual([2, 3]);
-    expect(countBy(entries)).toEqual([
+    const counts = new Counts();
+    for (const e of entries) counts.add(e);
+    expect(counts.total).toBe(3);
+    expect(counts.rows()).toEqual([
       { reason: 'RULE_RANGE', contract: 'orders', count: 2 },
       { reason: 'EVENT_NOT_JSON', contract: 'inventory', count: 1 },
     ]);

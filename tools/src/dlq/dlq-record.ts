@@ -133,13 +133,6 @@ export class Counts {
   }
 }
 
-/** Counts by reason, then by contract, sorted by count descending. */
-export function countBy(entries: readonly DlqEntry[]): { reason: string; contract: string; count: number }[] {
-  const counts = new Counts();
-  for (const e of entries) counts.add(e);
-  return counts.rows();
-}
-
 /**
  * The raw record a replay writes: the original key, value and headers with the DLQ metadata
  * removed and a `sluice-replay-of` marker added. The value bytes are untouched, so event_id is

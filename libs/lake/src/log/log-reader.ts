@@ -232,10 +232,9 @@ export async function loadSnapshotAfter(storage: Storage, base: Snapshot): Promi
 export async function readCheckpoint(storage: Storage, keys: string[]): Promise<Omit<CommitActions, 'version'>> {
   const out: Omit<CommitActions, 'version'> = { adds: [], removes: [], txns: [] };
   let rows: string[];
-  // The checkpoint's local copies stay in the S3 file cache until DuckDB has read them.
-  const lease = new FileLease();
   try {
-    rows = await lease.run(async () => {
+    // The checkpoint's local copies stay in the S3 file cache until DuckDB has read them.
+    rows = await FileLease.holding(async () => {
       const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
       return withConnection(async (conn) => {
         const result = await conn.runAndReadAll(`SELECT to_json(t)::VARCHAR FROM read_parquet(${sqlStringList(paths)}, union_by_name=true) t`);

@@ -131,12 +131,7 @@ export class LakeQueryEngine {
   async read(views: Readonly<Record<string, ViewSpec>>, sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
     this.refuseClosed();
     // The files the views name stay in their cache until the statement is done.
-    const lease = new FileLease();
-    try {
-      return await lease.run(() => this.readLeased(views, sql, params, options));
-    } finally {
-      lease.release();
-    }
+    return FileLease.holding(() => this.readLeased(views, sql, params, options));
   }
 
   private async readLeased(views: Readonly<Record<string, ViewSpec>>, sql: string, params: QueryParams | undefined, options: QueryOptions): Promise<Record<string, unknown>[]> {

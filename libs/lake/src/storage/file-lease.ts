@@ -20,6 +20,16 @@ export class FileLease {
   private readonly held: { cache: PinnableCache; name: string }[] = [];
   private released = false;
 
+  /** Runs `fn` in a lease of its own, released when `fn` settles (a read that ends with its call). */
+  static async holding<T>(fn: () => Promise<T>): Promise<T> {
+    const lease = new FileLease();
+    try {
+      return await lease.run(fn);
+    } finally {
+      lease.release();
+    }
+  }
+
   /** The lease of the current async context, if a read runs inside one. */
   static current(): FileLease | undefined {
     return scope.getStore();
