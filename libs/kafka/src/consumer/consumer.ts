@@ -486,7 +486,7 @@ export class BatchConsumer {
       try {
         const high = this.native.getWatermarkOffsets(next.topic, next.partition).highOffset;
         if (typeof high === 'number' && high >= 0) {
-          publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: next.topic, partition: next.partition, lag: Math.max(0, high - next.offset) });
+          this.publishPartitionLag(next, high - next.offset);
         }
       } catch {
         // watermarks not cached yet: no lag sample this time
@@ -514,8 +514,12 @@ export class BatchConsumer {
     this.lagPublishedAt = now;
     for (const l of lags) {
       if (this.pausedSet.has(partitionKey(l))) this.publishPausedLag(l);
-      else publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: l.lag });
+      else this.publishPartitionLag(l, l.lag);
     }
+  }
+
+  private publishPartitionLag(p: PartitionRef, lag: number): void {
+    publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: p.topic, partition: p.partition, lag: Math.max(0, lag) });
   }
 
   private publishPausedLag(l: PartitionLag): void {
@@ -525,7 +529,7 @@ export class BatchConsumer {
       // The answer may come after a revoke set this partition's lag to 0 here: a late value
       // would then stay, as nothing of this member reports the partition again.
       if (!this.connected || !this.assigned.has(key) || !this.pausedSet.has(key)) return;
-      publish(KAFKA_CHANNELS.lag, { groupId: this.groupId, topic: l.topic, partition: l.partition, lag: Math.max(0, offsets.highOffset - l.nextOffset) });
+      this.publishPartitionLag(l, offsets.highOffset - l.nextOffset);
     });
   }
 
