@@ -74,8 +74,10 @@ export function build(deps: ValidateDeps): ValidateService {
   const rawTopic = config.rawTopic || RAW_TOPIC.name;
   const dlqTopic = config.dlqTopic || DLQ_TOPIC.name;
   // With a registry, Confluent-framed events are readable once their schema ids are learned.
+  // validate is the raw topic's authority: an event is dead-lettered as AVRO_WRITER_UNKNOWN only
+  // after the registry denied its id, however many unknown ids its batch carries.
   const learner = config.schemaRegistryUrl
-    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }))
+    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }), { maxMisses: Infinity })
     : undefined;
   const contracts = deps.contracts ?? contractsForValidate({
       validTopicPrefix: config.validTopicPrefix,

@@ -10,7 +10,7 @@ const brokers = testBrokers();
 const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
 if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
 
-async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes: Buffer; unknownId: Buffer }> {
+async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes: Buffer; unknownId: (n: number) => Buffer }> {
   const client = createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch });
   const ids = await registerContract(client, CONTRACTS.orders, `${randomName('validate-registry')}-value`);
   const version = CONTRACTS.orders.latest;
@@ -20,7 +20,7 @@ async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes
   return {
     event: json,
     bytes: encodeConfluent(ids.get(version.version) as number, version.schema, decoded.event),
-    unknownId: encodeConfluent(2_000_000_000, version.schema, decoded.event),
+    unknownId: (n) => encodeConfluent(2_000_000_000 + n, version.schema, decoded.event),
   };
 }
 
@@ -38,25 +38,31 @@ describe('validate with a schema registry', () => {
     validate = undefined;
   });
 
-  it('reads Confluent-framed events through the registry, and dead-letters an id the registry does not have', async () => {
+  it('reads Confluent-framed events through the registry, and dead-letters the ids the registry does not have', async () => {
     const t = topicsFor('registry');
-    await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
+    // One raw partition, so the unknown ids and the good event arrive in one batch.
+    await createTopics(brokers, [t.raw], 1);
+    await createTopics(brokers, [t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
     const good = await confluentOrder();
-    const unknownId = good.unknownId;
-    await feed(t.raw, [
-      { key: 'good', value: good.bytes },
-      { key: 'unknown', value: unknownId },
-    ]);
+    // More unknown ids ahead of the good one than the edge's lookup cap (16 misses). Bug: validate
+    // capped its lookups at 16 ids per batch, so the good event's id was never asked for and the
+    // event was dead-lettered as AVRO_WRITER_UNKNOWN.
+    const unknown = Array.from({ length: 20 }, (_, n) => ({ key: `unknown-${n}`, value: good.unknownId(n) }));
+    await feed(t.raw, [...unknown, { key: 'good', value: good.bytes }]);
     validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registryUrl as string }));
 
-    const out = await readTopics(brokers, [t.valid.orders, t.dlq], 2, 60_000);
-    expect(out.map((m) => `${m.topic}:${m.key?.toString()}`).sort()).toEqual([`${t.dlq}:unknown`, `${t.valid.orders}:${String(good.event.order_id)}`].sort());
+    const out = await readTopics(brokers, [t.valid.orders, t.dlq], unknown.length + 1, 60_000);
+    expect(out.map((m) => `${m.topic}:${m.key?.toString()}`).sort()).toEqual([
+      ...unknown.map((r) => `${t.dlq}:${r.key}`),
+      `${t.valid.orders}:${String(good.event.order_id)}`,
+    ].sort());
     const valid = out.find((m) => m.topic === t.valid.orders)!;
     const readBack = decodeEvent(valid.value as Buffer, { now: Date.now() });
     expect(readBack).toMatchObject({ ok: true, name: 'orders', event: { event_id: good.event.event_id, order_id: good.event.order_id } });
-    const dead = out.find((m) => m.topic === t.dlq)!;
-    expect(dead.headers[HEADERS.dlqReason]?.toString()).toBe('AVRO_WRITER_UNKNOWN');
-    expect(dead.value).toEqual(unknownId);
+    for (const dead of out.filter((m) => m.topic === t.dlq)) {
+      expect(dead.headers[HEADERS.dlqReason]?.toString()).toBe('AVRO_WRITER_UNKNOWN');
+      expect(dead.value).toEqual(unknown.find((r) => r.key === dead.key?.toString())?.value);
+    }
   });
 
   it('retries the batch while the registry cannot be reached instead of dead-lettering its events', async () => {

@@ -64,16 +64,38 @@ describe('SchemaIdLearner', () => {
     await expect(new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), refused.client).prepare([confluent(7)])).rejects.toMatchObject({ code: 'REGISTRY_UNAUTHORIZED' });
   });
 
-  it('looks up at most maxLookups new ids per call', async () => {
+  it('stops looking up after maxMisses unknown ids in one call; later calls look up the rest', async () => {
     const { client, asked } = registry({});
-    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxLookups: 3 });
-    await learner.prepare(Array.from({ length: 50 }, (_, i) => confluent(1000 + i)));
-    expect(asked).toEqual([1000, 1001, 1002]);
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: 3 });
+    const batch = Array.from({ length: 50 }, (_, i) => confluent(1000 + i));
+    await learner.prepare(batch);
+    // Lookups run eight at a time; the cap is checked between rounds.
+    expect(asked).toEqual(Array.from({ length: 8 }, (_, i) => 1000 + i));
+    await learner.prepare(batch);
+    expect(asked.slice(8)).toEqual(Array.from({ length: 8 }, (_, i) => 1008 + i));
+  });
+
+  it('never counts ids the registry has against the cap, so a batch of many new versions is read whole', async () => {
+    const answers = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [100 + i, { status: 200, body: { schema: JSON.stringify(ORDERS_V2) } }]));
+    const { client, asked } = registry(answers);
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    const ids = [...Array.from({ length: 5 }, (_, i) => 1000 + i), ...Array.from({ length: 30 }, (_, i) => 100 + i)];
+    await new SchemaIdLearner(decoder, client, { maxMisses: 8 }).prepare(ids.map(confluent));
+    expect(asked).toHaveLength(35);
+    expect(ids.filter((id) => decoder.knowsSchemaId(id))).toEqual(ids.slice(5));
+  });
+
+  it('with maxMisses Infinity judges no id it did not ask the registry about', async () => {
+    const { client, asked } = registry({ 4999: { status: 200, body: { schema: JSON.stringify(ORDERS_V2) } } });
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    await new SchemaIdLearner(decoder, client, { maxMisses: Infinity }).prepare(Array.from({ length: 5000 }, (_, i) => confluent(i)));
+    expect(new Set(asked).size).toBe(5000);
+    expect(decodeEvent(confluent(4999), { avro: decoder, now })).toMatchObject({ ok: true, name: 'orders' });
   });
 
   it('remembers a bounded number of unknown ids, forgetting the oldest first', async () => {
     const { client, asked } = registry({});
-    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxLookups: 1000 });
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: Infinity });
     for (let from = 0; from <= MAX_REMEMBERED_MISSES; from += 1000) {
       await learner.prepare(Array.from({ length: Math.min(1000, MAX_REMEMBERED_MISSES + 1 - from) }, (_, i) => confluent(from + i)));
     }

@@ -8,12 +8,18 @@ const UNKNOWN_ID_CODES: ReadonlySet<string> = new Set(['REGISTRY_SCHEMA_NOT_FOUN
 /** Most ids remembered as unknown; beyond it the oldest is forgotten (and may be asked again). */
 export const MAX_REMEMBERED_MISSES = 10_000;
 
+/** Ids looked up at once: a batch that brings many new ids waits for a few round trips, not one per id. */
+const LOOKUPS_AT_ONCE = 8;
+
 /** Options of {@link SchemaIdLearner}. */
 export interface SchemaIdLearnerOptions {
   /** How long an id the registry does not have is not asked for again, ms. Default 60 000. */
   readonly missTtlMs?: number;
-  /** Most unknown ids looked up per {@link SchemaIdLearner.prepare} call. Default 16. */
-  readonly maxLookups?: number;
+  /**
+   * After this many ids of one {@link SchemaIdLearner.prepare} call turned out unknown, the call
+   * looks up no more (checked between rounds of lookups). Default 16; `Infinity` looks up every id.
+   */
+  readonly maxMisses?: number;
   readonly now?: () => number;
 }
 
@@ -26,8 +32,12 @@ export interface SchemaIdLearnerOptions {
  *   reports AVRO_WRITER_UNKNOWN (a DLQ reason, an HTTP 4xx). It is not asked for again for
  *   `missTtlMs`, so a stream of bad ids does not become a stream of registry requests. At most
  *   {@link MAX_REMEMBERED_MISSES} such ids are remembered, so hostile ids cannot grow memory.
- * - At most `maxLookups` unknown ids are looked up per call (a hostile batch can carry thousands
- *   of distinct ids); the rest stay unknown for this batch, and are looked up by later calls.
+ * - Ids are looked up {@link LOOKUPS_AT_ONCE} at a time. Ids the registry has cost nothing after
+ *   their first lookup, so they are never capped: a batch that brings many new versions at once is
+ *   read whole. Misses are: once `maxMisses` ids of a call were unknown (a hostile batch can carry
+ *   thousands of distinct ids), the ids not looked up yet stay unknown for this batch, and are
+ *   looked up by later calls. A caller that must never judge an event by a lookup it skipped (the
+ *   raw topic's authority, validate) passes `Infinity`.
  * - Any other failure — the registry unreachable (retryable), refusing the credentials — throws
  *   its RegistryError: the caller retries the batch or answers 503. Events are never judged
  *   unknown because the registry was down or misconfigured.
@@ -35,7 +45,7 @@ export interface SchemaIdLearnerOptions {
 export class SchemaIdLearner {
   private readonly misses = new Map<number, number>();
   private readonly missTtlMs: number;
-  private readonly maxLookups: number;
+  private readonly maxMisses: number;
   private readonly now: () => number;
 
   constructor(
@@ -44,32 +54,48 @@ export class SchemaIdLearner {
     options: SchemaIdLearnerOptions = {},
   ) {
     this.missTtlMs = options.missTtlMs ?? 60_000;
-    this.maxLookups = options.maxLookups ?? 16;
+    this.maxMisses = options.maxMisses ?? 16;
     this.now = options.now ?? Date.now;
   }
 
   /** Teaches the decoder the unknown schema ids of `values` (see the class comment). */
   async prepare(values: Iterable<Uint8Array | null | undefined>): Promise<void> {
     const now = this.now();
-    const wanted = new Set<number>();
+    const wanted = [...this.unknownIds(values, now)];
+    let misses = 0;
+    for (let from = 0; from < wanted.length && misses < this.maxMisses; from += LOOKUPS_AT_ONCE) {
+      const round = wanted.slice(from, from + LOOKUPS_AT_ONCE);
+      const answers = await Promise.allSettled(round.map((id) => learnSchemaId(this.decoder, this.client, id)));
+      for (const [i, answer] of answers.entries()) {
+        const id = round[i];
+        if (answer.status === 'fulfilled') {
+          this.misses.delete(id);
+          continue;
+        }
+        const err: unknown = answer.reason;
+        if (!(err instanceof RegistryError) || !UNKNOWN_ID_CODES.has(err.code)) throw err;
+        this.rememberMiss(id, now);
+        misses += 1;
+      }
+    }
+  }
+
+  /** The Confluent schema ids in `values` that the decoder does not know and were not missed lately. */
+  private unknownIds(values: Iterable<Uint8Array | null | undefined>, now: number): Set<number> {
+    const ids = new Set<number>();
     for (const value of values) {
       if (value === null || value === undefined || value[0] !== 0x00) continue;
       const framing = readFraming(value);
       if (framing?.kind !== 'confluent' || this.decoder.knowsSchemaId(framing.schemaId)) continue;
       if ((this.misses.get(framing.schemaId) ?? 0) > now) continue;
-      wanted.add(framing.schemaId);
-      if (wanted.size === this.maxLookups) break;
+      ids.add(framing.schemaId);
     }
-    for (const id of wanted) {
-      try {
-        await learnSchemaId(this.decoder, this.client, id);
-        this.misses.delete(id);
-      } catch (err) {
-        if (!(err instanceof RegistryError) || !UNKNOWN_ID_CODES.has(err.code)) throw err;
-        this.misses.delete(id); // re-inserted last: the Map's order is the order to forget in
-        this.misses.set(id, now + this.missTtlMs);
-        if (this.misses.size > MAX_REMEMBERED_MISSES) this.misses.delete(this.misses.keys().next().value as number);
-      }
-    }
+    return ids;
+  }
+
+  private rememberMiss(id: number, now: number): void {
+    this.misses.delete(id); // re-inserted last: the Map's order is the order to forget in
+    this.misses.set(id, now + this.missTtlMs);
+    if (this.misses.size > MAX_REMEMBERED_MISSES) this.misses.delete(this.misses.keys().next().value as number);
   }
 }
