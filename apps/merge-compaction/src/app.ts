@@ -158,6 +158,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       groupWatch: { watch: assignmentWatch, windowMs: config.assignmentWindowMs },
       logger: logger.child({ role: 'tier1' }),
       metrics,
+      tableName: (table) => tables.name(table),
       tracer: deps.tracer,
       // With tier 2 in this process, a bronze commit starts its fold at once (tier2 is built below).
       onCommitted: () => tier2?.wake(),

@@ -51,6 +51,9 @@ describe('merge-compaction under slow and failing storage', () => {
     await waitFor('storage failures to be seen and retried', () => tier1.stats.storageFailures >= 3, 60_000);
     const metrics = await env.telemetry.metricsText();
     expect(metrics).toMatch(/sluice_merge_compaction_paused_partitions_partitions\{topic="[^"]+"\} [1-9]/);
+    // Not committing with events waiting: what tells a stuck table from an idle one (alert
+    // SluiceTableNotCommitting). The records it holds count even when the consumer's lag is 0.
+    expect(waiting(metrics).filter(([table, n]) => /bronze_/.test(table) && n > 0)).not.toEqual([]);
     expect(tier1.live).toBe(true);
     await rest;
     await new Promise((r) => setTimeout(r, 1500));
@@ -61,9 +64,18 @@ describe('merge-compaction under slow and failing storage', () => {
     await waitFor('tables to equal the oracle after recovery', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 90_000, 1000).catch((err) => {
       throw new Error(`${(err as Error).message}\n${problems.join('\n')}`);
     });
+    // Caught up: nothing waits for any table (tier 1 reports once a second, each fold step after it commits).
+    await waitFor('no table to have events waiting', async () => waiting(await env.telemetry.metricsText()).every(([, n]) => n === 0), 30_000, 500);
+    const tables = waiting(await env.telemetry.metricsText()).map(([table]) => table.replace(/^.*?(bronze|silver|gold)_/, '$1_')).sort();
+    expect(tables).toEqual(['bronze_clickstream', 'bronze_orders', 'gold_clickstream_user_minute', 'gold_orders_status_minute', 'silver_clickstream', 'silver_orders']);
     // Memory stayed bounded: what tier 1 held never passed the bound by more than one poll's worth.
     expect(tier1.stats.maxBufferedBytes).toBeLessThan(maxBufferedBytes + 64 * 1024);
     expect(tier1.stats.storageFailures).toBeGreaterThanOrEqual(3);
     expect(tier1.live).toBe(true);
   }, 240_000); // above two 60 s waits, the sleeps and the 90 s final wait
 });
+
+/** The `table_waiting_events` series of a metrics exposition: [table, value]. */
+function waiting(metrics: string): [string, number][] {
+  return [...metrics.matchAll(/^sluice_merge_compaction_table_waiting_events\{table="([^"]+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]);
+}

@@ -87,10 +87,12 @@ export interface CheckpointFailedEvent {
 export interface TableStatsEvent {
   table: string;
   version: number;
+  /** When that version was committed (its log file's modification time, as readers date it), ms since epoch. */
+  committedAtMs: number;
   files: number;
-  /** Files below the default compaction target (128 MiB). */
+  /** Files below the small-file size (the table's compaction thresholds). */
   smallFiles: number;
-  /** Small files a compaction pass would pick up now (partitions with at least two). */
+  /** Small files a compaction pass would pick up now (partitions with at least the minimum of them). */
   compactionBacklog: number;
 }
 

@@ -170,7 +170,15 @@ export const METRICS = {
     type: 'gauge',
     labels: ['table'],
     services: ['merge-compaction'],
-    help: 'Unix time of the last successful commit per table (one table per contract and tier).',
+    help: 'Unix time of the last successful commit per table (one table per contract and tier): this process\'s commits, and the latest version of each table it loads (so it exists after a restart).',
+  },
+  tableWaiting: {
+    thing: 'table_waiting',
+    unit: 'events',
+    type: 'gauge',
+    labels: ['table'],
+    services: ['merge-compaction'],
+    help: 'Events waiting to go into a table. Bronze: the consumer lag of the valid-topic partitions this process holds plus the records it holds in memory (once a second). Silver and gold: bronze offsets not folded yet (at each fold step). Sum by table over pods.',
   },
   freshness: {
     thing: 'freshness',

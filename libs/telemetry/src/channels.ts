@@ -126,6 +126,8 @@ export interface LakeCheckpointFailedEvent {
 /** `sluice:lake:table-stats`: counts of the latest snapshot after a commit or load. */
 export interface TableStatsEvent {
   table: string;
+  /** When the snapshot's version was committed, ms since epoch (absent from older publishers). */
+  committedAtMs?: number;
   files: number;
   /** Files below the compaction target size. */
   smallFiles: number;
@@ -151,6 +153,14 @@ export function subscribeChannels(
   tracing: TracingRuntime,
   onMalformed: (channel: string, payload: unknown) => void,
 ): () => void {
+  // Latest commit time per table, s: from this process's commits and from loaded snapshots (any
+  // writer's, so the gauge exists after a restart that has not committed yet); never goes back.
+  const lastCommitAt = new Map<string, number>();
+  const committed = (table: string, atSeconds: number) => {
+    if (atSeconds <= (lastCommitAt.get(table) ?? -Infinity)) return;
+    lastCommitAt.set(table, atSeconds);
+    metrics.lastCommit.set(atSeconds, { table });
+  };
   // Paused partitions per topic, across this process's consumers: key clientId \0 partition.
   const paused = new Map<string, Set<string>>();
   const setPaused = (e: PartitionsEvent, on: boolean) => {
@@ -210,7 +220,7 @@ export function subscribeChannels(
       metrics.commitDuration.record(e.durationMs / 1000, { table: e.table, operation: e.operation });
       metrics.commits.add(1, { table: e.table, outcome: 'ok' });
       metrics.tableVersion.set(e.version, { table: e.table });
-      metrics.lastCommit.set(Date.now() / 1000, { table: e.table });
+      committed(e.table, Date.now() / 1000);
       tracing.recordSpan('lake.commit', e.durationMs, {
         kind: 'client',
         attributes: { 'sluice.table': e.table, 'sluice.table.version': e.version, 'sluice.operation': e.operation, 'sluice.attempts': Number(e.attempts) || 1 },
@@ -250,6 +260,8 @@ export function subscribeChannels(
     [CHANNELS.lakeTableStats]: (m) => {
       const e = m as unknown as TableStatsEvent;
       need(str(e.table) && nonNegInt(e.files) && nonNegInt(e.smallFiles) && nonNegInt(e.compactionBacklog));
+      need(e.committedAtMs === undefined || nonNeg(e.committedAtMs));
+      if (e.committedAtMs !== undefined) committed(e.table, e.committedAtMs / 1000);
       metrics.tableFiles.set(e.files, { table: e.table });
       metrics.tableSmallFiles.set(e.smallFiles, { table: e.table });
       metrics.compactionBacklog.set(e.compactionBacklog, { table: e.table });

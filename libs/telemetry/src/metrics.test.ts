@@ -87,6 +87,20 @@ describe('metrics from adapter channels', () => {
     expect(check.seen).toContain(`${p}_consumer_lag_messages`);
   });
 
+  it('dates a table\'s last commit from the snapshots it loads too, and never back', async () => {
+    // Bug: last_commit was set only by this process's own commits, so after a restart the series
+    // did not exist until one landed and an alert on its age could not fire for a stuck table.
+    const hourAgo = Date.now() - 3_600_000;
+    publish(CHANNELS.lakeTableStats, { table: 'bronze_x', version: 7, committedAtMs: hourAgo, files: 1, smallFiles: 1, compactionBacklog: 0 });
+    const p = 'sluice_merge_compaction';
+    expect(value(await t.metricsText(), `${p}_last_commit_timestamp_seconds`, { table: 'bronze_x' })).toBeCloseTo(hourAgo / 1000);
+    publish(CHANNELS.lakeCommit, { table: 'bronze_x', version: 8, operation: 'WRITE', attempts: 1, durationMs: 5, actions: {} });
+    // A snapshot loaded before that commit, published after it, does not move the time back.
+    publish(CHANNELS.lakeTableStats, { table: 'bronze_x', version: 7, committedAtMs: hourAgo, files: 1, smallFiles: 1, compactionBacklog: 0 });
+    const last = value(await t.metricsText(), `${p}_last_commit_timestamp_seconds`, { table: 'bronze_x' }) as number;
+    expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60);
+  });
+
   it('measures transactions and produce acks in the services that own them', async () => {
     const v = createTelemetry({ service: 'validate', logDestination: sink().stream });
     try {

@@ -47,6 +47,11 @@ export class MicroBatcher<T> {
     return this.sizeReason() !== undefined;
   }
 
+  /** Calls `visit` with each record held, oldest first. */
+  forEach(visit: (record: T) => void): void {
+    for (const r of this.records) visit(r);
+  }
+
   /** Records held. */
   get size(): number {
     return this.records.length;

@@ -35,6 +35,7 @@ describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
       pause: () => undefined,
       resume: () => undefined,
       paused: () => [],
+      lag: () => [],
       assignment: () => [],
       seek: async () => undefined,
       close: async () => undefined,

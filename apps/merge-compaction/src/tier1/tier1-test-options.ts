@@ -31,6 +31,7 @@ export function tier1TestOptions(o: {
     retryMaxMs: 100,
     logger: o.telemetry.logger,
     metrics: o.telemetry.metrics,
+    tableName: (table) => table,
     ...o.overrides,
   };
 }
@@ -57,6 +58,14 @@ export function orderMessages(topic: string, from: number, to: number): Consumed
 
 /** Waits in 5 ms steps, up to 2.5 s, until `ok()`; throws naming `what` when it never is. */
 export async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!ok()) throw new Error(`timed out waiting for ${what}`);
+  return untilAsync(what, async () => ok());
+}
+
+/** {@link until} for a check that must await. */
+export async function untilAsync(what: string, ok: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  if (!(await ok())) throw new Error(`timed out waiting for ${what}`);
 }

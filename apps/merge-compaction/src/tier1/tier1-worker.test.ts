@@ -1,10 +1,10 @@
-import type { ConsumedMessage, OnAssign, TopicPartitionOffset } from '@sluice/kafka';
+import type { ConsumedMessage, OnAssign, PartitionLag, TopicPartitionOffset } from '@sluice/kafka';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { mergeError } from '../errors';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import { DeadLetters } from './dead-letters';
-import { orderMessage, orderMessages, tier1TestOptions, until } from './tier1-test-options';
+import { orderMessage, orderMessages, tier1TestOptions, until, untilAsync } from './tier1-test-options';
 import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
 
 // Tier1Worker's write path with a scripted consumer and store: which records go into which
@@ -14,6 +14,8 @@ describe('Tier1Worker writes', () => {
   const tp = { topic, partition: 0 };
   let telemetry: Telemetry;
   let worker: Tier1Worker | undefined;
+  /** What the scripted consumer's lag() answers. */
+  let lags: PartitionLag[] = [];
 
   beforeAll(() => {
     telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
@@ -22,6 +24,7 @@ describe('Tier1Worker writes', () => {
   afterEach(async () => {
     await worker?.stop();
     worker = undefined;
+    lags = [];
   });
 
   const range = (from: number, to: number) => orderMessages(topic, from, to);
@@ -41,6 +44,7 @@ describe('Tier1Worker writes', () => {
         resume: () => undefined,
         paused: () => [],
         assignment: () => [tp],
+        lag: () => lags,
         seek,
         close: async () => undefined,
       };
@@ -243,5 +247,32 @@ describe('Tier1Worker writes', () => {
     await worker.start();
     await until('the replayed records counted', () => worker!.stats.belowMark === 3);
     expect(appends).toEqual([range(0, 5).map((m) => m.offset)]);
+  });
+
+  // Bug: the alert on a table that stopped committing joined on the total consumer lag of the
+  // process (tables and topics share no label), and nothing told a stuck silver from an idle one.
+  it('reports the events waiting for bronze: the lag of its partitions plus the records it holds', async () => {
+    let release: (() => void) | undefined;
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: (_contract, records: readonly BronzeRecord[]) => new Promise((resolve) => (release = () => resolve({ version: records.length }))),
+    };
+    lags = [{ topic, partition: 0, nextOffset: 10, highWatermark: 50, lag: 40 }];
+    const consumer = scripted(async (n) => {
+      if (n === 1) return range(0, 10);
+      await new Promise((r) => setTimeout(r, 5));
+      return [];
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 1000, maxBytes: 1 << 20, maxRecords: 10 } } }));
+    const waiting = async () => Number(/sluice_merge_compaction_table_waiting_events\{[^}]*table="bronze_orders"[^}]*\} (\S+)/.exec(await telemetry.metricsText())?.[1]);
+    await worker.start();
+    // The batch of ten is being written: held in memory, past the consumer's position.
+    await until('the append to start', () => release !== undefined);
+    await untilAsync('40 lagging + 10 held', async () => (await waiting()) === 50);
+    release!();
+    await until('the batch written', () => worker!.stats.written === 10);
+    await untilAsync('the lag alone', async () => (await waiting()) === 40);
   });
 });

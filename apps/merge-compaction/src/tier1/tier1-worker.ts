@@ -14,7 +14,10 @@ import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-bo
 import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
 /** The consumer operations tier 1 uses (a libs/kafka BatchConsumer). */
-export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | 'resume' | 'paused' | 'assignment' | 'seek' | 'close'>;
+export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | 'resume' | 'paused' | 'assignment' | 'lag' | 'seek' | 'close'>;
+
+/** How often the events waiting for each bronze table are reported. */
+const WAITING_REPORT_MS = 1000;
 
 /** Creates the consumer with tier 1's rebalance hooks (so the table, not the group, decides offsets). */
 export type Tier1ConsumerFactory = (hooks: { onAssign: OnAssign; onRevoke: OnRevoke }) => Tier1Consumer;
@@ -51,6 +54,8 @@ export interface Tier1Options {
   readonly groupWatch?: { readonly watch: AssignmentWatch; readonly windowMs: number };
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
+  /** Full name of a contract table (its metric label), as the store names it. */
+  readonly tableName: (table: string) => string;
   /** Records `merge.bronze-append` spans for sampled records; none without it. */
   readonly tracer?: Tier1Tracer;
   /** Called after each bronze commit (tier 2 in the same process starts its fold at once). */
@@ -101,6 +106,7 @@ export class Tier1Worker {
   private groupWatchTimer: NodeJS.Timeout | undefined;
   /** Counters tests and /readyz read. */
   readonly stats = { written: 0, duplicates: 0, undecodable: 0, belowMark: 0, commits: 0, storageFailures: 0, maxBufferedBytes: 0, dedupBronzeChecks: 0, dedupBronzeDuplicates: 0 };
+  private waitingReportedAt = -Infinity;
   /** When a partition's records below its mark were last reported, by partition key. */
   private readonly belowMarkReportedAt = new Map<string, number>();
 
@@ -201,7 +207,32 @@ export class Tier1Worker {
           .finally(() => (this.inflight = undefined));
       }
       this.updateFlow(consumer);
+      this.reportWaiting(consumer);
     }
+  }
+
+  /**
+   * The events waiting for each bronze table, at most once a second: the lag of the partitions
+   * this worker holds plus the records it holds in memory (the batch filling and the batch being
+   * written). With the table's commit age it tells a stuck table from an idle one (alert
+   * SluiceTableNotCommitting); a table none of whose partitions this worker holds reports 0.
+   */
+  private reportWaiting(consumer: Tier1Consumer): void {
+    const now = this.now();
+    if (now - this.waitingReportedAt < WAITING_REPORT_MS) return;
+    this.waitingReportedAt = now;
+    const waiting = new Map(this.options.contracts.map((c) => [c, 0]));
+    const add = (contract: AnyContract | undefined, n: number) => {
+      if (contract !== undefined) waiting.set(contract, (waiting.get(contract) ?? 0) + n);
+    };
+    try {
+      for (const l of consumer.lag()) add(this.options.contractOfTopic.get(l.topic), l.lag);
+    } catch {
+      // positions unavailable (closing): only the records held count this time
+    }
+    this.batcher.forEach((r) => add(r.contract, 1));
+    for (const records of this.pending?.values() ?? []) for (const r of records) add(r.contract, 1);
+    for (const [contract, n] of waiting) this.options.metrics.tableWaiting.set(n, { table: this.options.tableName(contract.tables.bronze) });
   }
 
   /** Runs the group watch every window until stopped or stuck. */

@@ -118,26 +118,37 @@ export class ContractFolder {
     return written.size === 0 ? undefined : { table, snapshot, written };
   }
 
-  private ranges(target: Snapshot, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean } {
+  /**
+   * The bronze offset ranges this step folds into `target` (table `table`), and whether more are
+   * left. Publishes the target's waiting events (bronze offsets it has not folded) before the step:
+   * a step that keeps failing leaves it up, so the table reads as stuck, not idle.
+   */
+  private ranges(target: Snapshot, table: string, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean; left: number } {
     const done = partitionTxns(target, prefix, this.o.topic);
     const pending = [...written].map(([partition, w]) => ({ partition, from: done.get(partition) ?? -1, w })).filter((p) => p.w > p.from);
     // maxRows bounds the whole step (its rows are held in memory), shared by the partitions behind.
     const share = Math.max(1, Math.floor(this.o.maxRows / Math.max(1, pending.length)));
     const ranges: Range[] = [];
     let behind = false;
+    let waiting = 0;
+    let left = 0;
     for (const { partition, from, w } of pending) {
       const to = Math.min(w, from + share);
       behind ||= to < w;
+      waiting += w - from;
+      left += w - to;
       ranges.push({ partition, from, to });
     }
-    return { ranges, behind };
+    this.o.metrics.tableWaiting.set(waiting, { table });
+    return { ranges, behind, left };
   }
 
   private async foldSilver(bronze: LakeTable, bsnap: Snapshot, silver: LakeTable, written: Map<number, number>) {
     const ssnap = await silver.snapshot();
-    const { ranges, behind } = this.ranges(ssnap, TXN_PREFIX.fold, written);
-    if (ranges.length === 0) return { rows: 0, behind };
     const contract = this.o.contract;
+    const table = this.o.tables.name(contract.tables.silver);
+    const { ranges, behind, left } = this.ranges(ssnap, table, TXN_PREFIX.fold, written);
+    if (ranges.length === 0) return { rows: 0, behind };
     const tombstones = await this.tombstoneMemory(bronze, bsnap, ssnap);
     const keys = silverKeys(contract);
     const { where, files } = rangeFilter(bsnap, ranges);
@@ -183,7 +194,7 @@ export class ContractFolder {
     for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs);
     tombstones.expire();
     const folded = facts.length - superseded.length;
-    const table = this.o.tables.name(contract.tables.silver);
+    this.o.metrics.tableWaiting.set(left, { table });
     // Merge and commit duration, commits, rewritten bytes, table version and last-commit time come
     // from libs/lake's merge and commit events (docs/design/telemetry.md, "Who records what");
     // recording them here as well would count every fold twice. Freshness is the app's.
@@ -198,7 +209,8 @@ export class ContractFolder {
   private async foldGold(bronze: LakeTable, bsnap: Snapshot, aggregate: GoldAggregate, written: Map<number, number>) {
     const gold = await this.o.tables.gold(this.o.contract, aggregate);
     const gsnap = await gold.snapshot();
-    const { ranges, behind } = this.ranges(gsnap, TXN_PREFIX.gold, written);
+    const table = this.o.tables.name(aggregate.table);
+    const { ranges, behind, left } = this.ranges(gsnap, table, TXN_PREFIX.gold, written);
     if (ranges.length === 0) return { windows: 0, behind };
     const w = aggregate.windowMs;
     const { where, files: inRanges } = rangeFilter(bsnap, ranges);
@@ -228,6 +240,7 @@ export class ContractFolder {
     // Every window touched by (from, to] was recomputed from the whole of bronze at bsnap, which
     // holds every offset ≤ to: recording `to` is sound, and a replay recomputes the same values.
     await gold.merge({ source, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: BRONZE_VERSION, clusterColumn: WINDOW_MS, txns });
+    this.o.metrics.tableWaiting.set(left, { table });
     return { windows: windows.length, behind };
   }
 

@@ -869,7 +869,7 @@ function tableStats(table: string, snap: Snapshot, limits: { smallFileBytes: num
     perPartition.set(k, (perPartition.get(k) ?? 0) + 1);
   }
   const backlog = [...perPartition.values()].filter((n) => n >= limits.minSmallFiles).reduce((a, b) => a + b, 0);
-  return { table, version: snap.version, files: snap.files.length, smallFiles: small.length, compactionBacklog: backlog };
+  return { table, version: snap.version, committedAtMs: snap.timestampMs, files: snap.files.length, smallFiles: small.length, compactionBacklog: backlog };
 }
 
 function txnActions(txns: readonly TxnSpec[] | undefined): Action[] {
