@@ -1,5 +1,5 @@
 import type { AnyContract, GoldAggregate } from '@sluice/contracts';
-import type { ColumnSpec, LakeQueryEngine, LakeTable, LiveFile, Snapshot, WriteSource } from '@sluice/lake';
+import { FileLease, type ColumnSpec, type LakeQueryEngine, type LakeTable, type LiveFile, type Snapshot, type WriteSource } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
   BRONZE_VERSION,
@@ -75,8 +75,16 @@ export class ContractFolder {
     this.now = o.now ?? Date.now;
   }
 
+  // Each step runs in a FileLease: the bronze files its relation fetched into an S3 cache, and the
+  // files its MERGE reads, stay there until the step ends. Unpinned, they were the first a full
+  // cache evicted, between the fetch and DuckDB's read, and the step failed as if vacuumed.
+
   /** Folds bronze's new rows into silver; a no-op when silver is up to date with bronze. */
   async silverStep(): Promise<FoldOutcome> {
+    return FileLease.holding(() => this.foldSilverStep());
+  }
+
+  private async foldSilverStep(): Promise<FoldOutcome> {
     const view = await this.bronzeView();
     if (!view) return NOTHING_DONE;
     const contractCols = contractColumnsOf(view.snapshot);
@@ -93,6 +101,10 @@ export class ContractFolder {
    * when gold is up to date with bronze or the interval has not passed.
    */
   async goldStep(): Promise<FoldOutcome> {
+    return FileLease.holding(() => this.foldGoldStep());
+  }
+
+  private async foldGoldStep(): Promise<FoldOutcome> {
     if (this.o.contract.aggregates.length === 0 || this.now() - this.lastGoldMs < this.o.goldIntervalMs) return NOTHING_DONE;
     const view = await this.bronzeView();
     if (!view) return NOTHING_DONE;

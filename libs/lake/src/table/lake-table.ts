@@ -296,7 +296,8 @@ export class LakeTable {
    * A DuckDB SELECT over this table's rows at `snapshot` (only the live files `files` keeps), with
    * every column of its schema: the `{ sql }` source of another table's append or MERGE, so rows
    * move table to table inside DuckDB without becoming JS objects. S3 files are fetched into the
-   * storage's local cache first; run the write soon after.
+   * storage's local cache first; run the write inside the same `FileLease.holding` call, or a
+   * full cache may evict them before DuckDB opens them.
    */
   async relationSql(snapshot: Snapshot, files: (file: LiveFile) => boolean = () => true): Promise<string> {
     return filesRelationSql(this.storage, snapshot, snapshot.files.filter(files));
