@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { describeConfig } from '@sluice/config';
 import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
-import { LakeQueryEngine, isS3Root, tableStorageFactory } from '@sluice/lake';
+import { LakeQueryEngine, PINNED_OVERSHOOT, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { createTelemetry, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
@@ -29,7 +29,10 @@ async function main(): Promise<void> {
     memoryLimit: `${config.duckdbMemoryMb}MB`,
     externalFileCache: config.duckdbFileCache,
   });
-  const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config), engine });
+  // An S3 table is read through its bounded file cache, which can pin at most PINNED_OVERSHOOT
+  // times its size for the reads running: a larger read is refused up front.
+  const maxReadBytes = s3 ? config.s3CacheBytesPerTable * PINNED_OVERSHOOT : undefined;
+  const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config), engine, maxReadBytes });
   const service = new QueryService(
     lake,
     new SnapshotTracker(lake, config.snapshotRefreshMs),

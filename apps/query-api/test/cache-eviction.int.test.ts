@@ -63,4 +63,20 @@ describe('query-api over a file cache that evicts a path it handed out', () => {
     storage.localPath = async (key: string) => path.join(cacheDir, `never-there-${key.replace(/[/\\]/g, '__')}`);
     await expect(lake.query(snapshot, [gone], [], { sql: 'SELECT count(*) AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'QUERY_VERSION_UNKNOWN' });
   });
+
+  // Bug: a read handed more files than the cache can pin lost its first files before DuckDB
+  // opened them and answered 404 "vacuumed". It is refused up front, with the sizes.
+  it('refuses a read larger than maxReadBytes before fetching anything, and reads one within it', async () => {
+    const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
+    const probe = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
+    const total = (await probe.latest('silver_orders')).files.reduce((n, f) => n + f.size, 0);
+    const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine, maxReadBytes: total - 1 });
+    const snapshot = await lake.latest('silver_orders');
+    const read = { sql: 'SELECT count(*)::INTEGER AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 };
+    await expect(lake.query(snapshot, snapshot.files, [], read)).rejects.toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { bytes: total, maxReadBytes: total - 1 } });
+    expect(storage.evicted.size).toBe(0); // nothing was fetched
+    const within = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine, maxReadBytes: total });
+    const s2 = await within.latest('silver_orders');
+    expect(await within.query(s2, s2.files, [], read)).toEqual([{ n: 40 }]);
+  });
 });

@@ -12,6 +12,13 @@ export interface LakeAdapterOptions {
   engine: LakeQueryEngine;
   /** Immutable past snapshots kept for time travel (by table and version). */
   pastSnapshots?: number;
+  /**
+   * Most bytes of data files one read may be handed; a larger read is refused with
+   * QUERY_TOO_COMPLEX before anything is fetched. S3 tables: what a table's file cache can pin
+   * (`PINNED_OVERSHOOT` × its size). Past that, the cache evicted the read's first files before
+   * DuckDB opened them and the read failed as if they had been vacuumed. None by default.
+   */
+  maxReadBytes?: number;
 }
 
 const RELATION = 'lake_snapshot';
@@ -75,6 +82,15 @@ export class LakeAdapter implements LakePort {
   async query(snapshot: TableSnapshot, files: LiveFile[], pendingFiles: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {
     const source = this.sources.get(snapshot);
     if (!source) throw queryError('QUERY_INTERNAL', 'snapshot was not loaded by this adapter');
+    const limit = this.options.maxReadBytes;
+    const bytes = limit === undefined ? 0 : [...files, ...pendingFiles].reduce((n, f) => n + f.size, 0);
+    if (limit !== undefined && bytes > limit) {
+      throw queryError('QUERY_TOO_COMPLEX', `the query would read ${bytes} bytes of ${snapshot.table}'s files, more than the ${limit} one query may read here: narrow its filter (a day, a key)`, {
+        table: snapshot.table,
+        bytes,
+        maxReadBytes: limit,
+      });
+    }
     // The lake applies one file filter to the table and to its tail; their paths never collide
     // (part-<uuid> names), so one set of both serves.
     const wanted = new Set([...files, ...pendingFiles].map((f) => f.path));
