@@ -75,7 +75,7 @@ describe('merge-compaction under slow and failing storage', () => {
   }, 240_000); // above two 60 s waits, the sleeps and the 90 s final wait
 });
 
-/** The `table_waiting_events` series of a metrics exposition: [table, value]. */
+/** The `table_waiting_offsets` series of a metrics exposition: [table, value]. */
 function waiting(metrics: string): [string, number][] {
-  return [...metrics.matchAll(/^sluice_merge_compaction_table_waiting_events\{table="([^"]+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]);
+  return [...metrics.matchAll(/^sluice_merge_compaction_table_waiting_offsets\{table="([^"]+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]);
 }

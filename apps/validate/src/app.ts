@@ -75,9 +75,14 @@ export function build(deps: ValidateDeps): ValidateService {
   const dlqTopic = config.dlqTopic || DLQ_TOPIC.name;
   // With a registry, Confluent-framed events are readable once their schema ids are learned.
   // validate is the raw topic's authority: an event is dead-lettered as AVRO_WRITER_UNKNOWN only
-  // after the registry denied its id, however many unknown ids its batch carries.
+  // after the registry denied its id, however many unknown ids its batch carries. The lookups run
+  // inside the batch's transaction: past a quarter of its timeout the batch is retried, and the
+  // retry goes on from what was learned (thousands of new ids against a slow registry).
   const learner = config.schemaRegistryUrl
-    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }), { maxMisses: Infinity })
+    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }), {
+        maxMisses: Infinity,
+        budgetMs: Math.floor(config.transactionTimeoutMs / 4),
+      })
     : undefined;
   const contracts = deps.contracts ?? contractsForValidate({
       validTopicPrefix: config.validTopicPrefix,

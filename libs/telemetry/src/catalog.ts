@@ -174,11 +174,11 @@ export const METRICS = {
   },
   tableWaiting: {
     thing: 'table_waiting',
-    unit: 'events',
+    unit: 'offsets',
     type: 'gauge',
     labels: ['table'],
     services: ['merge-compaction'],
-    help: 'Events waiting to go into a table. Bronze: the consumer lag of the valid-topic partitions this process holds plus the records it holds in memory (once a second). Silver and gold: bronze offsets not folded yet (at each fold step). Sum by table over pods.',
+    help: 'Work waiting for a table, in valid-topic offsets (an upper bound on events: transaction markers, dead-lettered records and duplicates count too). Bronze: the consumer lag of the partitions this process holds plus the records it holds in memory (once a second). Silver and gold: bronze offsets not folded yet (at each fold step, and when a step fails). Sum by table over pods.',
   },
   freshness: {
     thing: 'freshness',

@@ -266,7 +266,7 @@ describe('Tier1Worker writes', () => {
       return [];
     });
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 1000, maxBytes: 1 << 20, maxRecords: 10 } } }));
-    const waiting = async () => Number(/sluice_merge_compaction_table_waiting_events\{[^}]*table="bronze_orders"[^}]*\} (\S+)/.exec(await telemetry.metricsText())?.[1]);
+    const waiting = async () => Number(/sluice_merge_compaction_table_waiting_offsets\{[^}]*table="bronze_orders"[^}]*\} (\S+)/.exec(await telemetry.metricsText())?.[1]);
     await worker.start();
     // The batch of ten is being written: held in memory, past the consumer's position.
     await until('the append to start', () => release !== undefined);

@@ -69,24 +69,28 @@ interface Range {
 export class ContractFolder {
   private tombstones: TombstoneMemory | undefined;
   private lastGoldMs = -Infinity;
+  /** Bronze's written offsets per partition, and each target table's folded ones, as last read (for {@link waitingOnFailure}). */
+  private lastWritten: ReadonlyMap<number, number> = new Map();
+  private readonly lastFolded = new Map<string, ReadonlyMap<number, number>>();
   private readonly now: () => number;
 
   constructor(private readonly o: FoldOptions) {
     this.now = o.now ?? Date.now;
   }
 
-  // Each step runs in a FileLease: the bronze files its relation fetched into an S3 cache, and the
-  // files its MERGE reads, stay there until the step ends. Unpinned, they were the first a full
-  // cache evicted, between the fetch and DuckDB's read, and the step failed as if vacuumed.
+  // Each silver step, and each gold aggregate, runs in a FileLease: the bronze files its relation
+  // fetched into an S3 cache, and the files its MERGE reads, stay there until it ends. Unpinned,
+  // they were the first a full cache evicted, between the fetch and DuckDB's read, and the step
+  // failed as if vacuumed.
 
   /** Folds bronze's new rows into silver; a no-op when silver is up to date with bronze. */
   async silverStep(): Promise<FoldOutcome> {
-    return FileLease.holding(() => this.foldSilverStep());
+    return this.waitingOnFailure(this.o.tables.name(this.o.contract.tables.silver), () => FileLease.holding(() => this.foldSilverStep()));
   }
 
   private async foldSilverStep(): Promise<FoldOutcome> {
     const view = await this.bronzeView();
-    if (!view) return NOTHING_DONE;
+    if (!view) return this.nothingWaits([this.o.contract.tables.silver]);
     const contractCols = contractColumnsOf(view.snapshot);
     const silver = await this.o.tables.silver(this.o.contract, contractCols);
     await this.o.tables.evolve(silver, contractCols);
@@ -101,19 +105,16 @@ export class ContractFolder {
    * when gold is up to date with bronze or the interval has not passed.
    */
   async goldStep(): Promise<FoldOutcome> {
-    return FileLease.holding(() => this.foldGoldStep());
-  }
-
-  private async foldGoldStep(): Promise<FoldOutcome> {
     if (this.o.contract.aggregates.length === 0 || this.now() - this.lastGoldMs < this.o.goldIntervalMs) return NOTHING_DONE;
     const view = await this.bronzeView();
-    if (!view) return NOTHING_DONE;
+    if (!view) return this.nothingWaits(this.o.contract.aggregates.map((a) => a.table));
     this.lastGoldMs = this.now();
     const started = performance.now();
     let goldWindows = 0;
     let behind = false;
     for (const aggregate of this.o.contract.aggregates) {
-      const g = await this.foldGold(view.table, view.snapshot, aggregate, view.written);
+      const table = this.o.tables.name(aggregate.table);
+      const g = await this.waitingOnFailure(table, () => FileLease.holding(() => this.foldGold(view.table, view.snapshot, aggregate, view.written)));
       goldWindows += g.windows;
       behind ||= g.behind;
     }
@@ -127,31 +128,52 @@ export class ContractFolder {
     if (!table) return undefined;
     const snapshot = await table.snapshot();
     const written = partitionTxns(snapshot, TXN_PREFIX.bronze, this.o.topic);
+    this.lastWritten = written;
     return written.size === 0 ? undefined : { table, snapshot, written };
+  }
+
+  /** Bronze holds nothing to fold: nothing waits for `tables` (reported, so a running folder is told from an absent one). */
+  private nothingWaits(tables: readonly string[]): FoldOutcome {
+    for (const t of tables) this.o.metrics.tableWaiting.set(0, { table: this.o.tables.name(t) });
+    return NOTHING_DONE;
+  }
+
+  /**
+   * Runs a step; when it fails, publishes what waits for `table` from bronze's offsets and the
+   * table's folded offsets as last read. A step failing before it reads its target (opening,
+   * evolving the schema) would leave the gauge where the last good step set it, 0 once caught up:
+   * a stuck table read as an idle one.
+   */
+  private async waitingOnFailure<T>(table: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      this.o.metrics.tableWaiting.set(waitingOffsets(this.lastWritten, this.lastFolded.get(table)), { table });
+      throw err;
+    }
   }
 
   /**
    * The bronze offset ranges this step folds into `target` (table `table`), and whether more are
-   * left. Publishes the target's waiting events (bronze offsets it has not folded) before the step:
-   * a step that keeps failing leaves it up, so the table reads as stuck, not idle.
+   * left. Publishes the offsets waiting for the target (bronze offsets it has not folded) before
+   * the step: a step that keeps failing leaves them up, so the table reads as stuck, not idle.
    */
   private ranges(target: Snapshot, table: string, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean; left: number } {
     const done = partitionTxns(target, prefix, this.o.topic);
+    this.lastFolded.set(table, done);
     const pending = [...written].map(([partition, w]) => ({ partition, from: done.get(partition) ?? -1, w })).filter((p) => p.w > p.from);
     // maxRows bounds the whole step (its rows are held in memory), shared by the partitions behind.
     const share = Math.max(1, Math.floor(this.o.maxRows / Math.max(1, pending.length)));
     const ranges: Range[] = [];
     let behind = false;
-    let waiting = 0;
     let left = 0;
     for (const { partition, from, w } of pending) {
       const to = Math.min(w, from + share);
       behind ||= to < w;
-      waiting += w - from;
       left += w - to;
       ranges.push({ partition, from, to });
     }
-    this.o.metrics.tableWaiting.set(waiting, { table });
+    this.o.metrics.tableWaiting.set(waitingOffsets(written, done), { table });
     return { ranges, behind, left };
   }
 
@@ -286,6 +308,13 @@ export class ContractFolder {
     this.tombstones = memory;
     return memory;
   }
+}
+
+/** Bronze offsets not folded yet: per partition, bronze's last written offset past the folded one (none folded: from -1). */
+function waitingOffsets(written: ReadonlyMap<number, number>, folded: ReadonlyMap<number, number> = new Map()): number {
+  let n = 0;
+  for (const [partition, w] of written) n += Math.max(0, w - (folded.get(partition) ?? -1));
+  return n;
 }
 
 /** The SQL condition selecting the rows of `ranges`, and a filter of the bronze files that may hold them (stats). */

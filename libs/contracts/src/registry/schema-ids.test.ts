@@ -93,6 +93,33 @@ describe('SchemaIdLearner', () => {
     expect(decodeEvent(confluent(4999), { avro: decoder, now })).toMatchObject({ ok: true, name: 'orders' });
   });
 
+  it('past its budget throws a retryable timeout between rounds; the next call goes on where it stopped', async () => {
+    let clock = now;
+    const asked: number[] = [];
+    const fetch: FetchLike = async (url) => {
+      asked.push(Number(/schemas\/ids\/(\d+)/.exec(url)?.[1]));
+      clock += 1000; // a slow registry: each answer takes a second
+      return { status: 404, text: async () => JSON.stringify({ error_code: 40403, message: 'Schema not found' }) };
+    };
+    const client = createRegistryClient({ url: 'http://r', fetch, retries: 0, sleep: async () => undefined });
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: Infinity, budgetMs: 5000, now: () => clock });
+    const batch = Array.from({ length: 20 }, (_, i) => confluent(100 + i));
+    await expect(learner.prepare(batch)).rejects.toMatchObject({ code: 'REGISTRY_TIMEOUT', retryable: true });
+    expect(asked).toHaveLength(8); // one round of eight took 8 s, past the 5 s budget
+    await expect(learner.prepare(batch)).rejects.toMatchObject({ code: 'REGISTRY_TIMEOUT' });
+    await learner.prepare(batch);
+    // Each id was asked once: the misses of every round were remembered (each from its own answer).
+    expect(asked.sort()).toEqual(Array.from({ length: 20 }, (_, i) => 100 + i));
+  });
+
+  it('remembers every miss of a round before throwing a failure of the same round', async () => {
+    const { client, asked } = registry({ 2: { status: 503, body: { error_code: 50301, message: 'down' } } });
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: Infinity });
+    await expect(learner.prepare([1, 2, 3].map(confluent))).rejects.toMatchObject({ code: 'REGISTRY_UNAVAILABLE' });
+    await expect(learner.prepare([1, 2, 3].map(confluent))).rejects.toMatchObject({ code: 'REGISTRY_UNAVAILABLE' });
+    expect(asked).toEqual([1, 2, 3, 2]);
+  });
+
   it('remembers a bounded number of unknown ids, forgetting the oldest first', async () => {
     const { client, asked } = registry({});
     const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: Infinity });

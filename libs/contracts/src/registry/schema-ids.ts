@@ -20,6 +20,14 @@ export interface SchemaIdLearnerOptions {
    * looks up no more (checked between rounds of lookups). Default 16; `Infinity` looks up every id.
    */
   readonly maxMisses?: number;
+  /**
+   * After this many ms of lookups in one call, the call throws a retryable REGISTRY_TIMEOUT
+   * (checked between rounds; default Infinity). What it learned stays learned and its misses
+   * stay remembered, so the caller's retry goes on where it stopped: a batch of thousands of
+   * unknown ids against a slow registry is read in several tries, never in one that outlasts
+   * the caller's own deadline (validate's Kafka transaction).
+   */
+  readonly budgetMs?: number;
   readonly now?: () => number;
 }
 
@@ -46,6 +54,7 @@ export class SchemaIdLearner {
   private readonly misses = new Map<number, number>();
   private readonly missTtlMs: number;
   private readonly maxMisses: number;
+  private readonly budgetMs: number;
   private readonly now: () => number;
 
   constructor(
@@ -55,28 +64,35 @@ export class SchemaIdLearner {
   ) {
     this.missTtlMs = options.missTtlMs ?? 60_000;
     this.maxMisses = options.maxMisses ?? 16;
+    this.budgetMs = options.budgetMs ?? Infinity;
     this.now = options.now ?? Date.now;
   }
 
   /** Teaches the decoder the unknown schema ids of `values` (see the class comment). */
   async prepare(values: Iterable<Uint8Array | null | undefined>): Promise<void> {
-    const now = this.now();
-    const wanted = [...this.unknownIds(values, now)];
+    const started = this.now();
+    const wanted = [...this.unknownIds(values, started)];
     let misses = 0;
     for (let from = 0; from < wanted.length && misses < this.maxMisses; from += LOOKUPS_AT_ONCE) {
+      if (this.now() - started >= this.budgetMs) {
+        throw new RegistryError('REGISTRY_TIMEOUT', `looked up ${from} of ${wanted.length} unknown schema ids within ${this.budgetMs} ms; the rest on the next try`, { retryable: true });
+      }
       const round = wanted.slice(from, from + LOOKUPS_AT_ONCE);
       const answers = await Promise.allSettled(round.map((id) => learnSchemaId(this.decoder, this.client, id)));
+      // Every answer of the round is kept before a failure is thrown, so a retry asks none again.
+      let failure: unknown;
       for (const [i, answer] of answers.entries()) {
         const id = round[i];
         if (answer.status === 'fulfilled') {
           this.misses.delete(id);
-          continue;
+        } else if (answer.reason instanceof RegistryError && UNKNOWN_ID_CODES.has(answer.reason.code)) {
+          this.rememberMiss(id, this.now());
+          misses += 1;
+        } else {
+          failure ??= answer.reason;
         }
-        const err: unknown = answer.reason;
-        if (!(err instanceof RegistryError) || !UNKNOWN_ID_CODES.has(err.code)) throw err;
-        this.rememberMiss(id, now);
-        misses += 1;
       }
+      if (failure !== undefined) throw failure;
     }
   }
 
