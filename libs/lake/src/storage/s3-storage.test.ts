@@ -243,6 +243,36 @@ describe('LocalFileCache', () => {
     lease.release();
   });
 
+  // Bug: one LRU pass evicted pinned files it met past the hard bound while unpinned files after
+  // them stayed, and went on evicting pinned files down to maxBytes.
+  it('past the hard bound evicts unpinned files first, and pinned ones only down to the hard bound', async () => {
+    const cache = new LocalFileCache({ dir, maxBytes: 250 });
+    const lease = new FileLease();
+    // Older than everything below, pinned: 400 bytes held by a running read.
+    const held = await lease.run(async () => {
+      const out: string[] = [];
+      for (const id of ['p1', 'p2', 'p3', 'p4']) out.push(await cache.getOrFetch(id, writer(100)));
+      return out;
+    });
+    // Newer, unpinned: each insertion passes the hard bound (500) with the pinned files alone
+    // close to it; the unpinned ones must go, not the read's files.
+    await cache.getOrFetch('u1', writer(100));
+    await cache.getOrFetch('u2', writer(100));
+    for (const p of held) await expect(stat(p)).resolves.toBeDefined();
+    expect(cache.sizeBytes).toBeLessThanOrEqual(250 * PINNED_OVERSHOOT);
+    // A second read pins past the hard bound: the oldest pinned go, only down to the hard bound.
+    const lease2 = new FileLease();
+    await lease2.run(async () => {
+      for (const id of ['r1', 'r2']) await cache.getOrFetch(id, writer(100));
+    });
+    expect(cache.sizeBytes).toBe(500);
+    expect(await cachedBytes()).toBe(500);
+    await expect(stat(held[0])).rejects.toThrow();
+    for (const p of held.slice(1)) await expect(stat(p)).resolves.toBeDefined();
+    lease.release();
+    lease2.release();
+  });
+
   it('keeps its accounting equal to the disk under concurrent hits, misses and evictions', async () => {
     const cache = new LocalFileCache({ dir, maxBytes: 1000 });
     let seed = 7;

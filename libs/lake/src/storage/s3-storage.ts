@@ -360,20 +360,29 @@ export class LocalFileCache implements PinnableCache {
     this.total -= old.size;
   }
 
-  /** Deletes least recently used files (never `keep`) until the bound holds; resolves when they are gone. */
+  /**
+   * Deletes least recently used files (never `keep`) until the bound holds; resolves when they
+   * are gone. Files running reads hold go only after every other file, and only while the cache
+   * passes its hard bound ({@link PINNED_OVERSHOOT} × `maxBytes`): then the cache is as before
+   * leases, and a read handed more than it holds may find a file gone. (A single pass evicted a
+   * pinned file it met past the hard bound while unpinned ones after it stayed, and went on down
+   * to `maxBytes`.)
+   */
   private async evict(keep: string): Promise<void> {
     const victims: string[] = [];
     let bytes = 0;
-    for (const [name, entry] of this.entries) {
-      if (this.total <= this.maxBytes) break;
-      // Files running reads hold stay, unless they alone pass the hard bound (then the cache is
-      // as before leases: a read handed more than it holds may find a file gone).
-      if (name === keep || (this.pins.has(name) && this.total <= this.maxBytes * PINNED_OVERSHOOT)) continue;
-      // Bookkeeping first, synchronously, so concurrent insertions never pick the same victim.
-      this.forget(name);
-      victims.push(entry.file);
-      bytes += entry.size;
-    }
+    const pass = (bound: number, pinned: boolean) => {
+      for (const [name, entry] of this.entries) {
+        if (this.total <= bound) return;
+        if (name === keep || this.pins.has(name) !== pinned) continue;
+        // Bookkeeping first, synchronously, so concurrent insertions never pick the same victim.
+        this.forget(name);
+        victims.push(entry.file);
+        bytes += entry.size;
+      }
+    };
+    pass(this.maxBytes, false);
+    pass(this.maxBytes * PINNED_OVERSHOOT, true);
     if (victims.length === 0) return;
     // A failed unlink only leaves a stray file that the next start adopts and evicts again.
     await Promise.all(victims.map((file) => rm(file, { force: true }).catch(() => undefined)));
