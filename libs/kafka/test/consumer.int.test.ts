@@ -223,6 +223,23 @@ describe('BatchConsumer against the broker', () => {
     }
   });
 
+  // merge-compaction's waiting gauge reads lag() while tier 1 is paused (storage outage). With
+  // nobody subscribed to the lag channel no watermark is asked of the broker: lag() relies on
+  // librdkafka keeping a paused partition's cached watermark current, which this holds it to.
+  it('lag() follows a paused partition with nobody subscribed to the lag channel', async () => {
+    expect(diagnostics.channel(KAFKA_CHANNELS.lag).hasSubscribers).toBe(false);
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 3);
+    const consumer = await testConsumer([topic]);
+    closers.push(() => consumer.close());
+    await pollCount(consumer, 3);
+    consumer.pause([{ topic, partition: 0 }]);
+    await fill(topic, 5);
+    const deadline = Date.now() + 20_000;
+    while (consumer.lag()[0]?.lag !== 5 && Date.now() < deadline) expect(await consumer.poll()).toEqual([]);
+    expect(consumer.lag()).toEqual([{ topic, partition: 0, nextOffset: 3, highWatermark: 8, lag: 5 }]);
+  });
+
   it('runs onAssign again on the next poll after it failed, then reads from the offsets it returns', async () => {
     const topic = await createTestTopic(admin, 1);
     await fill(topic, 5);
