@@ -129,6 +129,22 @@ describe('alert rules and dashboards through Prometheus’ own parsers (promql-c
   });
 });
 
+// deploy/prometheus/promql-check/alerts_test.go evaluates alert expressions with Prometheus' own
+// engine over loaded series: a stuck table fires, an idle one does not (the rule once joined on
+// the process's total lag, and every idle table paged while any topic lagged).
+describe('alert rules under Prometheus’ engine (go test)', () => {
+  it('fire for the cases they are for and stay quiet otherwise', () => {
+    const r = spawnSync('go', ['test', '-count=1', '.'], {
+      cwd: join(deploy, 'prometheus/promql-check'),
+      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+      encoding: 'utf8',
+      timeout: 540_000,
+    });
+    if (r.status !== 0) throw new Error(`go test failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+    expect(r.stdout).toMatch(/^ok\s+sluice\/deploy\/prometheus\/promql-check/m);
+  }, 600_000);
+});
+
 describe('alert and dashboard metrics against a running service', () => {
   it('reports a clean scrape and lists metrics nothing has recorded yet', async () => {
     const t = createTelemetry({ service: 'merge-compaction', logDestination: quiet() });
