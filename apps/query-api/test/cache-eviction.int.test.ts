@@ -79,4 +79,33 @@ describe('query-api over a file cache that evicts a path it handed out', () => {
     const s2 = await within.latest('silver_orders');
     expect(await within.query(s2, s2.files, [], read)).toEqual([{ n: 40 }]);
   });
+
+  // Reads that each fit but together pass what the cache can pin lost their oldest files to
+  // eviction. A read now waits until its files fit beside those of the reads running.
+  it('holds a read until the files of the reads running leave room for its own', async () => {
+    const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
+    const probe = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
+    const total = (await probe.latest('silver_orders')).files.reduce((n, f) => n + f.size, 0);
+    const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine, maxReadBytes: total });
+    const snapshot = await lake.latest('silver_orders');
+    const order: string[] = [];
+    // DuckDB's sleep keeps the first read running while the second asks for its turn.
+    const first = lake.query(snapshot, snapshot.files, [], { sql: 'SELECT count(*)::INTEGER AS n, sleep_ms(300) AS s FROM lake_snapshot', params: [], timeoutMs: 10_000 }).then((rows) => {
+      order.push('first');
+      return rows;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const second = lake.query(snapshot, snapshot.files, [], { sql: 'SELECT count(*)::INTEGER AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 }).then((rows) => {
+      order.push('second');
+      return rows;
+    });
+    expect(await second).toEqual([{ n: 40 }]);
+    expect(await first).toMatchObject([{ n: 40 }]);
+    expect(order).toEqual(['first', 'second']);
+    // Its turn not coming within its timeout: a retryable 503, not a read that may lose its files.
+    const held = lake.query(snapshot, snapshot.files, [], { sql: 'SELECT count(*)::INTEGER AS n, sleep_ms(500) AS s FROM lake_snapshot', params: [], timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(lake.query(snapshot, snapshot.files, [], { sql: 'SELECT 1', params: [], timeoutMs: 100 })).rejects.toMatchObject({ code: 'QUERY_SATURATED' });
+    await held;
+  });
 });

@@ -1,6 +1,7 @@
 import { isSluiceError, SluiceError } from '@sluice/errors';
 import { type LakeQueryEngine, LakeTable, type Storage, TAIL_PREFIX, type ViewSpec } from '@sluice/lake';
 import { queryError } from '../errors';
+import { ByteBudget } from '../limits/byte-budget';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
 
 /** How the adapter reaches the tables. */
@@ -13,15 +14,18 @@ export interface LakeAdapterOptions {
   /** Immutable past snapshots kept for time travel (by table and version). */
   pastSnapshots?: number;
   /**
-   * Most bytes of data files one read may be handed; a larger read is refused with
-   * QUERY_TOO_COMPLEX before anything is fetched. S3 tables: what a table's file cache can pin
-   * (`PINNED_OVERSHOOT` × its size). Past that, the cache evicted the read's first files before
-   * DuckDB opened them and the read failed as if they had been vacuumed. None by default.
+   * Most bytes of data files the reads of one table may be handed together. A read larger than
+   * that alone is refused with QUERY_TOO_COMPLEX before anything is fetched; the others wait for
+   * their turn ({@link ByteBudget}). S3 tables: what a table's file cache can pin
+   * (`PINNED_OVERSHOOT` × its size). Past that, the cache evicted the reads' oldest files before
+   * DuckDB opened them and a read failed as if they had been vacuumed. None by default.
    */
   maxReadBytes?: number;
 }
 
 const RELATION = 'lake_snapshot';
+/** How long a read without a timeout of its own waits for its turn in the table's read budget. */
+const DEFAULT_BUDGET_WAIT_MS = 30_000;
 
 /**
  * query-api's LakePort over @sluice/lake: snapshots from the Delta log, SQL through a locked
@@ -35,6 +39,7 @@ export class LakeAdapter implements LakePort {
   private readonly sources = new WeakMap<TableSnapshot, ViewSpec>();
   private readonly past = new Map<string, TableSnapshot>();
   private readonly pastLimit: number;
+  private readonly budgets = new Map<string, ByteBudget>();
 
   constructor(private readonly options: LakeAdapterOptions) {
     for (const t of options.tables) this.storages.set(t, options.storageFor(t));
@@ -82,15 +87,35 @@ export class LakeAdapter implements LakePort {
   async query(snapshot: TableSnapshot, files: LiveFile[], pendingFiles: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {
     const source = this.sources.get(snapshot);
     if (!source) throw queryError('QUERY_INTERNAL', 'snapshot was not loaded by this adapter');
+    const waitStarted = performance.now();
+    const release = await this.readBudget(snapshot.table, [...files, ...pendingFiles], read);
+    try {
+      // The time spent waiting for its turn comes off the read's own deadline.
+      const timeoutMs = read.timeoutMs === undefined ? undefined : Math.max(1, Math.ceil(read.timeoutMs - (performance.now() - waitStarted)));
+      return await this.read(snapshot, source, files, pendingFiles, { ...read, timeoutMs });
+    } finally {
+      release();
+    }
+  }
+
+  /** Waits until the read's files fit the table's read budget (none without `maxReadBytes`); resolves to the release. */
+  private async readBudget(table: string, files: readonly LiveFile[], read: LakeRead): Promise<() => void> {
     const limit = this.options.maxReadBytes;
-    const bytes = limit === undefined ? 0 : [...files, ...pendingFiles].reduce((n, f) => n + f.size, 0);
-    if (limit !== undefined && bytes > limit) {
-      throw queryError('QUERY_TOO_COMPLEX', `the query would read ${bytes} bytes of ${snapshot.table}'s files, more than the ${limit} one query may read here: narrow its filter (a day, a key)`, {
-        table: snapshot.table,
+    if (limit === undefined) return () => undefined;
+    const bytes = files.reduce((n, f) => n + f.size, 0);
+    if (bytes > limit) {
+      throw queryError('QUERY_TOO_COMPLEX', `the query would read ${bytes} bytes of ${table}'s files, more than the ${limit} one query may read here: narrow its filter (a day, a key)`, {
+        table,
         bytes,
         maxReadBytes: limit,
       });
     }
+    let budget = this.budgets.get(table);
+    if (!budget) this.budgets.set(table, (budget = new ByteBudget(limit)));
+    return budget.acquire(bytes, read.timeoutMs ?? DEFAULT_BUDGET_WAIT_MS);
+  }
+
+  private async read(snapshot: TableSnapshot, source: ViewSpec, files: LiveFile[], pendingFiles: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {
     // The lake applies one file filter to the table and to its tail; their paths never collide
     // (part-<uuid> names), so one set of both serves.
     const wanted = new Set([...files, ...pendingFiles].map((f) => f.path));
