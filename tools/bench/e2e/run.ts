@@ -15,7 +15,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderSvg, svgToPng } from '../../src/bench/chart';
-import { runBacklog, runE2e } from '../../src/bench/e2e';
+import { loadStream, runBacklog, runE2e } from '../../src/bench/e2e';
 import { DEPLOYED_ENV } from '../../src/bench/service-bundle';
 import { OwnBroker, ROOT, Stack, type ServiceName } from '../../src/bench/stack';
 
@@ -91,6 +91,7 @@ async function main(): Promise<void> {
     await stack.startAll();
     const seed = Number(values.seed);
     const drainTimeoutMs = Number(values['drain-timeout']) * 1000;
+    const stream = loadStream(seed);
     const e2e = await runE2e({
       stack,
       brokerPid: broker?.pid(),
@@ -99,11 +100,12 @@ async function main(): Promise<void> {
       batchSize: Number(values.batch),
       concurrency: Number(values.concurrency),
       seed,
+      stream,
       ceilingEvents: Number(values['ceiling-events']),
       drainTimeoutMs,
       progress,
     });
-    const backlog = Number(values.backlog) > 0 ? await runBacklog(stack, { events: Number(values.backlog), seed, drainTimeoutMs, brokerPid: broker?.pid(), progress }) : undefined;
+    const backlog = Number(values.backlog) > 0 ? await runBacklog(stack, { events: Number(values.backlog), stream, drainTimeoutMs, brokerPid: broker?.pid(), progress }) : undefined;
     const s = e2e.sluice;
     const goals = {
       // A run that lost or doubled an event, or did not drain, measured nothing worth a number.

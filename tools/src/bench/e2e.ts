@@ -21,6 +21,8 @@ export interface E2eOptions {
   readonly batchSize: number;
   readonly concurrency: number;
   readonly seed: number;
+  /** The load's events ({@link loadStream}); a backlog run after it goes on with the same stream. */
+  readonly stream: EventStream;
   /** Events of the bare pass-through measurement. */
   readonly ceilingEvents: number;
   readonly drainTimeoutMs: number;
@@ -132,6 +134,11 @@ export async function fileLayout(lakeRoot: string): Promise<Record<string, { fil
   return out;
 }
 
+/** The stream of the load: every contract, duplicates, no invalid events (ingest would refuse them). */
+export function loadStream(seed: number): EventStream {
+  return new EventStream({ seed, runId: `b${seed}`, clock: () => Date.now(), invalidRate: 0 });
+}
+
 /**
  * The measured run: ceiling first (bare pass-through), then Sluice under load for `seconds`
  * with per-second samples (acked and visible throughput, consumer lag, CPU/RSS per process),
@@ -139,8 +146,7 @@ export async function fileLayout(lakeRoot: string): Promise<Record<string, { fil
  * drain after the load, the lake's file layout, and optionally a backlog drain.
  */
 export async function runE2e(o: E2eOptions) {
-  const { stack } = o;
-  const stream = new EventStream({ seed: o.seed, runId: `b${o.seed}`, clock: () => Date.now(), invalidRate: 0 });
+  const { stack, stream } = o;
   // The ceiling's sample values come from a stream of their own: taken from `stream`, the
   // duplicates it had scheduled for them went to ingest without their originals, and bronze held
   // rows nobody counted as acknowledged (6 per run), which hid as many lost events.
@@ -287,8 +293,11 @@ export async function runE2e(o: E2eOptions) {
  * Backlog: `events` produced to raw while validate and merge-compaction are stopped, then both
  * started again; reports the drain time, the drain rate and each process's peak RSS while it drains.
  */
-export async function runBacklog(stack: Stack, o: { events: number; seed: number; drainTimeoutMs: number; brokerPid?: number; progress: (l: string) => void }) {
-  const stream = new EventStream({ seed: o.seed + 1, runId: `k${o.seed}`, clock: () => Date.now(), invalidRate: 0, duplicateRate: 0 });
+export async function runBacklog(stack: Stack, o: { events: number; stream: EventStream; drainTimeoutMs: number; brokerPid?: number; progress: (l: string) => void }) {
+  // The load's stream goes on: entities keep their version sequences, as a real backlog would.
+  // (A stream of its own reused the load's entity keys with versions from 1 again, so silver
+  // ignored those updates and the drain flattered tier 2.) Its duplicates land once in bronze.
+  const { stream } = o;
   const raw = new RawSender(stack.options.brokers, stack.topics.raw, undefined);
   const before = await visibleRows(stack);
   await stack.stop('validate');
@@ -296,10 +305,14 @@ export async function runBacklog(stack: Stack, o: { events: number; seed: number
   o.progress(`backlog: producing ${o.events} events into raw with validate and merge-compaction stopped`);
   const p0 = Date.now();
   const inFlight = new Set<Promise<void>>();
+  /** Events bronze must hold once the backlog drained (duplicates excluded). */
+  let unique = 0;
   for (let sent = 0; sent < o.events; ) {
     const n = Math.min(5000, o.events - sent);
     sent += n;
-    const p: Promise<void> = raw.send(stream.take(n)).finally(() => inFlight.delete(p));
+    const batch = stream.take(n);
+    unique += batch.filter((e) => e.kind === 'valid').length;
+    const p: Promise<void> = raw.send(batch).finally(() => inFlight.delete(p));
     inFlight.add(p);
     if (inFlight.size >= 4) await Promise.race(inFlight);
   }
@@ -314,16 +327,16 @@ export async function runBacklog(stack: Stack, o: { events: number; seed: number
   await Promise.all([stack.start('validate'), stack.start('merge-compaction')]);
   let visible = before;
   const deadline = d0 + o.drainTimeoutMs;
-  while (visible < before + o.events && Date.now() < deadline) {
+  while (visible < before + unique && Date.now() < deadline) {
     await sleep(1000);
     visible = await visibleRows(stack);
     const procs = watcher.sample({ ...stack.pids(), ...(o.brokerPid ? { broker: o.brokerPid } : {}) });
     const rss = Object.fromEntries(Object.entries(procs).map(([k, v]) => [k, v.rssMb]));
     for (const [k, v] of Object.entries(rss)) peak[k] = Math.max(peak[k] ?? 0, v);
     timeline.push({ t: +((Date.now() - d0) / 1000).toFixed(1), visible: visible - before, rss });
-    if (timeline.length % 10 === 0) o.progress(`backlog drain t=${timeline[timeline.length - 1].t}s: ${visible - before}/${o.events} visible; RSS ${JSON.stringify(rss)}`);
+    if (timeline.length % 10 === 0) o.progress(`backlog drain t=${timeline[timeline.length - 1].t}s: ${visible - before}/${unique} visible; RSS ${JSON.stringify(rss)}`);
   }
   const drainSeconds = (Date.now() - d0) / 1000;
-  const drained = visible >= before + o.events;
-  return { events: o.events, produceSeconds: +produceSeconds.toFixed(1), drained, drainSeconds: +drainSeconds.toFixed(1), drainEventsPerSecond: Math.round((visible - before) / drainSeconds), peakRssMb: peak, timeline };
+  const drained = visible >= before + unique;
+  return { events: o.events, uniqueEvents: unique, produceSeconds: +produceSeconds.toFixed(1), drained, drainSeconds: +drainSeconds.toFixed(1), drainEventsPerSecond: Math.round((visible - before) / drainSeconds), peakRssMb: peak, timeline };
 }
