@@ -103,6 +103,14 @@ export function buildApp(deps: IngestDeps): IngestApp {
     if (shuttingDown) reply.header('connection', 'close');
   });
 
+  // Answered before the body is read: fastify reads a not-found request's body (any size, no key
+  // asked, outside the budget) before its handler runs, so anyone could make ingest hold bodies
+  // up to the limit on every connection. The connection is closed rather than drained.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.routeOptions.url !== undefined) return undefined;
+    reply.header('connection', 'close');
+    return replyError(reply, 'INGEST_NOT_FOUND', retryAfterSeconds);
+  });
   app.setNotFoundHandler((_req, reply) => replyError(reply, 'INGEST_NOT_FOUND', retryAfterSeconds));
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
@@ -143,6 +151,8 @@ export function buildApp(deps: IngestDeps): IngestApp {
         return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
       }
       req.principal = auth.principal;
+      const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type']);
+      if (unreadable !== undefined) return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES, reason: unreadable });
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
         return replyError(reply, 'INGEST_BODY_TOO_LARGE', retryAfterSeconds, { limitBytes: limits.maxBodyBytes });
@@ -289,4 +299,17 @@ export function buildApp(deps: IngestDeps): IngestApp {
       shuttingDown = true;
     },
   };
+}
+
+/**
+ * Why a body cannot be read as sent, before any of it is: a content coding (ingest reads bytes as
+ * they are; a gzip body was judged as broken JSON and a `br` label on plain JSON accepted), or a
+ * charset other than UTF-8. Undefined when readable.
+ */
+function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined): string | undefined {
+  const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length > 0) return `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed`;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return `charset ${charset} is not accepted: send UTF-8`;
+  return undefined;
 }

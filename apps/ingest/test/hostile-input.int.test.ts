@@ -314,6 +314,40 @@ describe('hostile events are rejected one by one with a reason code', () => {
     expect(res.body.errors[0].code).toBe('AVRO_FRAMING_UNKNOWN');
   });
 
+  // Avro under a JSON type was decoded anyway: accepted without its registry lookup or the
+  // contract header a Confluent-framed record needs, and cut at newline bytes inside NDJSON.
+  it('Avro single-object bytes sent as application/json', async () => {
+    const e = order();
+    const bytes = encodeSingleObject(CONTRACTS.orders.latest.schema, { ...e, contract: undefined, event_time: parseIsoMillis(e.event_time as string) });
+    const res = await post(bytes, { ...auth(), 'content-type': 'application/json' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].code).toBe('EVENT_NOT_JSON');
+    expect(res.body.errors[0].message).toMatch(/Avro Content-Type/);
+  });
+
+  // Content codings were ignored: a gzip body was judged as broken JSON (one event rejected for
+  // a whole batch), a `br` label on plain JSON was accepted.
+  it('a body with a content coding', async () => {
+    for (const coding of ['gzip', 'br', 'deflate, gzip']) {
+      const res = await post(JSON.stringify(order()), { ...auth(), 'content-type': 'application/json', 'content-encoding': coding });
+      expect(res.status).toBe(415);
+      expect(res.body.error.code).toBe('INGEST_UNSUPPORTED_MEDIA_TYPE');
+      expect(res.body.error.details.reason).toMatch(/Content-Encoding/);
+    }
+    const plain = order();
+    expect((await post(JSON.stringify(plain), { ...auth(), 'content-type': 'application/json', 'content-encoding': 'identity' })).status).toBe(200);
+    acceptedBytes.set(plain.event_id as string, JSON.stringify(plain));
+  });
+
+  it('a charset other than UTF-8', async () => {
+    const res = await post(JSON.stringify(order()), { ...auth(), 'content-type': 'application/json; charset=utf-16le' });
+    expect(res.status).toBe(415);
+    expect(res.body.error.details.reason).toMatch(/charset/);
+    const utf8 = order();
+    expect((await post(JSON.stringify(utf8), { ...auth(), 'content-type': 'application/json; charset=UTF-8' })).status).toBe(200);
+    acceptedBytes.set(utf8.event_id as string, JSON.stringify(utf8));
+  });
+
   it('Avro single-object body with a truncated payload', async () => {
     const e = order();
     const bytes = encodeSingleObject(CONTRACTS.orders.latest.schema, { ...e, contract: undefined, event_time: parseIsoMillis(e.event_time as string) });

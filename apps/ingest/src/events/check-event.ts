@@ -69,6 +69,12 @@ export function checkEvent(
   if (avro && readFraming(slice.bytes) === undefined) {
     return reject(slice, 'AVRO_FRAMING_UNKNOWN', REASONS.AVRO_FRAMING_UNKNOWN.message);
   }
+  // And a JSON request must not carry Avro: its schema ids would not be looked up in the registry
+  // (a Confluent id ingest had not learned was refused as unknown, one it had went without the
+  // contract header validate needs), and inside NDJSON binary bytes are cut at newlines.
+  if (!avro && readFraming(slice.bytes) !== undefined) {
+    return reject(slice, 'EVENT_NOT_JSON', 'the event is Avro-framed binary: send Avro with an Avro Content-Type (application/vnd.apache.avro or avro/binary)');
+  }
   if (slice.depth > limits.maxDepth) {
     return reject(slice, 'EVENT_TOO_DEEP', `the event nests ${slice.depth} levels; the limit is ${limits.maxDepth}`);
   }
