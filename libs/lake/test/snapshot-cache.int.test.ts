@@ -73,4 +73,29 @@ describe('incremental snapshots', () => {
     expect(state(snap)).toEqual(state(await (await LakeTable.open(new LocalStorage(root))).snapshot()));
     expect(snap.files.length).toBe(5 * 2);
   });
+
+  // Log cleanup that removed a whole block of 1000 versions past a handle's snapshot left nothing
+  // to list after it: the handle took its old snapshot for the latest, committed at the next
+  // version (deleted by the cleanup, so the put-if-absent succeeded) where no reader looks, and
+  // lost that commit without an error.
+  it('reloads in full when cleanup removed every commit from its snapshot to past the next block', async () => {
+    const root = path.join(dir, 'c');
+    const idle = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'], properties: { 'delta.checkpointInterval': '100000' } });
+    expect((await idle.snapshot()).version).toBe(0);
+    // Another writer takes the table past version 1000 (txn-only commits, written as it would).
+    const other = await LakeTable.open(new LocalStorage(root));
+    await other.append({ rows: rows(0, 4) }, { txns: [{ appId: 'w', version: 1 }] });
+    const template = await fs.readFile(commitFile(root, 1), 'utf8');
+    const txnOnly = template.split('\n').filter((l) => l.includes('"commitInfo"') || l.includes('"txn"')).join('\n') + '\n';
+    for (let v = 2; v <= 1002; v++) await fs.writeFile(commitFile(root, v), txnOnly.replace('"version":1', `"version":${v}`));
+    await other.checkpoint(); // at 1002
+    expect((await other.cleanupLog({ retentionMs: 0, nowMs: Date.now() + 60_000 })).filesDeleted).toBeGreaterThanOrEqual(1002);
+    // The idle handle writes: its commit must land after 1002 and be seen by a new reader.
+    const written = await idle.append({ rows: rows(100, 102) }, { txns: [{ appId: 'idle', version: 5 }] });
+    expect(written.version).toBe(1003);
+    const fresh = await (await LakeTable.open(new LocalStorage(root))).snapshot();
+    expect(fresh.version).toBe(1003);
+    expect(fresh.txnVersions().get('idle')).toBe(5n);
+    expect(fresh.files.length).toBe(2 + 2); // the first append's two buckets, and this one's
+  });
 });

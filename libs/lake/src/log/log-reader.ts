@@ -211,10 +211,14 @@ async function replay(storage: Storage, listing: LogListing, version: number): P
  * state at `base` plus the commits after it is the state now, and only those are read (no
  * checkpoint). Returns `base` itself when nothing was committed since. Falls back to a full
  * {@link loadSnapshot} when the commits after `base` are no longer all there (log cleanup ran
- * past it).
+ * past it), and when `base`'s own commit is gone: listing starts at it because cleanup that
+ * removed a whole block of 1000 versions past `base` left nothing to list there, and `base` was
+ * returned as the latest. A handle idle through such a cleanup then committed on top of it into
+ * the deleted versions, where no reader looks, and its vacuum deleted files live since.
  */
 export async function loadSnapshotAfter(storage: Storage, base: Snapshot): Promise<Snapshot> {
-  const listing = await listLogFrom(storage, base.version + 1);
+  const listing = await listLogFrom(storage, base.version);
+  if (!listing.commits.has(base.version)) return loadSnapshot(storage);
   let latest = base.version;
   while (listing.commits.has(latest + 1)) latest++;
   const newer = [...listing.commits.keys()].some((v) => v > latest) || [...listing.checkpoints.keys()].some((v) => v > latest);
