@@ -98,4 +98,20 @@ describe('incremental snapshots', () => {
     expect(fresh.txnVersions().get('idle')).toBe(5n);
     expect(fresh.files.length).toBe(2 + 2); // the first append's two buckets, and this one's
   });
+
+  // A long-lived handle kept every tombstone it ever saw: only checkpoints dropped the expired
+  // ones, and its incremental snapshots never read a checkpoint again (memory and load time grew).
+  it('drops tombstones past the retention as its snapshot moves on, as a full load from a checkpoint does', async () => {
+    const root = path.join(dir, 'd');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'], properties: { 'delta.deletedFileRetentionDuration': 'interval 1 second' } });
+    for (let i = 0; i < 3; i++) await table.append({ rows: rows(10 * i, 10 * i + 4) });
+    await table.compact();
+    expect((await table.snapshot()).tombstones.length).toBe(6);
+    await new Promise((r) => setTimeout(r, 1_100));
+    await table.append({ rows: rows(100, 102) });
+    const snap = await table.snapshot();
+    expect(snap.tombstones).toEqual([]);
+    await table.checkpoint();
+    expect(state(snap)).toEqual(state(await (await LakeTable.open(new LocalStorage(root))).snapshot()));
+  });
 });

@@ -136,13 +136,13 @@ class ReplayState {
   readonly removes = new Map<string, RemoveAction>();
   readonly txns = new Map<string, TxnAction>();
 
-  /** The state of a loaded snapshot (copied: snapshots stay immutable). */
-  static of(snapshot: Snapshot): ReplayState {
+  /** The state of a loaded snapshot (copied: snapshots stay immutable), without tombstones removed at or before `tombstoneCutoffMs`. */
+  static of(snapshot: Snapshot, tombstoneCutoffMs: number): ReplayState {
     const state = new ReplayState();
     state.protocol = snapshot.protocol;
     state.metaData = snapshot.metadata;
     for (const f of snapshot.files) state.adds.set(f.path, f.add);
-    for (const r of snapshot.tombstones) state.removes.set(r.path, r);
+    for (const r of snapshot.tombstones) if ((r.deletionTimestamp ?? 0) > tombstoneCutoffMs) state.removes.set(r.path, r);
     for (const t of snapshot.txnActions()) state.txns.set(t.appId, t);
     return state;
   }
@@ -215,8 +215,10 @@ async function replay(storage: Storage, listing: LogListing, version: number): P
  * removed a whole block of 1000 versions past `base` left nothing to list there, and `base` was
  * returned as the latest. A handle idle through such a cleanup then committed on top of it into
  * the deleted versions, where no reader looks, and its vacuum deleted files live since.
+ * Tombstones of `base` removed at or before `tombstoneCutoffMs` are left out, as a checkpoint
+ * leaves them out (a full load from one holds only those since).
  */
-export async function loadSnapshotAfter(storage: Storage, base: Snapshot): Promise<Snapshot> {
+export async function loadSnapshotAfter(storage: Storage, base: Snapshot, tombstoneCutoffMs = -Infinity): Promise<Snapshot> {
   const listing = await listLogFrom(storage, base.version);
   if (!listing.commits.has(base.version)) return loadSnapshot(storage);
   let latest = base.version;
@@ -224,7 +226,7 @@ export async function loadSnapshotAfter(storage: Storage, base: Snapshot): Promi
   const newer = [...listing.commits.keys()].some((v) => v > latest) || [...listing.checkpoints.keys()].some((v) => v > latest);
   if (newer) return loadSnapshot(storage); // a gap after base: cleaned up, or not ours to patch
   if (latest === base.version) return base;
-  const state = ReplayState.of(base);
+  const state = ReplayState.of(base, tombstoneCutoffMs);
   await applyCommits(storage, listing, base.version + 1, latest, state);
   // The monotonised commit time, continued from base's as commitTimestamps does.
   let timestampMs = base.timestampMs;

@@ -18,7 +18,7 @@ import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
-import { checkpointIntervalOf, DEFAULT_FILE_RETENTION_MS, DEFAULT_LOG_RETENTION_MS, parquetLayoutOf, parseInterval, validateProperties } from './properties';
+import { checkpointIntervalOf, DEFAULT_LOG_RETENTION_MS, fileRetentionMsOf, parquetLayoutOf, parseInterval, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
 import { checkSortKeys, type SortKey } from './row-order';
 import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
@@ -286,7 +286,9 @@ export class LakeTable {
   /** A snapshot: latest by default, or `{ version }`, or `{ timestampMs }` (N.json mtimes). */
   async snapshot(target: SnapshotTarget = {}): Promise<Snapshot> {
     if (target.version !== undefined || target.timestampMs !== undefined) return loadSnapshot(this.storage, target);
-    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest);
+    // Tombstones past the retention are dropped as the latest snapshot moves on, as a checkpoint
+    // drops them: a long-lived handle kept every remove it ever saw (memory and load time grew).
+    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest, Date.now() - fileRetentionMsOf(this.latest.configuration));
     if (this.latest === undefined || snap.version > this.latest.version) this.latest = snap;
     if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap, this.compactionStats));
     return snap;
@@ -558,8 +560,7 @@ export class LakeTable {
     // A feature this library does not know may reference files it would take as unreferenced (deletion vectors).
     checkWritable(snap, this.name);
     const now = options.nowMs ?? Date.now();
-    const configured = snap.configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
-    const retention = options.retentionMs ?? (configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS);
+    const retention = options.retentionMs ?? fileRetentionMsOf(snap.configuration);
     const cutoff = now - retention;
     const live = new Set(snap.files.map((f) => f.key));
     const tombstoneTime = new Map<string, number>();
@@ -596,8 +597,7 @@ export class LakeTable {
     const snap = await this.snapshot(version === undefined ? {} : { version });
     // The checkpoint carries the protocol and the actions this library knows, nothing else.
     checkWritable(snap, this.name);
-    const configured = snap.configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
-    const retention = configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS;
+    const retention = fileRetentionMsOf(snap.configuration);
     const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
     publish('checkpoint', { table: this.name, version: snap.version, rows: out.rows, bytes: out.bytes, durationMs: performance.now() - started });
     // Log cleanup lists the whole log with mtimes; every 10th checkpoint is often enough.

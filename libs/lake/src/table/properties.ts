@@ -103,6 +103,12 @@ export function validateProperties(properties: Readonly<Record<string, string>>)
 
 /** Default `delta.deletedFileRetentionDuration`: one week. */
 export const DEFAULT_FILE_RETENTION_MS = 7 * UNIT_MS.day;
+
+/** How long removed files stay recoverable: `delta.deletedFileRetentionDuration`, else the default (7 days). */
+export function fileRetentionMsOf(configuration: Readonly<Record<string, string>>): number {
+  const configured = configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
+  return configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS;
+}
 /** Default `delta.logRetentionDuration`: 30 days. */
 export const DEFAULT_LOG_RETENTION_MS = 30 * UNIT_MS.day;
 /** Default checkpoint interval (Spark's). */
