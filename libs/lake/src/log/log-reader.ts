@@ -42,9 +42,24 @@ export async function listLogFrom(storage: Storage, fromVersion: number): Promis
   return toListing(objects);
 }
 
+/** The largest of `values`, -1 when there is none (a loop: no spread of a long log onto the stack). */
+export function maxOf(values: Iterable<number>): number {
+  let max = -1;
+  for (const v of values) if (v > max) max = v;
+  return max;
+}
+
+/**
+ * The commits and complete checkpoints among `objects`. A checkpoint is complete as a classic
+ * single file, or as a multi-part set whose parts 1..n of one part count n are all there. Parts
+ * used to be grouped by version alone, so two part-1 files of different part counts (a writer
+ * that crashed partway and retried with another count) passed as a complete 2-part checkpoint.
+ */
 function toListing(objects: StoredObject[]): LogListing {
   const commits = new Map<number, StoredObject>();
-  const parts = new Map<number, { total: number; keys: string[] }>();
+  const classic = new Map<number, string>();
+  // version → part count → part number → key
+  const parts = new Map<number, Map<number, Map<number, string>>>();
   for (const o of objects) {
     const c = COMMIT_RE.exec(o.key);
     if (c) {
@@ -52,16 +67,31 @@ function toListing(objects: StoredObject[]): LogListing {
       continue;
     }
     const cp = CHECKPOINT_RE.exec(o.key);
-    if (cp) {
-      const v = Number(cp[1]);
-      const total = cp[3] ? Number(cp[3]) : 1;
-      const entry = parts.get(v) ?? { total, keys: [] };
-      entry.keys.push(o.key);
-      parts.set(v, entry);
+    if (!cp) continue;
+    const v = Number(cp[1]);
+    if (cp[3] === undefined) {
+      classic.set(v, o.key);
+      continue;
     }
+    const [part, total] = [Number(cp[2]), Number(cp[3])];
+    if (part < 1 || part > total) continue;
+    const byTotal = parts.get(v) ?? new Map<number, Map<number, string>>();
+    const set = byTotal.get(total) ?? new Map<number, string>();
+    set.set(part, o.key);
+    byTotal.set(total, set);
+    parts.set(v, byTotal);
   }
   const checkpoints = new Map<number, string[]>();
-  for (const [v, e] of parts) if (e.keys.length === e.total) checkpoints.set(v, e.keys.sort());
+  for (const [v, key] of classic) checkpoints.set(v, [key]);
+  for (const [v, byTotal] of parts) {
+    if (checkpoints.has(v)) continue; // a complete classic file is preferred
+    for (const [total, set] of byTotal) {
+      if (set.size === total) {
+        checkpoints.set(v, [...set.keys()].sort((a, b) => a - b).map((p) => set.get(p)!));
+        break;
+      }
+    }
+  }
   return { commits, checkpoints };
 }
 
@@ -95,9 +125,11 @@ export async function loadSnapshot(storage: Storage, target: SnapshotTarget = {}
     const usable = hinted !== undefined && (target.version === undefined || hinted <= target.version) ? hinted : undefined;
     listing = usable === undefined ? await listLog(storage) : await listLogFrom(storage, usable);
     if (usable !== undefined && !listing.checkpoints.has(usable)) listing = await listLog(storage); // stale hint
-    const all = [...listing.commits.keys(), ...listing.checkpoints.keys()];
-    if (all.length === 0) throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
-    version = target.version ?? Math.max(...all);
+    if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
+      throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
+    }
+    // A loop, not Math.max(...): spreading a log of 100k+ versions overflowed the call stack.
+    version = target.version ?? Math.max(maxOf(listing.commits.keys()), maxOf(listing.checkpoints.keys()));
   } else {
     listing = await listLog(storage);
     if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
@@ -193,7 +225,7 @@ async function applyCommits(storage: Storage, listing: LogListing, from: number,
 }
 
 async function replay(storage: Storage, listing: LogListing, version: number): Promise<Snapshot> {
-  const cpVersion = Math.max(-1, ...[...listing.checkpoints.keys()].filter((v) => v <= version));
+  const cpVersion = maxOf([...listing.checkpoints.keys()].filter((v) => v <= version));
   const exists = listing.commits.has(version) || cpVersion === version;
   if (!exists) {
     throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });

@@ -8,7 +8,7 @@ import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
-import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
+import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, maxOf, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { PrefixedStorage } from '../storage/prefixed-storage';
@@ -621,7 +621,7 @@ export class LakeTable {
       .filter((x) => x.m && x.o.modifiedMs < cutoff)
       .map((x) => Number(x.m![1]));
     if (cps.length === 0) return { filesDeleted: 0 };
-    const horizon = Math.max(...cps);
+    const horizon = maxOf(cps);
     const doomed = objects
       .filter((o) => {
         const m = /^_delta_log\/(\d{20})\.(json|crc|checkpoint(\.\d+\.\d+)?\.parquet)$/.exec(o.key);
