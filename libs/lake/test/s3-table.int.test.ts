@@ -179,6 +179,37 @@ describe('Delta tables on S3', () => {
     }
   });
 
+  // MERGE and compaction read their inputs through the same cache without pinning them: a
+  // download evicted the files fetched before it, DuckDB found them missing, and the write failed
+  // as LAKE_DATA_FILE_MISSING, every time its inputs passed the cache.
+  it('merges and compacts inputs larger than its cache: the files a write reads stay until it is done', async () => {
+    const at = (tag: string, cacheBytes = 32 * 1024 * 1024) => {
+      const s = new S3Storage({ ...s3, prefix: `${prefix}-merge`, cache: { dir: path.join(workDir, `cache-merge-${tag}`), maxBytes: cacheBytes } });
+      opened.push(s);
+      return s;
+    };
+    const versioned = (from: number, to: number, v: number) => rows(from, to).map((r) => ({ ...r, v }));
+    const scratchDir = path.join(workDir, 'scratch-merge');
+    const table = await LakeTable.create(at('writer'), { columns: [...columns, { name: 'v', type: 'long' }], partitionColumns: ['bucket'] }, { scratchDir });
+    try {
+      for (let i = 0; i < 4; i++) await table.append({ rows: versioned(i * 75, (i + 1) * 75, 1) });
+      const snap = await table.snapshot();
+      expect(snap.files.length).toBe(16);
+      const bytes = snap.files.reduce((n, f) => n + f.size, 0);
+      const writer = await LakeTable.open(at('tiny', Math.ceil(bytes * 0.6)), { scratchDir });
+      // Every key one version up: every file is read and rewritten.
+      const merged = await writer.merge({ source: { rows: versioned(0, 300, 2) }, keys: ['key'], versionColumn: 'v' });
+      expect(merged.rowsUpdated).toBe(300);
+      await writer.append({ rows: versioned(300, 400, 1) });
+      await writer.append({ rows: versioned(400, 500, 1) });
+      expect((await writer.compact()).filesRemoved).toBeGreaterThan(4);
+      expect(await countRows(await LakeTable.open(at('reader')))).toEqual({ n: 500, keySum: sumTo(500) });
+    } finally {
+      const cleaner = at('cleanup');
+      await cleaner.delete((await cleaner.list('')).map((o) => o.key));
+    }
+  });
+
   it('two writers appending at once both land, in contiguous versions, nothing lost', async () => {
     const a = await LakeTable.open(storage('writer-a'), { scratchDir: path.join(workDir, 'scratch-a') });
     const b = await LakeTable.open(storage('writer-b'), { scratchDir: path.join(workDir, 'scratch-b') });

@@ -10,6 +10,7 @@ import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
 import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, maxOf, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
+import { FileLease } from '../storage/file-lease';
 import type { Storage } from '../storage/storage';
 import { PrefixedStorage } from '../storage/prefixed-storage';
 import type { ViewSpec } from '../query/query-engine';
@@ -345,10 +346,15 @@ export class LakeTable {
    * Copy-on-write MERGE: upserts batch rows whose version is higher than the stored one, deletes on
    * tombstones, rewriting only files that hold a superseded row. Files are chosen by partition
    * values, then by the cluster column's min/max stats, then by an exact key join on the key and
-   * version columns only. `txn` actions go in the same commit.
+   * version columns only. `txn` actions go in the same commit. The files it reads stay in an S3
+   * file cache until it ends (a `FileLease` of its own): unpinned, they were the first a full
+   * cache evicted, before DuckDB opened them.
    */
-  async merge(spec: MergeSpec): Promise<MergeResult> {
-    if (spec.amortise) return this.mergeAmortised(spec, spec.amortise);
+  merge(spec: MergeSpec): Promise<MergeResult> {
+    return FileLease.holding(() => (spec.amortise ? this.mergeAmortised(spec, spec.amortise) : this.mergeCopyOnWrite(spec)));
+  }
+
+  private async mergeCopyOnWrite(spec: MergeSpec): Promise<MergeResult> {
     const started = performance.now();
     const snap = await this.snapshot();
     checkWritable(snap, this.name);
@@ -520,7 +526,9 @@ export class LakeTable {
     await withConnection(async (conn) => {
       for (const bin of bins) {
         try {
-          const out = await compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, layout: parquetLayoutOf(snap.configuration) });
+          // Each bin's inputs stay in an S3 file cache while it is rewritten (a lease per bin: one
+          // for the whole pass would hold every bin's inputs until the last).
+          const out = await FileLease.holding(() => compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, layout: parquetLayoutOf(snap.configuration) }));
           adds.push(out.add);
           bytesAdded += out.bytes;
         } catch (err) {
