@@ -210,6 +210,38 @@ describe('Delta tables on S3', () => {
     }
   });
 
+  // The file cache kept checkpoints by key alone, across restarts: a table dropped and created
+  // again at the same place was read through the old table's cached N.checkpoint.parquet (its
+  // schema, its files), and the next checkpoint wrote that into S3 for good.
+  it('reads the checkpoint of a table created again at the same place, not the cached one of the old table', async () => {
+    const cacheDir = path.join(workDir, 'cache-recreated');
+    const at = () => {
+      const s = new S3Storage({ ...s3, prefix: `${prefix}-recreated`, cache: { dir: cacheDir, maxBytes: 32 * 1024 * 1024 } });
+      opened.push(s);
+      return s;
+    };
+    const make = async (extra: ColumnSpec[], n: number) => {
+      const t = await LakeTable.create(at(), { columns: [...columns, ...extra], partitionColumns: ['bucket'] }, { scratchDir: path.join(workDir, 'scratch-recreated') });
+      for (let i = 0; i < 2; i++) await t.append({ rows: rows(i * n, (i + 1) * n) });
+      await t.checkpoint(); // at version 2, same key both times
+    };
+    const dropAll = async () => {
+      const s = at();
+      await s.delete((await s.list('')).map((o) => o.key));
+    };
+    try {
+      await make([], 10);
+      expect((await (await LakeTable.open(at())).snapshot()).files.length).toBe(8); // the old checkpoint is now cached
+      await dropAll();
+      await make([{ name: 'note', type: 'string' }], 3);
+      const snap = await (await LakeTable.open(at())).snapshot(); // a new process, the same cache directory
+      expect(snap.schema.fields.map((f) => f.name)).toEqual(['key', 'payload', 'bucket', 'note']);
+      expect(await countRows(await LakeTable.open(at()))).toEqual({ n: 6, keySum: sumTo(6) });
+    } finally {
+      await dropAll();
+    }
+  });
+
   it('two writers appending at once both land, in contiguous versions, nothing lost', async () => {
     const a = await LakeTable.open(storage('writer-a'), { scratchDir: path.join(workDir, 'scratch-a') });
     const b = await LakeTable.open(storage('writer-b'), { scratchDir: path.join(workDir, 'scratch-b') });

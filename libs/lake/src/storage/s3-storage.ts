@@ -692,11 +692,23 @@ export class S3Storage implements Storage {
 
   /**
    * Downloads the object into the bounded cache (once per key) and returns the file's path.
-   * Only for immutable objects (data files, checkpoints): a cached key is never re-read.
+   * Data files are immutable (unique `part-<uuid>` names): a cached one is never re-read. A log
+   * file's name is not unique over time: a checkpoint is written with a plain put, and a table
+   * dropped and created again at the same place has its own `N.checkpoint.parquet`. Those are
+   * cached by key, size and modification time (one HEAD first), so a cache that outlived the old
+   * table no longer serves its checkpoint as the new one's.
    */
   async localPath(key: string): Promise<string> {
     const fullKey = this.fullKey(key);
-    return this.cache.getOrFetch(this.cacheId(fullKey), (tmp) => this.download(key, fullKey, tmp), extensionOf(key));
+    let id = this.cacheId(fullKey);
+    if (key.startsWith('_delta_log/')) {
+      const found = await this.head(key);
+      if (found === undefined) {
+        throw new SluiceError<S3StorageErrorCode>('LAKE_NOT_FOUND', `localPath ${this.uri}/${key}: no such object`, { retryable: false, details: { operation: 'localPath', uri: this.uri, key } });
+      }
+      id += `#${found.size}-${found.modifiedMs}`;
+    }
+    return this.cache.getOrFetch(id, (tmp) => this.download(key, fullKey, tmp), extensionOf(key));
   }
 
   /** Closes the SDK's sockets. The instance must not be used afterwards. */
