@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { isRetryable } from '@sluice/errors';
 import { lakeError } from '../errors';
 import { publish } from '../events';
 import { commitKey, type Action, type CommitActions } from '../log/actions';
@@ -76,9 +75,8 @@ export async function commit(
     try {
       created = await storage.putIfAbsent(commitKey(version), body);
     } catch (err) {
-      // A timeout may hide a success: the entry decides below (DELTA.md §6).
-      if (!isRetryable(err)) throw err;
-      found = await storage.getIfExists(commitKey(version));
+      // A failed answer may hide a success: the entry decides below (DELTA.md §6).
+      found = await landedAfterError(storage, commitKey(version));
       if (found === undefined) throw err;
       created = false;
     }
@@ -119,6 +117,29 @@ export async function commit(
     }
     version++;
   }
+}
+
+/** Waits between the looks for a commit entry after a failed put (ms). */
+const LANDED_CHECKS_MS = [0, 250, 1000];
+
+/**
+ * The commit entry at `key` after its put failed, or undefined. A put the server completes after
+ * the client gave up (a timeout) can land after a single look found nothing, and the caller's
+ * retry then committed the same actions again at the next version; a put whose answer could not
+ * be read (not retryable) was not looked for at all. Looks a few times over about a second; a
+ * look that fails itself says nothing, and the put's own error stands.
+ */
+async function landedAfterError(storage: Storage, key: string): Promise<Uint8Array | undefined> {
+  for (const waitMs of LANDED_CHECKS_MS) {
+    if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+    try {
+      const found = await storage.getIfExists(key);
+      if (found !== undefined) return found;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** A txn (as a snapshot or a winning commit holds it) that contradicts `expected`. */
