@@ -108,6 +108,34 @@ describe('translateS3Error', () => {
   });
 });
 
+/** An S3Storage whose SDK client answers every request with `send`, the conditional-put probe taken as passed. */
+function scripted(send: () => Promise<unknown>): S3Storage {
+  const storage = new S3Storage({ bucket: 'b', endpoint: 'http://127.0.0.1:9', cache: { dir: os.tmpdir(), maxBytes: 1024 } });
+  Object.assign(storage as unknown as Record<string, unknown>, { client: { send }, probe: Promise.resolve() });
+  return storage;
+}
+
+describe('S3Storage answers it has to interpret', () => {
+  // The fifth 409 (another conditional write in flight) went through the generic 4xx mapping:
+  // not retryable, and the commit gave up at once where DELTA.md §6 says retry.
+  it('a conditional put that keeps meeting 409 fails retryable', async () => {
+    let sent = 0;
+    const storage = scripted(async () => {
+      sent += 1;
+      throw serviceError('ConditionalRequestConflict', 409);
+    });
+    await expect(storage.putIfAbsent('_delta_log/00000000000000000001.json', Buffer.from('{}\n'))).rejects.toMatchObject({ code: 'LAKE_STORAGE_UNAVAILABLE', retryable: true });
+    expect(sent).toBe(5);
+  });
+
+  // A body shorter than its Content-Length (a connection cut on a line boundary) read as a
+  // shorter, valid commit.
+  it('a log file read short is an error, not a shorter file', async () => {
+    const storage = scripted(async () => ({ ContentLength: 10, Body: { transformToByteArray: async () => Buffer.from('{"a":1}\n') } }));
+    await expect(storage.getIfExists('_delta_log/00000000000000000001.json')).rejects.toMatchObject({ code: 'LAKE_STORAGE_TRUNCATED', retryable: true });
+  });
+});
+
 describe('S3Storage options and keys', () => {
   const base = { bucket: 'b', endpoint: 'http://127.0.0.1:9', cache: { dir: os.tmpdir(), maxBytes: 1024 } };
 

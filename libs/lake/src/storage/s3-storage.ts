@@ -549,8 +549,15 @@ export class S3Storage implements Storage {
     const fullKey = this.fullKey(key);
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey }));
-      if (out.Body === undefined) return new Uint8Array(0);
-      return await out.Body.transformToByteArray();
+      const body = out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray();
+      // A body cut short on a line boundary would read as a shorter, valid commit.
+      if (out.ContentLength !== undefined && body.length !== out.ContentLength) {
+        throw new SluiceError<S3StorageErrorCode>('LAKE_STORAGE_TRUNCATED', `get ${this.uri}/${key}: read ${body.length} of ${out.ContentLength} bytes`, {
+          retryable: true,
+          details: { operation: 'get', uri: this.uri, key },
+        });
+      }
+      return body;
     } catch (err) {
       const e = this.translate(err, 'get', key);
       if (e.code === 'LAKE_NOT_FOUND') return undefined;
@@ -613,9 +620,18 @@ export class S3Storage implements Storage {
         if (isPreconditionFailed(err)) {
           return attemptsSent > 1 ? this.holds(key, body) : false;
         }
-        if (isConditionalConflict(err) && round < CONFLICT_ATTEMPTS) {
-          await sleep(CONFLICT_BACKOFF_MS * round);
-          continue;
+        if (isConditionalConflict(err)) {
+          if (round < CONFLICT_ATTEMPTS) {
+            await sleep(CONFLICT_BACKOFF_MS * round);
+            continue;
+          }
+          // Still another conditional write in flight: the caller may try again (DELTA.md §6), so
+          // retryable, not a 4xx rejection the commit gives up on at once.
+          throw new SluiceError<S3StorageErrorCode>('LAKE_STORAGE_UNAVAILABLE', `putIfAbsent ${this.uri}/${key}: another conditional write kept it busy (409 after ${CONFLICT_ATTEMPTS} tries)`, {
+            retryable: true,
+            cause: err,
+            details: { operation: 'putIfAbsent', uri: this.uri, key },
+          });
         }
         throw this.translate(err, 'putIfAbsent', key);
       }
