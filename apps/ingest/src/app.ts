@@ -4,7 +4,7 @@ import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
 import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
 import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
-import { checkEvent, repeatsContract, type AcceptedEvent, type RejectedEvent } from './events/check-event';
+import { checkEvent, repeatsContract, withinIssueBudget, type AcceptedEvent, type RejectedEvent } from './events/check-event';
 import { HEADERS, type SchemaIdLearner } from '@sluice/contracts';
 import { extractTraceContext, httpMetricsHook, injectSampledTraceHeaders, type SluiceMetrics, type Telemetry } from '@sluice/telemetry';
 import { replyError } from './http/reply-error';
@@ -239,12 +239,13 @@ export function buildApp(deps: IngestDeps): IngestApp {
       else rejected.push(result.rejected);
     }
     if (rejected.length > 0) metrics?.eventsIn.add(rejected.length, { outcome: 'rejected' });
+    const errors = withinIssueBudget(rejected);
     if (accepted.length === 0) {
       const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN');
       return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
         accepted: 0,
         rejected: rejected.length,
-        errors: rejected,
+        errors,
       });
     }
 
@@ -286,10 +287,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
       return replyError(reply, answer, retryAfterSeconds, {
         reason: code ?? 'unknown',
         possiblyDelivered: delivered,
-      }, { accepted: 0, rejected: rejected.length, errors: rejected });
+      }, { accepted: 0, rejected: rejected.length, errors });
     }
     metrics?.eventsIn.add(accepted.length, { outcome: 'accepted' });
-    return reply.code(rejected.length === 0 ? 200 : 207).send({ accepted: accepted.length, rejected: rejected.length, errors: rejected });
+    return reply.code(rejected.length === 0 ? 200 : 207).send({ accepted: accepted.length, rejected: rejected.length, errors });
   }
 
   return {

@@ -1,7 +1,7 @@
 import { loadConfig } from '@sluice/config';
 import { CONTRACTS, encodeConfluent, encodeSingleObject, sampleOrderJson } from '@sluice/contracts';
 import { ingestConfigSchema } from '../config';
-import { checkEvent, repeatsContract, type EventLimits } from './check-event';
+import { MAX_ISSUES_PER_ANSWER, checkEvent, repeatsContract, withinIssueBudget, type EventLimits, type RejectedEvent } from './check-event';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -55,3 +55,27 @@ describe('repeatsContract', () => {
     expect(repeatsContract(encodeConfluent(7, schema, event), undefined, true)).toBe(true);
   });
 });
+
+// Up to 20 issues per rejected event made an answer 20–80 times its request, held outside the
+// in-flight budget while the client did not read it.
+describe('the issues of one answer', () => {
+  const issue = { code: 'EVENT_SCHEMA_MISMATCH', path: '/x', message: 'missing' } as never;
+  const rejected = (n: number, issues: number): RejectedEvent[] =>
+    Array.from({ length: n }, (_, index) => ({ index, code: 'EVENT_SCHEMA_MISMATCH', message: 'm', issues: Array.from({ length: issues }, () => issue) }));
+
+  it('stop after MAX_ISSUES_PER_ANSWER in all, while every event keeps its index, code and message', () => {
+    const out = withinIssueBudget(rejected(10_000, 7));
+    expect(out).toHaveLength(10_000);
+    expect(out.every((r, i) => r.index === i && r.code === 'EVENT_SCHEMA_MISMATCH' && r.message === 'm')).toBe(true);
+    const reported = out.reduce((n, r) => n + (r.issues?.length ?? 0), 0);
+    expect(reported).toBeLessThanOrEqual(MAX_ISSUES_PER_ANSWER);
+    expect(reported).toBeGreaterThan(MAX_ISSUES_PER_ANSWER - 7);
+    expect(out[9_999].issues).toBeUndefined();
+  });
+
+  it('leave a small answer as it is', () => {
+    const few = rejected(3, 5);
+    expect(withinIssueBudget(few)).toEqual(few);
+  });
+});
+
