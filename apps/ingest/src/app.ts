@@ -207,7 +207,9 @@ export function buildApp(deps: IngestDeps): IngestApp {
     }
     const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const isAvro = AVRO_TYPES.includes(mediaType);
-    const split: SplitResult = NDJSON_TYPES.includes(mediaType)
+    const split: SplitResult = !isAvro && startsWithBom(body)
+      ? { ok: false, reason: 'the body starts with a UTF-8 byte-order mark: send JSON without one' }
+      : NDJSON_TYPES.includes(mediaType)
       ? splitNdjson(body, limits.maxBatchEvents)
       : isAvro
         ? splitAvro(body)
@@ -300,6 +302,17 @@ export function buildApp(deps: IngestDeps): IngestApp {
       shuttingDown = true;
     },
   };
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * Whether a JSON body starts with a UTF-8 byte-order mark. The splitter does not skip one (a batch
+ * behind it was taken for one event and refused as not an object, under-counting the batch) while
+ * the decoder does (a single event went to Kafka with the mark in its bytes): refused instead.
+ */
+function startsWithBom(body: Buffer): boolean {
+  return body.length >= 3 && body.subarray(0, 3).equals(UTF8_BOM);
 }
 
 /**

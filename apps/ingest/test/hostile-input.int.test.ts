@@ -339,6 +339,15 @@ describe('hostile events are rejected one by one with a reason code', () => {
     acceptedBytes.set(plain.event_id as string, JSON.stringify(plain));
   });
 
+  it('a body starting with a UTF-8 byte-order mark', async () => {
+    for (const payload of [JSON.stringify(order()), JSON.stringify([order(), order()])]) {
+      const res = await post(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(payload)]), { ...auth(), ...json });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('INGEST_BODY_INVALID');
+      expect(res.body.error.details.reason).toMatch(/byte-order mark/);
+    }
+  });
+
   it('a charset other than UTF-8', async () => {
     const res = await post(JSON.stringify(order()), { ...auth(), 'content-type': 'application/json; charset=utf-16le' });
     expect(res.status).toBe(415);
