@@ -114,4 +114,21 @@ describe('incremental snapshots', () => {
     await table.checkpoint();
     expect(state(snap)).toEqual(state(await (await LakeTable.open(new LocalStorage(root))).snapshot()));
   });
+
+  // A handle that outlived its table (dropped and created again at the same place, with at least
+  // as many versions) patched its old snapshot with the new table's commits: two tables mixed.
+  it('reloads in full when its table was created again at the same place', async () => {
+    const root = path.join(dir, 'e');
+    const old = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
+    await old.append({ rows: rows(0, 4) });
+    expect((await old.snapshot()).version).toBe(1);
+    await new Promise((r) => setTimeout(r, 20)); // the new table's files get later times
+    await fs.rm(root, { recursive: true, force: true });
+    const again = await LakeTable.create(new LocalStorage(root), { columns: [...columns, { name: 'note', type: 'string' }], partitionColumns: ['bucket'] });
+    for (let i = 0; i < 3; i++) await again.append({ rows: rows(100 + i, 101 + i) });
+    const seen = await old.snapshot();
+    expect(state(seen)).toEqual(state(await (await LakeTable.open(new LocalStorage(root))).snapshot()));
+    expect(seen.schema.fields.map((f) => f.name)).toContain('note');
+  });
 });
+

@@ -246,13 +246,18 @@ async function replay(storage: Storage, listing: LogListing, version: number): P
  * past it), and when `base`'s own commit is gone: listing starts at it because cleanup that
  * removed a whole block of 1000 versions past `base` left nothing to list there, and `base` was
  * returned as the latest. A handle idle through such a cleanup then committed on top of it into
- * the deleted versions, where no reader looks, and its vacuum deleted files live since.
+ * the deleted versions, where no reader looks, and its vacuum deleted files live since. A `base`
+ * commit newer than `base` itself (a table created again at the same place) reloads in full too.
  * Tombstones of `base` removed at or before `tombstoneCutoffMs` are left out, as a checkpoint
  * leaves them out (a full load from one holds only those since).
  */
 export async function loadSnapshotAfter(storage: Storage, base: Snapshot, tombstoneCutoffMs = -Infinity): Promise<Snapshot> {
   const listing = await listLogFrom(storage, base.version);
-  if (!listing.commits.has(base.version)) return loadSnapshot(storage);
+  // `base`'s commit gone, or written after `base` was read (its time is at least that file's
+  // modification time): the table was dropped and created again here, and commits on top of
+  // `base` would mix two tables.
+  const baseCommit = listing.commits.get(base.version);
+  if (baseCommit === undefined || baseCommit.modifiedMs > base.timestampMs) return loadSnapshot(storage);
   let latest = base.version;
   while (listing.commits.has(latest + 1)) latest++;
   const newer = [...listing.commits.keys()].some((v) => v > latest) || [...listing.checkpoints.keys()].some((v) => v > latest);
