@@ -191,6 +191,10 @@ describe('query-api HTTP', () => {
     await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } });
     await post(app, {});
     expect(answered).toEqual([1, 1]);
+    // The table dropped and created again under the same name: its versions start over.
+    lake.versions = [{ ...snapshotOf('orders_silver', 0), tableId: 'created-again' }];
+    await post(app, {});
+    expect(answered).toEqual([1, 1, 0]);
   });
 
   it('waits for a version or offsets to arrive (read-your-writes)', async () => {

@@ -39,4 +39,27 @@ describe('change detection of a table with an emptied tail', () => {
     await table.merge({ ...spec, source: { rows: [{ key: 2, v: 2 }] }, amortise: { foldFraction: 10 } });
     expect(await adapter.changedSince(loaded)).toBe(true);
   });
+
+  // A table dropped and created again under its name with fewer versions never showed a next
+  // commit, so query-api kept serving the dropped table (its files gone) until a restart.
+  it('finds a change when the table was created again under its name, and serves the new one', async () => {
+    const root = path.join(dir, 'silver_r');
+    const old = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'key', type: 'long' }] });
+    for (let i = 0; i < 3; i++) await old.append({ rows: [{ key: i }] });
+    const adapter = new LakeAdapter({ tables: ['silver_r'], storageFor: () => new LocalStorage(root), engine });
+    const loaded = await adapter.latest('silver_r');
+    expect(loaded.version).toBe(3);
+    expect(await adapter.changedSince(loaded)).toBe(false);
+    await new Promise((r) => setTimeout(r, 20)); // the new table's files get later times
+    await fs.rm(root, { recursive: true, force: true });
+    const again = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'key', type: 'long' }] });
+    await again.append({ rows: [{ key: 100 }] });
+    expect(await adapter.changedSince(loaded)).toBe(true);
+    const reloaded = await adapter.latest('silver_r');
+    expect(reloaded.version).toBe(1);
+    expect(reloaded.tableId).not.toBe(loaded.tableId);
+    const rows = await adapter.query(reloaded, reloaded.files, [], { sql: 'SELECT sum(key)::INTEGER AS s FROM lake_snapshot', params: [], timeoutMs: 10_000 });
+    expect(rows).toEqual([{ s: 100 }]);
+  });
 });
+

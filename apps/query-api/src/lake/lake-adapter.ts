@@ -69,12 +69,18 @@ export class LakeAdapter implements LakePort {
     const storage = this.storages.get(snapshot.table);
     if (!storage) return true;
     try {
-      if ((await storage.head(commitKey(snapshot.version + 1))) !== undefined) return true;
       // The tail's next commit is a change; without a tail at load time, its creation is. A tail
       // emptied by a fold has a version but no pending rows: counting from 0 then made every
       // check find a change, and the table was reloaded every 250 ms.
       const tailNext = snapshot.tailVersion === undefined ? 0 : snapshot.tailVersion + 1;
-      return (await storage.head(TAIL_PREFIX + commitKey(tailNext))) !== undefined;
+      const [next, tail, own] = await Promise.all([
+        storage.head(commitKey(snapshot.version + 1)),
+        storage.head(TAIL_PREFIX + commitKey(tailNext)),
+        storage.head(commitKey(snapshot.version)),
+      ]);
+      // The snapshot's own commit gone or newer than it: the table was dropped and created again
+      // under this name (with fewer versions, no next commit ever showed, and it stayed unseen).
+      return next !== undefined || tail !== undefined || own === undefined || own.modifiedMs > snapshot.commitTimeMs;
     } catch {
       return true; // let the full reload report the storage problem
     }
@@ -137,6 +143,11 @@ export class LakeAdapter implements LakePort {
     }
   }
 
+  /** Past snapshots kept of `table` under another table id (the table was created again): they are not this table's. */
+  private forgetPastOfOtherTable(table: string, tableId: string): void {
+    for (const [key, s] of this.past) if (s.table === table && s.tableId !== tableId) this.past.delete(key);
+  }
+
   async close(): Promise<void> {
     // The engine belongs to main.ts, which closes it; nothing else is held open here.
   }
@@ -158,8 +169,10 @@ export class LakeAdapter implements LakePort {
     }
     const snapshot = spec.snapshot;
     const pending = spec.pending;
+    if (target === 'current') this.forgetPastOfOtherTable(table, snapshot.metadata.id);
     const view: TableSnapshot = {
       table,
+      tableId: snapshot.metadata.id,
       version: snapshot.version,
       commitTimeMs: snapshot.timestampMs,
       shape: {

@@ -12,6 +12,8 @@ export interface LiveFile extends FileFacts {
 /** One consistent version of one table: everything an answer is computed from. */
 export interface TableSnapshot {
   table: string;
+  /** The Delta table's id (`metaData.id`): another id under the same name is a table created again. */
+  tableId?: string;
   version: number;
   /** When the commit became visible (ms since epoch). */
   commitTimeMs: number;

@@ -44,8 +44,9 @@ export class SnapshotTracker {
       pending = load().then(
         (snapshot) => {
           const prev = this.latestByTable.get(table);
-          // Never step back: a slow load started earlier must not replace a newer snapshot.
-          if (!prev || prev.snapshot === snapshot || prev.snapshot.version <= snapshot.version) {
+          // Never step back: a slow load started earlier must not replace a newer snapshot. A table
+          // created again under the name (another id) starts its versions over.
+          if (!prev || prev.snapshot === snapshot || prev.snapshot.version <= snapshot.version || prev.snapshot.tableId !== snapshot.tableId) {
             this.latestByTable.set(table, { snapshot, loadedAt: this.now() });
           }
           this.loading.delete(table);

@@ -74,8 +74,8 @@ export interface QueryServiceOptions {
 export class QueryService {
   /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
   private readonly inflight = new Map<string, Promise<CachedAnswer>>();
-  /** Newest version answered per table (time-travel answers are older). */
-  private readonly newestAnswered = new Map<string, number>();
+  /** Newest version answered per table, and the table's id then (time-travel answers are older). */
+  private readonly newestAnswered = new Map<string, { version: number; tableId: string | undefined }>();
 
   constructor(
     private readonly lake: LakePort,
@@ -115,9 +115,12 @@ export class QueryService {
   freshness(s: TableSnapshot): Freshness {
     const f = this.computeFreshness(s);
     // Only the newest version answered so far: a time-travel read of version 0 set the served
-    // version gauge back to 0, and freshness alerts fired on it.
-    if (f.version >= (this.newestAnswered.get(f.table) ?? -1)) {
-      this.newestAnswered.set(f.table, f.version);
+    // version gauge back to 0, and freshness alerts fired on it. A table created again under the
+    // same name (another id) starts its versions over: its answers count from then on (they were
+    // ignored until its version passed the old table's, and the freshness metrics went quiet).
+    const newest = this.newestAnswered.get(f.table);
+    if (newest === undefined || newest.tableId !== s.tableId || f.version >= newest.version) {
+      this.newestAnswered.set(f.table, { version: f.version, tableId: s.tableId });
       this.options.onAnswer?.(f);
     }
     return f;
