@@ -129,6 +129,14 @@ describe('incremental snapshots', () => {
     const seen = await old.snapshot();
     expect(state(seen)).toEqual(state(await (await LakeTable.open(new LocalStorage(root))).snapshot()));
     expect(seen.schema.fields.map((f) => f.name)).toContain('note');
+    // Created once more, at fewer versions than the handle's latest: adopted as its latest (kept
+    // the old one, every later load was a full one until the new table passed version 3).
+    await new Promise((r) => setTimeout(r, 20));
+    await fs.rm(root, { recursive: true, force: true });
+    await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
+    const smaller = await old.snapshot();
+    expect(smaller.version).toBe(0);
+    expect(await old.snapshot()).toBe(smaller); // nothing new since: the same snapshot, no reload
   });
 });
 

@@ -484,6 +484,8 @@ export function parseS3Uri(uri: string): { bucket: string; prefix: string } {
   return { bucket, prefix };
 }
 
+/** A key of a Delta log, the table's own or its amortised-merge tail's (`_sluice_tail/_delta_log/…`). */
+const LOG_KEY = /(^|\/)_delta_log\//;
 const DELETE_BATCH = 1000; // DeleteObjects accepts at most 1000 keys per request
 const CONFLICT_ATTEMPTS = 5; // 409 ConditionalRequestConflict: another conditional write in flight
 const CONFLICT_BACKOFF_MS = 50;
@@ -717,7 +719,7 @@ export class S3Storage implements Storage {
   async localPath(key: string): Promise<string> {
     const fullKey = this.fullKey(key);
     let id = this.cacheId(fullKey);
-    if (key.startsWith('_delta_log/')) {
+    if (LOG_KEY.test(key)) {
       const found = await this.head(key);
       if (found === undefined) {
         throw new SluiceError<S3StorageErrorCode>('LAKE_NOT_FOUND', `localPath ${this.uri}/${key}: no such object`, { retryable: false, details: { operation: 'localPath', uri: this.uri, key } });

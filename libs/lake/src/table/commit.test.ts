@@ -4,7 +4,7 @@ import type { Storage } from '../storage/storage';
 import { commit, type CommitPlan } from './commit';
 
 /** A log in memory whose put fails as configured: the server may still store the entry later. */
-function flakyLog(fail: { retryable: boolean; landsAfterMs?: number }) {
+function flakyLog(fail: { retryable: boolean; code?: string; landsAfterMs?: number }) {
   const objects = new Map<string, Uint8Array>();
   let puts = 0;
   const storage = {
@@ -14,7 +14,7 @@ function flakyLog(fail: { retryable: boolean; landsAfterMs?: number }) {
       if (puts === 1) {
         // The answer is lost; the server completes the write a little later (or never).
         if (fail.landsAfterMs !== undefined) setTimeout(() => objects.set(key, body), fail.landsAfterMs);
-        throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'socket timeout', { retryable: fail.retryable });
+        throw new SluiceError(fail.code ?? 'LAKE_STORAGE_UNAVAILABLE', 'socket timeout', { retryable: fail.retryable });
       }
       if (objects.has(key)) return false;
       objects.set(key, body);
@@ -39,9 +39,14 @@ describe('commit after a put whose answer was lost', () => {
   });
 
   // An answer that could not be read (not retryable) was thrown without looking at all.
-  it('looks for the entry after a non-retryable error too', async () => {
-    const { storage } = flakyLog({ retryable: false, landsAfterMs: 0 });
+  it('looks for the entry after an answer it could not read', async () => {
+    const { storage } = flakyLog({ retryable: false, code: 'LAKE_STORAGE_FAILED', landsAfterMs: 0 });
     await expect(commit(storage, 't', 4, [], plan, 3)).resolves.toMatchObject({ version: 5 });
+  });
+
+  it('does not look after a definite refusal (access denied): the error stands at once', async () => {
+    const { storage } = flakyLog({ retryable: false, code: 'LAKE_STORAGE_ACCESS_DENIED', landsAfterMs: 0 });
+    await expect(commit(storage, 't', 4, [], plan, 3)).rejects.toMatchObject({ code: 'LAKE_STORAGE_ACCESS_DENIED' });
   });
 
   it('throws the put error when the entry never appears', async () => {

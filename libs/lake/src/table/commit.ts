@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isRetryable, isSluiceError } from '@sluice/errors';
 import { lakeError } from '../errors';
 import { publish } from '../events';
 import { commitKey, type Action, type CommitActions } from '../log/actions';
@@ -75,7 +76,9 @@ export async function commit(
     try {
       created = await storage.putIfAbsent(commitKey(version), body);
     } catch (err) {
-      // A failed answer may hide a success: the entry decides below (DELTA.md §6).
+      // An answer that failed in transit (retryable) or could not be read may hide a success: the
+      // entry decides below (DELTA.md §6). A definite refusal (403, a bad key) stands at once.
+      if (!isRetryable(err) && !isSluiceError(err, 'LAKE_STORAGE_FAILED')) throw err;
       found = await landedAfterError(storage, commitKey(version));
       if (found === undefined) throw err;
       created = false;
@@ -127,7 +130,8 @@ const LANDED_CHECKS_MS = [0, 250, 1000];
  * the client gave up (a timeout) can land after a single look found nothing, and the caller's
  * retry then committed the same actions again at the next version; a put whose answer could not
  * be read (not retryable) was not looked for at all. Looks a few times over about a second; a
- * look that fails itself says nothing, and the put's own error stands.
+ * look that fails retryably (the same outage) is followed by the next, any other ends the search,
+ * and the put's own error stands.
  */
 async function landedAfterError(storage: Storage, key: string): Promise<Uint8Array | undefined> {
   for (const waitMs of LANDED_CHECKS_MS) {
@@ -135,8 +139,8 @@ async function landedAfterError(storage: Storage, key: string): Promise<Uint8Arr
     try {
       const found = await storage.getIfExists(key);
       if (found !== undefined) return found;
-    } catch {
-      return undefined;
+    } catch (lookErr) {
+      if (!isRetryable(lookErr)) return undefined;
     }
   }
   return undefined;

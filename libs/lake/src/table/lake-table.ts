@@ -290,7 +290,8 @@ export class LakeTable {
     // Tombstones past the retention are dropped as the latest snapshot moves on, as a checkpoint
     // drops them: a long-lived handle kept every remove it ever saw (memory and load time grew).
     const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest, Date.now() - fileRetentionMsOf(this.latest.configuration));
-    if (this.latest === undefined || snap.version > this.latest.version) this.latest = snap;
+    // Another table id: the table was created again here, at fewer versions perhaps.
+    if (this.latest === undefined || snap.version > this.latest.version || snap.metadata.id !== this.latest.metadata.id) this.latest = snap;
     if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap, this.compactionStats));
     return snap;
   }
