@@ -102,7 +102,7 @@ async function setup(
     metrics: async () => '# HELP x\n',
     bodyLimit: 64 * 1024,
   });
-  return { app, lake };
+  return { app, lake, service };
 }
 
 function post(app: FastifyInstance, body: unknown, token = DASH, table = 'orders_silver') {
@@ -185,15 +185,20 @@ describe('query-api HTTP', () => {
   // The served-version gauge follows the newest answer; a time-travel read used to set it back.
   it('reports the newest version answered, not the version of a time-travel read', async () => {
     const answered: number[] = [];
-    ({ app, lake } = await setup({ onAnswer: (f) => answered.push(f.version) }));
+    const built = await setup({ onAnswer: (f) => answered.push(f.version) });
+    ({ app, lake } = built);
     await post(app, {});
     await post(app, { asOf: { version: 0 } });
     await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } });
     await post(app, {});
     expect(answered).toEqual([1, 1]);
     // The table dropped and created again under the same name: its versions start over.
-    lake.versions = [{ ...snapshotOf('orders_silver', 0), tableId: 'created-again' }];
+    const created = { ...snapshotOf('orders_silver', 0), tableId: 'created-again', commitTimeMs: Date.UTC(2026, 0, 2) };
+    lake.versions = [created];
     await post(app, {});
+    expect(answered).toEqual([1, 1, 0]);
+    // A late answer from the dropped table (an older commit) does not take the gauge back.
+    built.service.freshness(snapshotOf('orders_silver', 1));
     expect(answered).toEqual([1, 1, 0]);
   });
 

@@ -30,8 +30,9 @@ async function main(): Promise<void> {
     externalFileCache: config.duckdbFileCache,
   });
   // An S3 table is read through its bounded file cache, which can pin at most PINNED_OVERSHOOT
-  // times its size for the reads running: a larger read is refused up front.
-  const maxReadBytes = s3 ? config.s3CacheBytesPerTable * PINNED_OVERSHOOT : undefined;
+  // times its size: the reads running take that less half the cache's size, which is left for the
+  // checkpoint reads of reloads beside them (pinned in the same cache, outside the budget).
+  const maxReadBytes = s3 ? Math.floor(config.s3CacheBytesPerTable * (PINNED_OVERSHOOT - 0.5)) : undefined;
   const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config), engine, maxReadBytes });
   const service = new QueryService(
     lake,

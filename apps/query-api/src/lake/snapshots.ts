@@ -46,7 +46,8 @@ export class SnapshotTracker {
           const prev = this.latestByTable.get(table);
           // Never step back: a slow load started earlier must not replace a newer snapshot. A table
           // created again under the name (another id) starts its versions over.
-          if (!prev || prev.snapshot === snapshot || prev.snapshot.version <= snapshot.version || prev.snapshot.tableId !== snapshot.tableId) {
+          const recreated = prev !== undefined && prev.snapshot.tableId !== snapshot.tableId && snapshot.commitTimeMs > prev.snapshot.commitTimeMs;
+          if (!prev || prev.snapshot === snapshot || recreated || (prev.snapshot.tableId === snapshot.tableId && prev.snapshot.version <= snapshot.version)) {
             this.latestByTable.set(table, { snapshot, loadedAt: this.now() });
           }
           this.loading.delete(table);

@@ -25,6 +25,7 @@ export class ByteBudget {
    */
   acquire(bytes: number, waitMs: number): Promise<() => void> {
     if (bytes > this.limit) throw new RangeError(`a read of ${bytes} bytes can never fit a budget of ${this.limit}`);
+    if (bytes === 0) return Promise.resolve(() => undefined); // reads no file: nothing to wait for
     if (this.waiting.length === 0 && this.held + bytes <= this.limit) return Promise.resolve(this.hold(bytes));
     return new Promise((resolve, reject) => {
       const entry = {

@@ -75,7 +75,7 @@ export class QueryService {
   /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
   private readonly inflight = new Map<string, Promise<CachedAnswer>>();
   /** Newest version answered per table, and the table's id then (time-travel answers are older). */
-  private readonly newestAnswered = new Map<string, { version: number; tableId: string | undefined }>();
+  private readonly newestAnswered = new Map<string, { version: number; tableId: string | undefined; commitTimeMs: number }>();
 
   constructor(
     private readonly lake: LakePort,
@@ -118,9 +118,11 @@ export class QueryService {
     // version gauge back to 0, and freshness alerts fired on it. A table created again under the
     // same name (another id) starts its versions over: its answers count from then on (they were
     // ignored until its version passed the old table's, and the freshness metrics went quiet).
+    // A late answer from the dropped table (older commit time) does not take it back.
     const newest = this.newestAnswered.get(f.table);
-    if (newest === undefined || newest.tableId !== s.tableId || f.version >= newest.version) {
-      this.newestAnswered.set(f.table, { version: f.version, tableId: s.tableId });
+    const recreated = newest !== undefined && newest.tableId !== s.tableId && s.commitTimeMs > newest.commitTimeMs;
+    if (newest === undefined || recreated || (newest.tableId === s.tableId && f.version >= newest.version)) {
+      this.newestAnswered.set(f.table, { version: f.version, tableId: s.tableId, commitTimeMs: s.commitTimeMs });
       this.options.onAnswer?.(f);
     }
     return f;
