@@ -323,7 +323,10 @@ function startsWithBom(body: Buffer): boolean {
 function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined): string | undefined {
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) return `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed`;
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return `charset ${charset} is not accepted: send UTF-8`;
+  // JSON is UTF-8 (RFC 8259 §8.1): US-ASCII labels are UTF-8 too; Avro is binary, a charset means nothing there.
+  const [media, ...params] = (contentType ?? '').split(';');
+  if (AVRO_TYPES.includes(media.trim().toLowerCase())) return undefined;
+  const charset = /^\s*charset\s*=\s*"?([^";\s]+)/i.exec(params.find((p) => /^\s*charset\s*=/i.test(p)) ?? '')?.[1]?.toLowerCase();
+  if (charset !== undefined && !['utf-8', 'utf8', 'us-ascii'].includes(charset)) return `charset ${charset} is not accepted: send UTF-8`;
   return undefined;
 }
