@@ -201,20 +201,26 @@ describe('BatchConsumer against the broker', () => {
     expect(consumer.assignment()).toEqual([]);
   });
 
+  /** A consumer that read the 3 records of a new topic, then paused it while 5 more arrived. */
+  async function pausedBehindFive() {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 3);
+    const consumer = await testConsumer([topic]);
+    closers.push(() => consumer.close());
+    await pollCount(consumer, 3);
+    consumer.pause([{ topic, partition: 0 }]);
+    await fill(topic, 5);
+    return { topic, consumer };
+  }
+
   // Lag was published only with a non-empty batch: with every partition paused (merge-compaction
   // under a storage outage) polls came back empty and the gauge froze as lag grew.
   it('publishes the lag of a paused partition while its polls come back empty', async () => {
-    const topic = await createTestTopic(admin, 1);
-    await fill(topic, 3);
     const lags: { topic: string; lag: number }[] = [];
     const listener = (m: unknown) => void lags.push(m as { topic: string; lag: number });
     diagnostics.subscribe(KAFKA_CHANNELS.lag, listener);
     try {
-      const consumer = await testConsumer([topic]);
-      closers.push(() => consumer.close());
-      await pollCount(consumer, 3);
-      consumer.pause([{ topic, partition: 0 }]);
-      await fill(topic, 5);
+      const { topic, consumer } = await pausedBehindFive();
       const deadline = Date.now() + 20_000;
       while (!lags.some((l) => l.topic === topic && l.lag === 5) && Date.now() < deadline) expect(await consumer.poll()).toEqual([]);
       expect(lags.filter((l) => l.topic === topic).map((l) => l.lag)).toContain(5);
@@ -228,13 +234,7 @@ describe('BatchConsumer against the broker', () => {
   // librdkafka keeping a paused partition's cached watermark current, which this holds it to.
   it('lag() follows a paused partition with nobody subscribed to the lag channel', async () => {
     expect(diagnostics.channel(KAFKA_CHANNELS.lag).hasSubscribers).toBe(false);
-    const topic = await createTestTopic(admin, 1);
-    await fill(topic, 3);
-    const consumer = await testConsumer([topic]);
-    closers.push(() => consumer.close());
-    await pollCount(consumer, 3);
-    consumer.pause([{ topic, partition: 0 }]);
-    await fill(topic, 5);
+    const { topic, consumer } = await pausedBehindFive();
     const deadline = Date.now() + 20_000;
     while (consumer.lag()[0]?.lag !== 5 && Date.now() < deadline) expect(await consumer.poll()).toEqual([]);
     expect(consumer.lag()).toEqual([{ topic, partition: 0, nextOffset: 3, highWatermark: 8, lag: 5 }]);
