@@ -207,13 +207,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
     }
     const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const isAvro = AVRO_TYPES.includes(mediaType);
-    const split: SplitResult = !isAvro && startsWithBom(body)
-      ? { ok: false, reason: 'the body starts with a UTF-8 byte-order mark: send JSON without one' }
-      : NDJSON_TYPES.includes(mediaType)
-      ? splitNdjson(body, limits.maxBatchEvents)
-      : isAvro
-        ? splitAvro(body)
-        : splitJson(body, limits.maxBatchEvents);
+    const split = splitBody(body, mediaType, limits.maxBatchEvents);
     if (!split.ok) {
       if ('tooMany' in split) {
         return replyError(reply, 'INGEST_BATCH_TOO_LARGE', retryAfterSeconds, { limitEvents: limits.maxBatchEvents, events: split.count });
@@ -305,6 +299,13 @@ export function buildApp(deps: IngestDeps): IngestApp {
 }
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** The body's events by its media type; a JSON body behind a byte-order mark is refused (see {@link startsWithBom}). */
+function splitBody(body: Buffer, mediaType: string, maxEvents: number): SplitResult {
+  if (AVRO_TYPES.includes(mediaType)) return splitAvro(body);
+  if (startsWithBom(body)) return { ok: false, reason: 'the body starts with a UTF-8 byte-order mark: send JSON without one' };
+  return NDJSON_TYPES.includes(mediaType) ? splitNdjson(body, maxEvents) : splitJson(body, maxEvents);
+}
 
 /**
  * Whether a JSON body starts with a UTF-8 byte-order mark. The splitter does not skip one (a batch
