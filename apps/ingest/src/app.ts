@@ -205,7 +205,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
     if (!Buffer.isBuffer(body)) {
       return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES });
     }
-    const mediaType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const mediaType = mediaTypeOf(req.headers['content-type']);
     const isAvro = AVRO_TYPES.includes(mediaType);
     const split = splitBody(body, mediaType, limits.maxBatchEvents);
     if (!split.ok) {
@@ -298,6 +298,11 @@ export function buildApp(deps: IngestDeps): IngestApp {
   };
 }
 
+/** The media type of a Content-Type header, lower case, without its parameters. */
+function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** The body's events by its media type; a JSON body behind a byte-order mark is refused (see {@link startsWithBom}). */
@@ -325,8 +330,8 @@ function unreadableBody(contentEncoding: string | undefined, contentType: string
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) return `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed`;
   // JSON is UTF-8 (RFC 8259 §8.1): US-ASCII labels are UTF-8 too; Avro is binary, a charset means nothing there.
-  const [media, ...params] = (contentType ?? '').split(';');
-  if (AVRO_TYPES.includes(media.trim().toLowerCase())) return undefined;
+  if (AVRO_TYPES.includes(mediaTypeOf(contentType))) return undefined;
+  const params = (contentType ?? '').split(';').slice(1);
   const charset = /^\s*charset\s*=\s*"?([^";\s]+)/i.exec(params.find((p) => /^\s*charset\s*=/i.test(p)) ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && !['utf-8', 'utf8', 'us-ascii'].includes(charset)) return `charset ${charset} is not accepted: send UTF-8`;
   return undefined;

@@ -32,6 +32,15 @@ export interface TableSnapshot {
   tailVersion?: number;
 }
 
+/**
+ * Whether `next` is at least as new as `prev` of the same table name: the same table (id) at the
+ * same or a later version, or a table created again under the name (another id) with a later
+ * commit. A slow load or a late answer of the dropped table is older.
+ */
+export function notOlderThan(next: Pick<TableSnapshot, 'tableId' | 'version' | 'commitTimeMs'>, prev: Pick<TableSnapshot, 'tableId' | 'version' | 'commitTimeMs'>): boolean {
+  return next.tableId === prev.tableId ? next.version >= prev.version : next.commitTimeMs > prev.commitTimeMs;
+}
+
 /** A compiled read: SQL over {@link LakePort.relation} with `$n` parameters. */
 export interface LakeRead {
   sql: string;

@@ -1,6 +1,6 @@
 import { queryError } from '../errors';
 import type { WaitFor } from '../query/query-types';
-import type { LakePort, TableSnapshot } from './lake-port';
+import { notOlderThan, type LakePort, type TableSnapshot } from './lake-port';
 
 /**
  * The latest snapshot per table, re-read at most every `refreshMs` and loaded once for all
@@ -46,8 +46,7 @@ export class SnapshotTracker {
           const prev = this.latestByTable.get(table);
           // Never step back: a slow load started earlier must not replace a newer snapshot. A table
           // created again under the name (another id) starts its versions over.
-          const recreated = prev !== undefined && prev.snapshot.tableId !== snapshot.tableId && snapshot.commitTimeMs > prev.snapshot.commitTimeMs;
-          if (!prev || prev.snapshot === snapshot || recreated || (prev.snapshot.tableId === snapshot.tableId && prev.snapshot.version <= snapshot.version)) {
+          if (!prev || prev.snapshot === snapshot || notOlderThan(snapshot, prev.snapshot)) {
             this.latestByTable.set(table, { snapshot, loadedAt: this.now() });
           }
           this.loading.delete(table);

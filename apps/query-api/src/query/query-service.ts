@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, type ResultCache } from '../cache/result-cache';
 import { queryError } from '../errors';
-import type { LakePort, LiveFile, TableSnapshot } from '../lake/lake-port';
+import { notOlderThan, type LakePort, type LiveFile, type TableSnapshot } from '../lake/lake-port';
 import type { SnapshotTracker } from '../lake/snapshots';
 import type { Limiter } from '../limits/limiter';
 import { type OutputKind, compileQuery } from './compile';
@@ -74,8 +74,8 @@ export interface QueryServiceOptions {
 export class QueryService {
   /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
   private readonly inflight = new Map<string, Promise<CachedAnswer>>();
-  /** Newest version answered per table, and the table's id then (time-travel answers are older). */
-  private readonly newestAnswered = new Map<string, { version: number; tableId: string | undefined; commitTimeMs: number }>();
+  /** Which snapshot answered newest per table (time-travel answers are older). */
+  private readonly newestAnswered = new Map<string, Pick<TableSnapshot, 'tableId' | 'version' | 'commitTimeMs'>>();
 
   constructor(
     private readonly lake: LakePort,
@@ -120,9 +120,8 @@ export class QueryService {
     // ignored until its version passed the old table's, and the freshness metrics went quiet).
     // A late answer from the dropped table (older commit time) does not take it back.
     const newest = this.newestAnswered.get(f.table);
-    const recreated = newest !== undefined && newest.tableId !== s.tableId && s.commitTimeMs > newest.commitTimeMs;
-    if (newest === undefined || recreated || (newest.tableId === s.tableId && f.version >= newest.version)) {
-      this.newestAnswered.set(f.table, { version: f.version, tableId: s.tableId, commitTimeMs: s.commitTimeMs });
+    if (newest === undefined || notOlderThan(s, newest)) {
+      this.newestAnswered.set(f.table, { tableId: s.tableId, version: s.version, commitTimeMs: s.commitTimeMs });
       this.options.onAnswer?.(f);
     }
     return f;

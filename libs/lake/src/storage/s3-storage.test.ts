@@ -201,6 +201,14 @@ describe('LocalFileCache', () => {
     await writeFile(tmp, Buffer.alloc(bytes, 7));
   };
 
+  /** The paths of 100-byte files `ids`, fetched one after another by a read running in `lease`. */
+  const fetchedIn = (lease: FileLease, cache: LocalFileCache, ids: readonly string[]) =>
+    lease.run(async () => {
+      const paths: string[] = [];
+      for (const id of ids) paths.push(await cache.getOrFetch(id, writer(100)));
+      return paths;
+    });
+
   async function cachedBytes(): Promise<number> {
     let total = 0;
     for (const n of await readdir(dir)) total += (await stat(path.join(dir, n))).size;
@@ -244,11 +252,7 @@ describe('LocalFileCache', () => {
     const cache = new LocalFileCache({ dir, maxBytes: 250 });
     const lease = new FileLease();
     // One read handed four 100-byte files: before, the first two were gone before DuckDB opened them.
-    const paths = await lease.run(async () => {
-      const out: string[] = [];
-      for (const id of ['q1', 'q2', 'q3', 'q4']) out.push(await cache.getOrFetch(id, writer(100)));
-      return out;
-    });
+    const paths = await fetchedIn(lease, cache, ['q1', 'q2', 'q3', 'q4']);
     for (const p of paths) await expect(stat(p)).resolves.toBeDefined();
     expect(cache.sizeBytes).toBe(400);
     lease.release();
@@ -263,9 +267,7 @@ describe('LocalFileCache', () => {
   it('lets pinned files take at most PINNED_OVERSHOOT times its size: past that they go like any other', async () => {
     const cache = new LocalFileCache({ dir, maxBytes: 250 });
     const lease = new FileLease();
-    await lease.run(async () => {
-      for (let i = 0; i < 10; i++) await cache.getOrFetch(`w${i}`, writer(100));
-    });
+    await fetchedIn(lease, cache, Array.from({ length: 10 }, (_, i) => `w${i}`));
     expect(cache.sizeBytes).toBeLessThanOrEqual(250 * PINNED_OVERSHOOT);
     expect(await cachedBytes()).toBeLessThanOrEqual(250 * PINNED_OVERSHOOT);
     lease.release();
@@ -277,11 +279,7 @@ describe('LocalFileCache', () => {
     const cache = new LocalFileCache({ dir, maxBytes: 250 });
     const lease = new FileLease();
     // Older than everything below, pinned: 400 bytes held by a running read.
-    const held = await lease.run(async () => {
-      const out: string[] = [];
-      for (const id of ['p1', 'p2', 'p3', 'p4']) out.push(await cache.getOrFetch(id, writer(100)));
-      return out;
-    });
+    const held = await fetchedIn(lease, cache, ['p1', 'p2', 'p3', 'p4']);
     // Newer, unpinned: each insertion passes the hard bound (500) with the pinned files alone
     // close to it; the unpinned ones must go, not the read's files.
     await cache.getOrFetch('u1', writer(100));
@@ -290,9 +288,7 @@ describe('LocalFileCache', () => {
     expect(cache.sizeBytes).toBeLessThanOrEqual(250 * PINNED_OVERSHOOT);
     // A second read pins past the hard bound: the oldest pinned go, only down to the hard bound.
     const lease2 = new FileLease();
-    await lease2.run(async () => {
-      for (const id of ['r1', 'r2']) await cache.getOrFetch(id, writer(100));
-    });
+    await fetchedIn(lease2, cache, ['r1', 'r2']);
     expect(cache.sizeBytes).toBe(500);
     expect(await cachedBytes()).toBe(500);
     await expect(stat(held[0])).rejects.toThrow();
