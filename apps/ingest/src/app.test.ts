@@ -47,6 +47,21 @@ async function until(ok: () => boolean, ms = 5_000): Promise<void> {
   while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
 }
 
+/** A raw client connection: what the server has sent so far, and whether it closed the connection. */
+async function rawConnection(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let received = '';
+  let closed = false;
+  socket.on('data', (d) => (received += d.toString()));
+  socket.once('close', () => (closed = true));
+  await new Promise((r) => socket.once('connect', r));
+  return { socket, received: () => received, closed: () => closed };
+}
+
+const eventHead = (length: number, more = '') =>
+  `POST /v1/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n${more}\r\n`;
+
 describe('the in-flight budget', () => {
   let ingest: IngestApp | undefined;
   afterEach(async () => {
@@ -63,12 +78,9 @@ describe('the in-flight budget', () => {
     ingest = build(held.publisher);
     const port = await listen(ingest);
     const body = JSON.stringify(order());
-    const socket = net.connect(port, '127.0.0.1');
-    socket.on('error', () => undefined);
-    await new Promise((r) => socket.once('connect', r));
-    const head = (length: number) => `POST /v1/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
+    const { socket } = await rawConnection(port);
     // A, whose handler waits on Kafka, then B's headers only: B is reserved while queued behind A.
-    socket.write(head(Buffer.byteLength(body)) + body + head(100_000));
+    socket.write(eventHead(Buffer.byteLength(body)) + body + eventHead(100_000));
     await held.started;
     await until(() => ingest!.budget.inUse === Buffer.byteLength(body) + 100_000);
     expect(ingest.budget.inUse).toBe(Buffer.byteLength(body) + 100_000);
@@ -106,21 +118,95 @@ describe('a request to no route', () => {
     const ingest = build(heldPublisher().publisher);
     try {
       const port = await listen(ingest);
-      const socket = net.connect(port, '127.0.0.1');
-      socket.on('error', () => undefined);
-      let answer = '';
-      socket.on('data', (d) => (answer += d.toString()));
-      const closed = new Promise((r) => socket.once('close', r));
-      await new Promise((r) => socket.once('connect', r));
+      const client = await rawConnection(port);
       // Headers announcing a megabyte, and not one byte of it.
-      socket.write('POST /v1/event HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n');
-      await until(() => answer.includes('\r\n\r\n'), 3_000);
-      expect(answer).toMatch(/^HTTP\/1\.1 404 /);
-      expect(answer).toContain('INGEST_NOT_FOUND');
-      await closed;
+      client.socket.write('POST /v1/event HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n');
+      await until(() => client.closed(), 3_000);
+      expect(client.received()).toMatch(/^HTTP\/1\.1 404 /);
+      expect(client.received()).toContain('INGEST_NOT_FOUND');
+      expect(client.closed()).toBe(true);
       expect(ingest.budget.inUse).toBe(0);
     } finally {
       await ingest.app.close();
     }
   });
+});
+
+// Node answered `Expect: 100-continue` itself, before any check: a client without a key, or with a
+// body over the limit, was invited to send it.
+describe('Expect: 100-continue', () => {
+  let ingest: IngestApp | undefined;
+  afterEach(async () => {
+    await ingest?.app.close();
+    ingest = undefined;
+  });
+
+  it('is answered 100 Continue only once the key and the size pass', async () => {
+    ingest = build(heldPublisher().publisher);
+    const port = await listen(ingest);
+    const body = JSON.stringify(order());
+    const client = await rawConnection(port);
+    client.socket.write(eventHead(Buffer.byteLength(body), 'expect: 100-continue\r\n'));
+    await until(() => client.received().includes('\r\n\r\n'), 3_000);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    expect(ingest.budget.inUse).toBe(Buffer.byteLength(body));
+    client.socket.destroy();
+  });
+
+  it.each([
+    ['an unknown key', `authorization: Bearer ${'x'.repeat(30)}\r\ncontent-length: 10`, 401, 'INGEST_UNAUTHENTICATED'],
+    ['a body over the limit', `authorization: Bearer ${KEY}\r\ncontent-length: ${(1 << 20) + 1}`, 413, 'INGEST_BODY_TOO_LARGE'],
+  ])('is refused without 100 Continue for %s, and the connection closed', async (_case, headers, status, code) => {
+    ingest = build(heldPublisher().publisher);
+    const port = await listen(ingest);
+    const client = await rawConnection(port);
+    client.socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${headers}\r\nexpect: 100-continue\r\n\r\n`);
+    await until(() => client.closed(), 3_000);
+    expect(client.received()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(client.received()).toContain(code);
+    expect(client.received()).not.toContain('100 Continue');
+    expect(client.closed()).toBe(true);
+    expect(ingest.budget.inUse).toBe(0);
+  });
+});
+
+// Node kept the first of several Authorization headers; a proxy in front may have read another.
+it('refuses a request with two Authorization headers, one of them valid', async () => {
+  const ingest = build(heldPublisher().publisher);
+  try {
+    const port = await listen(ingest);
+    const client = await rawConnection(port);
+    client.socket.write(eventHead(2, `authorization: Bearer ${'y'.repeat(30)}\r\n`) + '{}');
+    await until(() => client.received().includes('}'), 3_000);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(client.received()).toContain('INGEST_UNAUTHENTICATED');
+  } finally {
+    await ingest.app.close();
+  }
+});
+
+// fastify answered requests racing the drain with its own bare 503: no Retry-After, no code.
+it('answers a request whose headers were arriving when the drain began with INGEST_SHUTTING_DOWN and Retry-After', async () => {
+  const held = heldPublisher();
+  const ingest = build(held.publisher);
+  const port = await listen(ingest);
+  const body = JSON.stringify(order());
+  const busy = await rawConnection(port);
+  busy.socket.write(eventHead(Buffer.byteLength(body)) + body); // holds the drain open
+  await held.started;
+  const late = await rawConnection(port);
+  const head = eventHead(Buffer.byteLength(body));
+  late.socket.write(head.slice(0, 20));
+  await new Promise((r) => setTimeout(r, 50));
+  ingest.beginShutdown();
+  const closing = ingest.app.close();
+  late.socket.write(head.slice(20) + body);
+  await until(() => late.closed(), 3_000);
+  held.deliver();
+  await closing;
+  await until(() => busy.closed(), 3_000);
+  expect(late.received()).toMatch(/^HTTP\/1\.1 503 /);
+  expect(late.received()).toContain('INGEST_SHUTTING_DOWN');
+  expect(late.received().toLowerCase()).toContain('retry-after: 1');
+  expect(busy.received()).toMatch(/^HTTP\/1\.1 200 /);
 });

@@ -61,6 +61,8 @@ declare module 'fastify' {
     principal?: Principal;
     /** The request's in-flight reservation, held while a handler works on the body. */
     budgetHold?: { begin(): void; end(): void };
+    /** `100 Continue` was sent: the client was asked for its body. */
+    bodyInvited?: boolean;
   }
 }
 
@@ -82,14 +84,26 @@ export function buildApp(deps: IngestDeps): IngestApp {
     // Node answers 408 and closes the connection; it looks every connectionsCheckingInterval,
     // 30 s by default, which only a server built here can change. It gets fastify's own settings
     // (the request timeout above, fastify's keep-alive timeout) as fastify's server would.
+    //
+    // Duplicate headers are joined, not reduced to the first: a request with two Authorization
+    // headers (which a proxy in front may have read the other of) or two Content-Types is refused
+    // for its joined value instead of judged by whichever came first.
+    //
+    // `Expect: 100-continue` goes to the same handler without Node's automatic 100 Continue: the
+    // event route sends it once the key, the declared size and the budget pass, so a client that
+    // would be refused is not invited to send its body first.
     serverFactory: (handler, options) => {
       const { requestTimeout, keepAliveTimeout } = options as { requestTimeout: number; keepAliveTimeout: number };
-      return http.createServer({ requestTimeout, keepAliveTimeout, connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, handler);
+      const server = http.createServer({ requestTimeout, keepAliveTimeout, connectionsCheckingInterval: CONNECTIONS_CHECK_MS, joinDuplicateHeaders: true }, handler);
+      server.on('checkContinue', handler);
+      return server;
     },
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     // Per-request logs would be per-message logs at 100k events/s; metrics cover requests.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // fastify's own answer while closing is a bare 503 without Retry-After or a code: requests
+    // that race the drain on open connections are answered by the route (INGEST_SHUTTING_DOWN).
+    return503OnClosing: false,
   });
 
   app.removeAllContentTypeParsers();
@@ -98,9 +112,11 @@ export function buildApp(deps: IngestDeps): IngestApp {
 
   if (metrics) app.addHook('onResponse', httpMetricsHook(metrics));
 
-  // While draining, tell keep-alive clients to reconnect elsewhere.
-  app.addHook('onSend', async (_req, reply) => {
-    if (shuttingDown) reply.header('connection', 'close');
+  // While draining, tell keep-alive clients to reconnect elsewhere. A request refused before its
+  // invited body (`Expect: 100-continue` with no 100 sent) closes too: the client may send the
+  // body anyway or not, and the connection cannot tell which bytes come next.
+  app.addHook('onSend', async (req, reply) => {
+    if (shuttingDown || (expectsContinue(req) && !req.bodyInvited)) reply.header('connection', 'close');
   });
 
   // Answered before the body is read: fastify reads a not-found request's body (any size, no key
@@ -184,6 +200,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
         closed = true;
         if (!handling) release();
       });
+      if (expectsContinue(req)) {
+        reply.raw.writeContinue();
+        req.bodyInvited = true;
+      }
       return undefined;
     },
     handler: async (req, reply) => {
@@ -296,6 +316,15 @@ export function buildApp(deps: IngestDeps): IngestApp {
       shuttingDown = true;
     },
   };
+}
+
+/** Node's own test for `Expect: 100-continue` (it emits `checkContinue` when this matches). */
+const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/** Whether the client waits for `100 Continue` before sending its body. */
+function expectsContinue(req: FastifyRequest): boolean {
+  const expect = req.headers.expect;
+  return expect !== undefined && CONTINUE_EXPECTATION.test(expect);
 }
 
 /** The media type of a Content-Type header, lower case, without its parameters. */
