@@ -16,6 +16,8 @@ export type DeadLetterSink = (records: readonly ProducerRecord[]) => Promise<unk
  */
 export class DeadLetters {
   private queued: ProducerRecord[] = [];
+  /** Value bytes of the queued records and of those being flushed: all are held in memory. */
+  private held = 0;
 
   constructor(
     private readonly sink: DeadLetterSink,
@@ -28,10 +30,17 @@ export class DeadLetters {
     return this.queued.length;
   }
 
+  /** Bytes held until Kafka has them (queued or being flushed); tier 1's backpressure counts them. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
   /** Queues `message` with the first issue's code as its reason; returns the reason. */
   add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): string {
     const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
-    this.queued.push({ topic: this.topic, ...deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() }) });
+    const record = { topic: this.topic, ...deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() }) };
+    this.queued.push(record);
+    this.held += valueBytes([record]);
     return reason;
   }
 
@@ -42,6 +51,7 @@ export class DeadLetters {
     this.queued = [];
     try {
       await this.sink(batch);
+      this.held -= valueBytes(batch);
     } catch (err) {
       this.queued = [...batch, ...this.queued];
       throw err;
@@ -49,3 +59,9 @@ export class DeadLetters {
   }
 }
 
+
+function valueBytes(records: readonly ProducerRecord[]): number {
+  let bytes = 0;
+  for (const r of records) bytes += r.value?.length ?? 0;
+  return bytes;
+}

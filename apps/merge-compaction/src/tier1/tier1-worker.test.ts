@@ -1,4 +1,4 @@
-import type { ConsumedMessage, OnAssign, PartitionLag, TopicPartitionOffset } from '@sluice/kafka';
+import type { ConsumedMessage, OnAssign, OnRevoke, PartitionLag, TopicPartitionOffset } from '@sluice/kafka';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { mergeError } from '../errors';
 import type { BronzeRecord } from './bronze-record';
@@ -179,6 +179,110 @@ describe('Tier1Worker writes', () => {
       expect(appends.map((a) => a.offsets)).toEqual([0, 10, 20, 30, 40].map((from) => range(from, Math.min(from + 10, 45)).map((m) => m.offset)));
       expect(appends.map((a) => a.partitions.map((p) => [p.expected, p.last]))).toEqual([[[undefined, 9]], [[9, 19]], [[19, 29]], [[29, 39]], [[39, 44]]]);
     });
+  });
+
+  // A failed write pauses every partition until a write succeeds. When a rebalance then took the
+  // failed batch away, no write was left to succeed: the worker polled paused partitions forever.
+  it('resumes consuming after a rebalance took away the batch whose write failed', async () => {
+    let appendCalls = 0;
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async () => {
+        if (++appendCalls === 1) throw new Error('storage unavailable');
+        return { version: appendCalls };
+      },
+    };
+    const paused = new Set<number>();
+    let rebalanced = false;
+    const consumer = ({ onAssign, onRevoke }: { onAssign: OnAssign; onRevoke: OnRevoke }): Tier1Consumer => {
+      let polls = 0;
+      let position = 0;
+      return {
+        connect: async () => undefined,
+        poll: async () => {
+          if (++polls === 1) {
+            await onAssign([tp]);
+            position = 10;
+            return range(0, 10);
+          }
+          await new Promise((r) => setTimeout(r, 5));
+          if (!rebalanced && worker!.stats.storageFailures > 0) {
+            // The group moves the partition away and back: nothing was committed, so it is read
+            // again from the start, and a new assignment is not paused.
+            rebalanced = true;
+            await onRevoke([tp]);
+            paused.clear();
+            await onAssign([tp]);
+            position = 0;
+            return [];
+          }
+          if (!rebalanced || paused.has(0) || position >= 10) return [];
+          position = 10;
+          return range(0, 10);
+        },
+        pause: (parts) => parts.forEach((p) => paused.add(p.partition)),
+        resume: (parts) => parts.forEach((p) => paused.delete(p.partition)),
+        paused: () => [...paused].map((partition) => ({ topic, partition })),
+        assignment: () => [tp],
+        lag: () => [],
+        seek: async (s) => {
+          position = s.offset;
+        },
+        close: async () => undefined,
+      };
+    };
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 10 } } }));
+    await worker.start();
+    await until('the rebalance after the failed write', () => rebalanced);
+    await until('the re-read batch written', () => worker!.stats.written === 10);
+    expect(appendCalls).toBe(2);
+  });
+
+  // Backpressure counted the batch and the write in flight, not the DLQ queue: a valid topic full
+  // of undecodable records and a slow DLQ producer grew that queue with every poll.
+  it('pauses consumption while the DLQ queue holds more than the buffer bound', async () => {
+    let sinkCalls = 0;
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((r) => (answer = r));
+    const deadLetters = new DeadLetters(async () => {
+      sinkCalls += 1;
+      await answered; // the DLQ producer does not answer until the test is done
+    }, 'test.dlq');
+    const bad = (offset: number): ConsumedMessage => ({ ...orderMessage(topic, offset), value: Buffer.alloc(100, 1), size: 100 });
+    const paused = new Set<number>();
+    let position = 0;
+    const consumer = ({ onAssign }: { onAssign: OnAssign }): Tier1Consumer => {
+      let polls = 0;
+      return {
+        connect: async () => undefined,
+        poll: async () => {
+          if (++polls === 1) await onAssign([tp]);
+          await new Promise((r) => setTimeout(r, 2));
+          if (paused.has(0)) return [];
+          position += 20;
+          return Array.from({ length: 20 }, (_, i) => bad(position - 20 + i));
+        },
+        pause: (parts) => parts.forEach((p) => paused.add(p.partition)),
+        resume: (parts) => parts.forEach((p) => paused.delete(p.partition)),
+        paused: () => [...paused].map((partition) => ({ topic, partition })),
+        assignment: () => [tp],
+        lag: () => [],
+        seek: async () => undefined,
+        close: async () => undefined,
+      };
+    };
+    const store: Partial<BronzeStore> = { writtenOffsets: async () => new Map(), recentEventIds: async () => ({ ids: [], truncated: false }) };
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, maxBufferedBytes: 5_000 } }));
+    await worker.start();
+    await until('the DLQ flush to be out', () => sinkCalls === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(paused.has(0)).toBe(true);
+    // Paused at the bound: at most one poll's records past it.
+    expect(deadLetters.heldBytes).toBeLessThanOrEqual(5_000 + 20 * 100);
+    expect(position).toBeLessThanOrEqual(70);
+    answer();
   });
 
   // An undecodable record goes to the DLQ instead of bronze, and the DLQ must have it before any

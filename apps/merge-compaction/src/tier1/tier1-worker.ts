@@ -520,7 +520,12 @@ export class Tier1Worker {
         if (kept.length === 0) this.pending.delete(name);
         else this.pending.set(name, kept);
       }
-      if (this.pending.size === 0) this.pending = undefined;
+      if (this.pending.size === 0) {
+        this.pending = undefined;
+        // The write that failed is not this worker's to retry any more, and nothing else would
+        // clear its pause: the partitions stayed paused for good. The next write judges storage.
+        if (this.options.deadLetters.size === 0) this.flow.storageRecovered();
+      }
       this.pendingBytes = [...(this.pending?.values() ?? [])].flat().reduce((s, r) => s + r.bytes, 0);
     }
     this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`) }, 'partitions revoked');
@@ -564,7 +569,9 @@ export class Tier1Worker {
   }
 
   private updateFlow(consumer: Tier1Consumer): void {
-    const buffered = this.batcher.heldBytes + this.pendingBytes;
+    // Records on their way to the DLQ count too: a topic of undecodable records and a slow DLQ
+    // producer grew that queue with every poll, and nothing paused.
+    const buffered = this.batcher.heldBytes + this.pendingBytes + this.options.deadLetters.heldBytes;
     this.stats.maxBufferedBytes = Math.max(this.stats.maxBufferedBytes, buffered);
     const state = this.flow.setBuffered(buffered);
     const assigned = consumer.assignment();
