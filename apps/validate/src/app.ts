@@ -105,6 +105,7 @@ export function build(deps: ValidateDeps): ValidateService {
     source: admin,
     groupId: config.groupId,
     topic: rawTopic,
+    positions: () => processor.consumer.lag(),
     onSampleFailed: (err) => logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'progress check could not read the group; its window starts again'),
   });
   let progressTimer: NodeJS.Timeout | undefined;

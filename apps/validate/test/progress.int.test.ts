@@ -1,5 +1,5 @@
 import { loadConfig } from '@sluice/config';
-import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
+import { KafkaAdmin, KafkaProducer, TransactionalProducer } from '@sluice/kafka';
 import { createLogger } from '@sluice/telemetry';
 import { build, type ValidateService } from '../src/app';
 import { validateConfigSchema } from '../src/config';
@@ -91,3 +91,42 @@ it('a busy instance and an idle extra replica stay live; the holder stops being 
   expect(holder.live()).toBe(false);
   expect(idle.progress()).toEqual({ stuck: false });
 }, 180_000);
+
+// A producer that writes to raw in transactions leaves a commit marker after its records. The
+// group's committed offset stops before it, so the partition looked one offset behind for good,
+// and the instance holding it restarted every other window.
+it('an instance holding a partition that ends in a transaction marker stays live', async () => {
+  const own = topicsFor('progress-markers');
+  await createTopics(brokers, [own.raw], 1);
+  await createTopics(brokers, [own.dlq, own.valid.orders, own.valid.inventory, own.valid.clickstream]);
+  const direct = new TransactionalProducer({ brokers, clientId: 'progress-direct', transactionalId: `progress-direct-${own.raw}` });
+  await direct.connect();
+  try {
+    await direct.begin();
+    await direct.produce([{ topic: own.raw, key: 'k', value: Buffer.from(JSON.stringify(order())) }]);
+    await direct.commit();
+    const config = loadConfig(
+      validateConfigSchema,
+      validateEnv(brokers, own, {
+        VALIDATE_INSTANCE_ID: 'markers',
+        VALIDATE_PROGRESS_WINDOW_MS: String(WINDOW_MS),
+        VALIDATE_TRANSACTION_TIMEOUT_MS: '10000',
+        VALIDATE_STALL_TIMEOUT_MS: '20000',
+      }),
+    );
+    const service = build({ config, logger: createLogger({ service: 'validate', level: 'warn', base: { instance: 'markers' } }) });
+    services.push(service);
+    void service.run().catch((err) => console.error('run failed', err));
+    const deadline = Date.now() + 60_000;
+    while (service.totals().valid === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(service.totals().valid).toBe(1);
+    // The group's offset stops at the marker: one offset "behind" as the broker counts.
+    const [offsets] = await admin.fetchLag(own.group, [own.raw]);
+    expect(offsets.lag).toBe(1);
+    await new Promise((r) => setTimeout(r, 3 * WINDOW_MS + 1_000));
+    expect(service.progress()).toEqual({ stuck: false });
+    expect(service.live()).toBe(true);
+  } finally {
+    await direct.close();
+  }
+}, 120_000);

@@ -22,6 +22,24 @@ describe('stalledPartitions', () => {
   });
 });
 
+describe('stalledPartitions with read positions', () => {
+  const at = (when: number, committed: number, position: number | undefined, lag: number): ProgressSample => ({
+    at: when,
+    partitions: new Map([['raw:0', position === undefined ? { committed, lag } : { committed, position, lag }]]),
+  });
+
+  // A transactional producer's commit marker sits after the last record: the group's offset stops
+  // before it while the consumer reads past it, caught up.
+  it('is not a caught-up partition that ends in a transaction marker', () => {
+    expect(stalledPartitions(at(0, 10, 11, 0), at(60_000, 10, 11, 0))).toEqual([]);
+  });
+
+  it('is a held partition whose position did not move while records waited', () => {
+    expect(stalledPartitions(at(0, 10, 10, 5), at(60_000, 10, 10, 9))).toEqual(['raw:0']);
+    expect(stalledPartitions(at(0, 10, 10, 5), at(60_000, 10, 14, 5))).toEqual([]);
+  });
+});
+
 describe('judgeProgress', () => {
   // raw:0 stalls over the window, raw:1 moves.
   const before = (owned?: string[]) => sample(0, { 'raw:0': [10, 5], 'raw:1': [20, 5] }, owned);

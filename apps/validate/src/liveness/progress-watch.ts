@@ -23,8 +23,12 @@ import type { GroupDescription, PartitionOffsets } from '@sluice/kafka';
 /** Raw's partitions as the broker saw them at one moment. */
 export interface ProgressSample {
   readonly at: number;
-  /** By `topic:partition`: the group's committed offset (null: none) and the records after it. */
-  readonly partitions: ReadonlyMap<string, { readonly committed: number | null; readonly lag: number }>;
+  /**
+   * By `topic:partition`: the group's committed offset (null: none), this instance's read position
+   * where it holds the partition, and the offsets after that position (else after the committed
+   * offset) up to the last stable offset.
+   */
+  readonly partitions: ReadonlyMap<string, { readonly committed: number | null; readonly position?: number; readonly lag: number }>;
   /** Partitions some member of the group held; read only while this instance holds none. */
   readonly owned?: ReadonlySet<string>;
 }
@@ -43,12 +47,18 @@ export type ProgressVerdict =
   | { readonly stuck: false }
   | { readonly stuck: true; readonly reason: 'not-fetching' | 'not-assigned'; readonly partitions: readonly string[]; readonly windowMs: number };
 
-/** Partitions with unread records at `prev` whose committed offset is the same at `cur`. */
+/**
+ * Partitions with unread offsets at `prev` whose committed offset and read position are the same
+ * at `cur`. The position matters where raw holds transaction markers (a producer writing to raw in
+ * transactions, or an aborted one): the group commits the offset after its last record, never
+ * past the marker behind it, so a partition that ends in a marker kept one offset "unread" for
+ * good and validate restarted every other window. The consumer's position moves past markers.
+ */
 export function stalledPartitions(prev: ProgressSample, cur: ProgressSample): string[] {
   const out: string[] = [];
   for (const [key, before] of prev.partitions) {
     const after = cur.partitions.get(key);
-    if (after !== undefined && before.lag > 0 && after.committed === before.committed) out.push(key);
+    if (after !== undefined && before.lag > 0 && after.committed === before.committed && after.position === before.position) out.push(key);
   }
   return out.sort();
 }
@@ -80,6 +90,8 @@ export interface ProgressWatchOptions {
   readonly source: ProgressSource;
   readonly groupId: string;
   readonly topic: string;
+  /** This instance's read position (next offset) in each partition it holds, where known. */
+  readonly positions?: () => ReadonlyArray<{ topic: string; partition: number; nextOffset: number }>;
   readonly now?: () => number;
   /** A sample that could not be taken (broker away): the window starts again at the next one. */
   readonly onSampleFailed?: (err: unknown) => void;
@@ -164,7 +176,13 @@ export class ProgressWatch {
 
   private async sample(at: number): Promise<ProgressSample> {
     const lag = await this.options.source.fetchLag(this.options.groupId, [this.options.topic]);
-    const partitions = new Map(lag.map((p) => [keyOf(p), { committed: p.committed, lag: p.lag }]));
+    const positions = new Map((this.options.positions?.() ?? []).map((p) => [keyOf(p), p.nextOffset]));
+    const partitions = new Map(
+      lag.map((p) => {
+        const position = positions.get(keyOf(p));
+        return [keyOf(p), position === undefined ? { committed: p.committed, lag: p.lag } : { committed: p.committed, position, lag: Math.max(0, p.end - position) }];
+      }),
+    );
     if (this.heldSince.size > 0) return { at, partitions };
     // Holding nothing: who does? (A failed read leaves it unknown, and an idle verdict with it.)
     const group = await this.options.source.describeGroup(this.options.groupId).catch((err: unknown) => {
