@@ -210,7 +210,11 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     async getSchemaById(id) {
       const cached = schemaById.get(id);
       if (cached !== undefined) return cached;
-      const answer = await call('GET', `/schemas/ids/${id}`);
+      // The Confluent wire format's id is a positive signed 32-bit integer: no registry has more.
+      if (!Number.isSafeInteger(id) || id < 0 || id > MAX_SCHEMA_ID) throw new RegistryError('REGISTRY_SCHEMA_NOT_FOUND', `schema id ${id} is out of range`);
+      const answer = await call('GET', `/schemas/ids/${id}`).catch((err: unknown) => {
+        throw unknownIdIf404(err);
+      });
       const schema = field(answer.body, 'schema', 'string', 'getSchemaById');
       schemaById.set(id, schema);
       return schema;
@@ -294,6 +298,20 @@ function safeCanonical(text: string): string {
   } catch {
     return text; // the registry will say what is wrong with it
   }
+}
+
+/** Largest schema id of the Confluent wire format (a signed 32-bit integer). */
+const MAX_SCHEMA_ID = 2 ** 31 - 1;
+
+/**
+ * An id lookup names no subject or version, so any 404 says the id is not there, whatever
+ * `error_code` came with it: Apicurio's compatibility API and Confluent's answer to an id it cannot
+ * parse send 404 without 40403, which read as "subject not found" and made validate retry the
+ * batch for ever instead of dead-lettering the event.
+ */
+function unknownIdIf404(err: unknown): unknown {
+  if (!(err instanceof RegistryError) || err.status !== 404 || err.code === 'REGISTRY_SCHEMA_NOT_FOUND') return err;
+  return new RegistryError('REGISTRY_SCHEMA_NOT_FOUND', err.message, { status: err.status, registryErrorCode: err.registryErrorCode, cause: err });
 }
 
 function errorFromAnswer(method: string, path: string, status: number, body: unknown): RegistryError {
