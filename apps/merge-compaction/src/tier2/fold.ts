@@ -1,5 +1,5 @@
 import type { AnyContract, GoldAggregate } from '@sluice/contracts';
-import { FileLease, type ColumnSpec, type LakeQueryEngine, type LakeTable, type LiveFile, type Snapshot, type WriteSource } from '@sluice/lake';
+import { FileLease, type ColumnSpec, type LakeQueryEngine, type LakeTable, type LiveFile, type MergeResult, type Snapshot, type WriteSource } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
   BRONZE_VERSION,
@@ -219,12 +219,21 @@ export class ContractFolder {
          WHERE NOT EXISTS (SELECT 1 FROM (VALUES ${superseded.join(', ')}) s(p, o) WHERE s.p = n.${KAFKA_PARTITION} AND s.o = n.${KAFKA_OFFSET})`
       : newest(rows);
     const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to }));
-    const result = await silver.merge({
-      ...silverMergeLayout(contract),
-      source: { sql: source },
-      txns,
-      amortise: this.o.foldPercent > 0 ? { foldFraction: this.o.foldPercent / 100 } : undefined,
-    });
+    let result: MergeResult;
+    try {
+      result = await silver.merge({
+        ...silverMergeLayout(contract),
+        source: { sql: source },
+        txns,
+        amortise: this.o.foldPercent > 0 ? { foldFraction: this.o.foldPercent / 100 } : undefined,
+      });
+    } catch (err) {
+      // The MERGE may have committed before it failed (the amortised one cleans its tail after
+      // silver's commit), moving the fold offsets past these deletes: memory is rebuilt from
+      // bronze and those offsets on the next step instead of missing them for good.
+      this.tombstones = undefined;
+      throw err;
+    }
     for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs);
     tombstones.expire();
     const folded = facts.length - superseded.length;
