@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { SluiceError } from '@sluice/errors';
 import { LakeQueryEngine, LocalStorage } from '@sluice/lake';
 import { LakeAdapter } from '../src/lake/lake-adapter';
 import { createOrders, orderRow, tempDir } from './support';
@@ -62,6 +63,22 @@ describe('query-api over a file cache that evicts a path it handed out', () => {
     const gone = snapshot.files[0];
     storage.localPath = async (key: string) => path.join(cacheDir, `never-there-${key.replace(/[/\\]/g, '__')}`);
     await expect(lake.query(snapshot, [gone], [], { sql: 'SELECT count(*) AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'QUERY_VERSION_UNKNOWN' });
+  });
+
+  // On S3 a data file the store does not have fails its download with "no such object"
+  // (LAKE_NOT_FOUND), which answered 404 "no commits yet"; a short download (retryable
+  // LAKE_STORAGE_TRUNCATED) answered 500.
+  it.each([
+    ['a file the store does not have', new SluiceError('LAKE_NOT_FOUND', 'localPath: no such object'), 'QUERY_VERSION_UNKNOWN'],
+    ['a download cut short', new SluiceError('LAKE_STORAGE_TRUNCATED', 'localPath: 10 of 20 bytes', { retryable: true }), 'QUERY_LAKE_UNAVAILABLE'],
+  ])('answers %s as %s', async (_case, failure, code) => {
+    const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
+    const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
+    const snapshot = await lake.latest('silver_orders');
+    storage.localPath = async () => {
+      throw failure;
+    };
+    await expect(lake.query(snapshot, snapshot.files, [], { sql: 'SELECT count(*) AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 })).rejects.toMatchObject({ code });
   });
 
   // Bug: a read handed more files than the cache can pin lost its first files before DuckDB

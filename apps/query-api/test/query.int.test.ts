@@ -62,6 +62,13 @@ describe('query-api over real tables', () => {
     expect((await get(t.app, '/v1/tables/not_created_yet')).body.error.code).toBe('QUERY_TABLE_UNKNOWN');
   });
 
+  // The list took no read options and ignored them: `?asOfVersion=1` answered the latest versions.
+  it('refuses read options on the table list instead of ignoring them', async () => {
+    const res = await get(t.app, '/v1/tables?asOfVersion=1');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('QUERY_INVALID');
+  });
+
   it('grouped aggregates equal DuckDB on the same files', async () => {
     const res = await query(t.app, 'silver_orders', {
       groupBy: ['status'],

@@ -61,5 +61,23 @@ describe('change detection of a table with an emptied tail', () => {
     const rows = await adapter.query(reloaded, reloaded.files, [], { sql: 'SELECT sum(key)::INTEGER AS s FROM lake_snapshot', params: [], timeoutMs: 10_000 });
     expect(rows).toEqual([{ s: 100 }]);
   });
-});
 
+  // A past version was kept by table name and version only: after the table was created again,
+  // asking for that version again served the dropped table's files and freshness.
+  it('does not serve a kept past version of a table that was created again since', async () => {
+    const root = path.join(dir, 'silver_p');
+    const old = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'key', type: 'long' }] });
+    await old.append({ rows: [{ key: 1 }] });
+    const adapter = new LakeAdapter({ tables: ['silver_p'], storageFor: () => new LocalStorage(root), engine });
+    const before = await adapter.atVersion('silver_p', 1);
+    expect(await adapter.atVersion('silver_p', 1)).toBe(before); // kept while it is the table's
+    await new Promise((r) => setTimeout(r, 20)); // the new table's files get later times
+    await fs.rm(root, { recursive: true, force: true });
+    const again = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'key', type: 'long' }] });
+    await again.append({ rows: [{ key: 100 }] });
+    const after = await adapter.atVersion('silver_p', 1);
+    expect(after.tableId).not.toBe(before.tableId);
+    const rows = await adapter.query(after, after.files, [], { sql: 'SELECT sum(key)::INTEGER AS s FROM lake_snapshot', params: [], timeoutMs: 10_000 });
+    expect(rows).toEqual([{ s: 100 }]);
+  });
+});

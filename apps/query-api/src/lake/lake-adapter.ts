@@ -58,7 +58,8 @@ export class LakeAdapter implements LakePort {
     // A version never changes once committed, so a loaded one is good for as long as it is kept.
     const key = `${table}@${version}`;
     const hit = this.past.get(key);
-    if (hit) return hit;
+    // Kept only while it is the table's: one dropped and created again since has other versions.
+    if (hit && (await this.sameTable(hit))) return hit;
     const s = await this.load(table, { version });
     this.past.set(key, s);
     if (this.past.size > this.pastLimit) this.past.delete(this.past.keys().next().value as string);
@@ -78,12 +79,17 @@ export class LakeAdapter implements LakePort {
         storage.head(TAIL_PREFIX + commitKey(tailNext)),
         storage.head(commitKey(snapshot.version)),
       ]);
-      // The snapshot's own commit gone or newer than it: the table was dropped and created again
-      // under this name (with fewer versions, no next commit ever showed, and it stayed unseen).
-      return next !== undefined || tail !== undefined || own === undefined || own.modifiedMs > snapshot.commitTimeMs;
+      return next !== undefined || tail !== undefined || !isOwnCommit(own, snapshot);
     } catch {
       return true; // let the full reload report the storage problem
     }
+  }
+
+  /** Whether `snapshot`'s own commit is still the one it was loaded from (see {@link isOwnCommit}). */
+  private async sameTable(snapshot: TableSnapshot): Promise<boolean> {
+    const storage = this.storages.get(snapshot.table);
+    const own = await storage?.head(commitKey(snapshot.version)).catch(() => undefined);
+    return isOwnCommit(own, snapshot);
   }
 
   atTimestamp(table: string, ms: number): Promise<TableSnapshot> {
@@ -247,6 +253,15 @@ function commitKey(version: number): string {
   return `_delta_log/${String(version).padStart(20, '0')}.json`;
 }
 
+/**
+ * Whether `own`, the commit file of `snapshot`'s version as stored now, is the one the snapshot
+ * was read from. Gone, or newer than the snapshot: the table was dropped and created again under
+ * this name (with fewer versions, no next commit ever showed, and it stayed unseen).
+ */
+function isOwnCommit(own: { modifiedMs: number } | undefined, snapshot: TableSnapshot): boolean {
+  return own !== undefined && own.modifiedMs <= snapshot.commitTimeMs;
+}
+
 /** Lake errors in query-api's words. */
 function translate(err: unknown, table: string): Error {
   if (!isSluiceError(err)) return queryError('QUERY_INTERNAL', undefined, undefined, err);
@@ -270,6 +285,10 @@ function translate(err: unknown, table: string): Error {
       if (/Conversion Error|Out of Range Error/i.test(err.message)) return queryError('QUERY_VALUE_INVALID', err.message.split('\n')[0], { table }, err);
       return queryError('QUERY_INTERNAL', undefined, undefined, err);
     default:
-      return isSluiceError(err) && err.code.startsWith('QUERY_') ? err : queryError('QUERY_INTERNAL', undefined, undefined, err);
+      if (err.code.startsWith('QUERY_')) return err;
+      // Any other lake error the lake calls retryable (a short S3 read: LAKE_STORAGE_TRUNCATED)
+      // is the store's for a moment, not a bug here: 503 with Retry-After, not 500.
+      if (err.retryable) return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { table, retryAfterSeconds: 1 }, err);
+      return queryError('QUERY_INTERNAL', undefined, undefined, err);
   }
 }

@@ -1,3 +1,4 @@
+import { isSluiceError } from '@sluice/errors';
 import { duckError, ident, sqlString, sqlStringList } from '../duck';
 import { errorMessage, lakeError } from '../errors';
 import type { LiveFile, Snapshot } from '../log/snapshot';
@@ -89,10 +90,6 @@ function hasColumns(source: RelationSource, file: LiveFile, names: readonly stri
   return nullCount !== undefined && names.every((n) => Object.hasOwn(nullCount, n));
 }
 
-/**
- * Maps DuckDB's "file not found" errors to LAKE_DATA_FILE_MISSING naming the file; anything else
- * as {@link duckError} does (LAKE_OUT_OF_MEMORY, else `code`).
- */
 /** Files an S3 read downloads at once (cache misses); the SDK's sockets allow more. */
 const DOWNLOADS_AT_ONCE = 8;
 
@@ -107,13 +104,31 @@ async function localPaths(storage: Storage, files: readonly LiveFile[]): Promise
   const worker = async () => {
     while (next < files.length) {
       const i = next++;
-      paths[i] = duckReadablePath(await storage.localPath(files[i].key));
+      paths[i] = duckReadablePath(await localPathOf(storage, files[i].key));
     }
   };
   await Promise.all(Array.from({ length: Math.min(DOWNLOADS_AT_ONCE, files.length) }, worker));
   return paths;
 }
 
+/**
+ * The local path of a data file the snapshot references. A file the store does not have is
+ * LAKE_DATA_FILE_MISSING, as when DuckDB finds a local one gone: on S3 the download's "no such
+ * object" was LAKE_NOT_FOUND, which readers took for a table without commits.
+ */
+async function localPathOf(storage: Storage, key: string): Promise<string> {
+  try {
+    return await storage.localPath(key);
+  } catch (err) {
+    if (!isSluiceError(err, 'LAKE_NOT_FOUND')) throw err;
+    throw lakeError('LAKE_DATA_FILE_MISSING', `data file ${key} is missing from ${storage.uri}`, { cause: err, details: { file: key } });
+  }
+}
+
+/**
+ * Maps DuckDB's "file not found" errors to LAKE_DATA_FILE_MISSING naming the file; anything else
+ * as {@link duckError} does (LAKE_OUT_OF_MEMORY, else `code`).
+ */
 export function translateReadError(what: string, cause: unknown, code?: Parameters<typeof duckError>[2]): Error {
   const message = errorMessage(cause);
   const m = /No files found that match the pattern "([^"]+)"|Cannot open file "([^"]+)": No such file or directory|No such file or directory.*?"([^"]+)"/.exec(message);
