@@ -80,4 +80,28 @@ describe('change detection of a table with an emptied tail', () => {
     const rows = await adapter.query(after, after.files, [], { sql: 'SELECT sum(key)::INTEGER AS s FROM lake_snapshot', params: [], timeoutMs: 10_000 });
     expect(rows).toEqual([{ s: 100 }]);
   });
+
+  // Time travel reads a version without the tail, while an amortised MERGE commits its offsets to
+  // the table when its rows only reached the tail: the answer claimed offsets of rows it lacked.
+  it('reports no offsets for a past version of a table with a tail, and the offsets of one without', async () => {
+    const spec = { keys: ['key'], versionColumn: 'v' } as const;
+    const withTail = await LakeTable.create(new LocalStorage(path.join(dir, 'silver_tt')), { columns: [{ name: 'key', type: 'long' }, { name: 'v', type: 'long' }] });
+    await withTail.append({ rows: [{ key: 1, v: 1 }, { key: 2, v: 1 }] });
+    await withTail.merge({ ...spec, source: { rows: [{ key: 3, v: 1 }] }, txns: [{ appId: 'fold:t-0', version: 5 }], amortise: { foldFraction: 10 } });
+    const plain = await LakeTable.create(new LocalStorage(path.join(dir, 'silver_pl')), { columns: [{ name: 'key', type: 'long' }, { name: 'v', type: 'long' }] });
+    await plain.merge({ ...spec, source: { rows: [{ key: 3, v: 1 }] }, txns: [{ appId: 'fold:t-0', version: 5 }] });
+    const adapter = new LakeAdapter({ tables: ['silver_tt', 'silver_pl'], storageFor: (t) => new LocalStorage(path.join(dir, t)), engine });
+
+    const latest = await adapter.latest('silver_tt');
+    expect(latest.txns).toEqual({ 'fold:t-0': 5 });
+    const past = await adapter.atVersion('silver_tt', latest.version);
+    const rows = await adapter.query(past, past.files, [], { sql: 'SELECT count(*)::INTEGER AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 });
+    expect(rows).toEqual([{ n: 2 }]); // key 3 is in the tail only
+    expect(past.txns).toEqual({});
+    expect(past.tailExcluded).toBe(true);
+
+    const plainPast = await adapter.atVersion('silver_pl', (await adapter.latest('silver_pl')).version);
+    expect(plainPast.txns).toEqual({ 'fold:t-0': 5 });
+    expect(plainPast.tailExcluded).toBeUndefined();
+  });
 });

@@ -162,6 +162,7 @@ export class LakeAdapter implements LakePort {
     const storage = this.storages.get(table);
     if (!storage) throw queryError('QUERY_TABLE_UNKNOWN', JSON.stringify(table), { table });
     let spec: ViewSpec;
+    let tailExcluded: boolean;
     try {
       // A table may be configured before its first commit: open it on first use, not at start.
       let lakeTable = this.opened.get(table);
@@ -170,6 +171,8 @@ export class LakeAdapter implements LakePort {
         this.opened.set(table, lakeTable);
       }
       spec = target === 'current' ? await consistentCurrentView(lakeTable) : { storage, snapshot: await lakeTable.snapshot(target) };
+      // A past version is read without the tail, whose batches its `txn` may already name.
+      tailExcluded = target !== 'current' && (await hasTail(storage));
     } catch (err) {
       throw translate(err, table);
     }
@@ -191,7 +194,8 @@ export class LakeAdapter implements LakePort {
         partitionValues: { ...f.partitionValues },
         stats: snapshot.stats(f),
       })),
-      txns: Object.fromEntries([...snapshot.txnVersions()].map(([appId, v]) => [appId, Number(v)])),
+      txns: tailExcluded ? {} : Object.fromEntries([...snapshot.txnVersions()].map(([appId, v]) => [appId, Number(v)])),
+      ...(tailExcluded ? { tailExcluded: true as const } : {}),
       configuration: { ...snapshot.configuration },
       tailVersion: spec.tailVersion,
       pending: pending && {
@@ -260,6 +264,11 @@ function commitKey(version: number): string {
  */
 function isOwnCommit(own: { modifiedMs: number } | undefined, snapshot: TableSnapshot): boolean {
   return own !== undefined && own.modifiedMs <= snapshot.commitTimeMs;
+}
+
+/** Whether the table has an amortised-merge tail (any log of one). */
+async function hasTail(storage: Storage): Promise<boolean> {
+  return (await storage.list(TAIL_PREFIX + '_delta_log/')).length > 0;
 }
 
 /** Lake errors in query-api's words. */

@@ -30,6 +30,11 @@ export interface TableSnapshot {
   pending?: { version: number; files: LiveFile[]; keys: string[] };
   /** The tail's version when the table has one, with pending rows or not (change detection). */
   tailVersion?: number;
+  /**
+   * A past version of a table with a tail, read without it: its `txn` offsets may name batches
+   * that were still in the tail, so they are not reported (`txns` is empty).
+   */
+  tailExcluded?: true;
 }
 
 /**

@@ -36,6 +36,8 @@ export interface Freshness {
   offsets: Record<string, number>;
   /** The amortised-merge tail read with the table (merge-on-read), or null when there is none. */
   pending: { version: number; files: number } | null;
+  /** Present on a past version of a table with a tail: read without the tail, so `offsets` is empty (see TableSnapshot). */
+  tailExcluded?: true;
 }
 
 /** The answer to a JSON query. */
@@ -141,6 +143,7 @@ export class QueryService {
       maxEventTime: maxEvent === undefined ? null : new Date(maxEvent).toISOString(),
       offsets: { ...s.txns },
       pending: s.pending ? { version: s.pending.version, files: s.pending.files.length } : null,
+      ...(s.tailExcluded ? { tailExcluded: s.tailExcluded } : {}),
     };
   }
 
