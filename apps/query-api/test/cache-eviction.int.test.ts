@@ -65,13 +65,29 @@ describe('query-api over a file cache that evicts a path it handed out', () => {
     await expect(lake.query(snapshot, [gone], [], { sql: 'SELECT count(*) AS n FROM lake_snapshot', params: [], timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'QUERY_VERSION_UNKNOWN' });
   });
 
+  // The second try after an evicted file got the whole timeout again: the client had its 504 at
+  // the deadline while the read held its slot and budget for up to twice as long.
+  it('gives the second try only what is left of the deadline', async () => {
+    const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
+    const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
+    const snapshot = await lake.latest('silver_orders');
+    const fetch = storage.localPath.bind(storage);
+    storage.localPath = async (key: string) => {
+      await new Promise((r) => setTimeout(r, 300)); // a slow download, every time
+      return fetch(key);
+    };
+    const started = performance.now();
+    await expect(lake.query(snapshot, [snapshot.files[0]], [], { sql: 'SELECT count(*) AS n FROM lake_snapshot', params: [], timeoutMs: 500 })).rejects.toMatchObject({ code: 'QUERY_TIMEOUT' });
+    expect(performance.now() - started).toBeLessThan(900);
+  });
+
   // On S3 a data file the store does not have fails its download with "no such object"
   // (LAKE_NOT_FOUND), which answered 404 "no commits yet"; a short download (retryable
   // LAKE_STORAGE_TRUNCATED) answered 500.
   it.each([
-    ['a file the store does not have', new SluiceError('LAKE_NOT_FOUND', 'localPath: no such object'), 'QUERY_VERSION_UNKNOWN'],
-    ['a download cut short', new SluiceError('LAKE_STORAGE_TRUNCATED', 'localPath: 10 of 20 bytes', { retryable: true }), 'QUERY_LAKE_UNAVAILABLE'],
-  ])('answers %s as %s', async (_case, failure, code) => {
+    ['a file the store does not have', 'QUERY_VERSION_UNKNOWN', new SluiceError('LAKE_NOT_FOUND', 'localPath: no such object')],
+    ['a download cut short', 'QUERY_LAKE_UNAVAILABLE', new SluiceError('LAKE_STORAGE_TRUNCATED', 'localPath: 10 of 20 bytes', { retryable: true })],
+  ])('answers %s as %s', async (_case, code, failure) => {
     const storage = new EvictingCacheStorage(path.join(root, 'silver_orders'), cacheDir);
     const lake = new LakeAdapter({ tables: ['silver_orders'], storageFor: () => storage, engine });
     const snapshot = await lake.latest('silver_orders');

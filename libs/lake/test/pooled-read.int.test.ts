@@ -102,6 +102,17 @@ describe('LakeQueryEngine.read (pooled, prepared)', () => {
     expect(await engine.read(await view(), 'SELECT sum(key) AS s FROM t', undefined, { timeoutMs: 10_000 })).toEqual([{ s: String((11 * 12) / 2) }]);
   });
 
+  // DuckDB forgets an interrupt that lands while a statement is still being prepared: the query
+  // then ran to its end (seconds here) and answered as if in time.
+  it('interrupts a statement whose timeout passed while it was being prepared', async () => {
+    const longList = Array.from({ length: 100_000 }, (_, i) => -1 - i).join(',');
+    const slowToPrepare = `SELECT count(*) AS n FROM range(400000000) r(x) WHERE x % 7 = $1 AND x NOT IN (${longList})`;
+    const started = performance.now();
+    await expect(engine.read(await view(), slowToPrepare, [3], { timeoutMs: 50 })).rejects.toMatchObject({ code: 'LAKE_QUERY_TIMEOUT' });
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(await engine.read(await view(), 'SELECT count(*) AS n FROM t', undefined, { timeoutMs: 10_000 })).toEqual([{ n: '12' }]);
+  });
+
   it('a data file gone after the statement was prepared is LAKE_DATA_FILE_MISSING, and stays so (not a stale answer)', async () => {
     const root3 = path.join(dir, 'vanishing');
     const t3 = await LakeTable.create(new LocalStorage(root3), { columns, partitionColumns: ['bucket'] });

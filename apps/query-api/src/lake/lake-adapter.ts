@@ -103,8 +103,7 @@ export class LakeAdapter implements LakePort {
     const release = await this.readBudget(snapshot.table, [...files, ...pendingFiles], read);
     try {
       // The time spent waiting for its turn comes off the read's own deadline.
-      const timeoutMs = read.timeoutMs === undefined ? undefined : Math.max(1, Math.ceil(read.timeoutMs - (performance.now() - waitStarted)));
-      return await this.read(snapshot, source, files, pendingFiles, { ...read, timeoutMs });
+      return await this.read(snapshot, source, files, pendingFiles, { ...read, timeoutMs: timeLeft(read.timeoutMs, waitStarted) });
     } finally {
       release();
     }
@@ -132,8 +131,10 @@ export class LakeAdapter implements LakePort {
     // (part-<uuid> names), so one set of both serves.
     const wanted = new Set([...files, ...pendingFiles].map((f) => f.path));
     // A pooled, prepared read: the same files and SQL again (lookups into one bucket, a panel
-    // polled while its files do not change) skip connection, view and planning costs.
-    const run = () => this.options.engine.read({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } }, read.sql, read.params, { timeoutMs: read.timeoutMs });
+    // polled while its files do not change) skip connection, view and planning costs. A second
+    // try has what is left of the deadline, not all of it again (its slot was held twice as long).
+    const started = performance.now();
+    const run = () => this.options.engine.read({ [RELATION]: { ...source, files: (f) => wanted.has(f.path) } }, read.sql, read.params, { timeoutMs: timeLeft(read.timeoutMs, started) });
     try {
       try {
         return await run();
@@ -264,6 +265,11 @@ function commitKey(version: number): string {
  */
 function isOwnCommit(own: { modifiedMs: number } | undefined, snapshot: TableSnapshot): boolean {
   return own !== undefined && own.modifiedMs <= snapshot.commitTimeMs;
+}
+
+/** What is left of `timeoutMs` since `started` (performance.now()), at least 1 ms; undefined without a timeout. */
+function timeLeft(timeoutMs: number | undefined, started: number): number | undefined {
+  return timeoutMs === undefined ? undefined : Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
 }
 
 /** Whether the table has an amortised-merge tail (any log of one). */

@@ -318,15 +318,21 @@ async function runStatement(
   checkTimeout(timeoutMs);
   const started = performance.now();
   let timedOut = false;
+  let repeat: NodeJS.Timeout | undefined;
   const timer =
     timeoutMs === undefined
       ? undefined
       : setTimeout(() => {
           timedOut = true;
+          // DuckDB forgets an interrupt that lands before execution starts (while the statement
+          // is prepared, e.g. binding a long file list): the query then ran to its end, holding
+          // its slot long after the caller's timeout. Repeated until the call settles.
           conn.interrupt();
+          repeat = setInterval(() => conn.interrupt(), INTERRUPT_REPEAT_MS);
         }, timeoutMs);
   try {
     const prepared = await prepare();
+    if (timedOut) throw timeoutError(timeoutMs as number, started);
     if (params) prepared.bind(params as never);
     return await prepared.runAndReadAll();
   } catch (err) {
@@ -335,8 +341,12 @@ async function runStatement(
     throw translateReadError('query', err);
   } finally {
     clearTimeout(timer);
+    clearInterval(repeat);
   }
 }
+
+/** How often an interrupt is repeated once a statement's timeout has passed (see runStatement). */
+const INTERRUPT_REPEAT_MS = 10;
 
 function checkTimeout(timeoutMs: number | undefined): void {
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
