@@ -28,6 +28,10 @@ import { scanTopic } from './read-dlq';
 /** How long a DLQ scan may go without progress before the tool gives up, ms. */
 const DLQ_IDLE_TIMEOUT_MS = 60_000;
 
+/** A replay sends at most this many records, or this many bytes, at once. */
+const REPLAY_BATCH_RECORDS = 1000;
+const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
+
 const USAGE = 'usage: cli.ts count|list|show|replay [--reason R] [--contract C] [--at P:O] [--since ISO] [--limit N] [--json] [--dry-run] [--brokers B] [--dlq-topic T] [--raw-topic T]';
 
 async function main(argv: string[]): Promise<number> {
@@ -117,9 +121,11 @@ async function main(argv: string[]): Promise<number> {
       await producer?.connect();
       try {
         let pending: ReturnType<typeof toReplayRecord>[] = [];
+        let pendingBytes = 0;
         const flush = async () => {
           if (producer && pending.length > 0) await producer.sendBatch(pending.map((r) => ({ topic: rawTopic, ...r })));
           pending = [];
+          pendingBytes = 0;
         };
         await scan(async (e) => {
           if (e.truncated !== undefined) {
@@ -127,8 +133,11 @@ async function main(argv: string[]): Promise<number> {
             return true;
           }
           replayed.add(e);
-          pending.push(toReplayRecord(e, dlqTopic));
-          if (pending.length >= 1000) await flush();
+          const record = toReplayRecord(e, dlqTopic);
+          pending.push(record);
+          pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
+          // Bounded by bytes too: a thousand DLQ records of up to 900 kB each were held here at once.
+          if (pending.length >= REPLAY_BATCH_RECORDS || pendingBytes >= REPLAY_BATCH_BYTES) await flush();
           return replayed.total < limit;
         });
         await flush();

@@ -42,6 +42,8 @@ export async function scanTopic(
   const key = (partition: number) => `${topic}:${partition}`;
   const first = (partition: number) => (options.from?.partition === partition ? Math.max(options.from.offset, starts.get(key(partition)) ?? 0) : (starts.get(key(partition)) ?? 0));
   const pending = new Map<number, number>();
+  /** Per partition, the offset after the last record handed to `onMessage`. */
+  const readUpTo = new Map<number, number>();
   for (const { partition } of partitions) {
     if (options.from !== undefined && options.from.partition !== partition) continue;
     const end = ends.get(key(partition)) ?? 0;
@@ -58,9 +60,11 @@ export async function scanTopic(
     isolationLevel: options.isolation,
     maxBatchMessages: 5000,
     maxBatchWaitMs: 200,
-    // Each partition starts where the scan wants it; one with nothing to read starts at its end.
+    // Each partition starts where the scan wants it, or where it got to when the group assigns it
+    // again (a rejoin mid-scan re-delivered what was read: counted twice, replayed twice); one
+    // with nothing to read starts at its end.
     onAssign: (assigned): TopicPartitionOffset[] =>
-      assigned.map((p) => ({ ...p, offset: pending.has(p.partition) ? first(p.partition) : (ends.get(key(p.partition)) ?? 0) })),
+      assigned.map((p) => ({ ...p, offset: pending.has(p.partition) ? (readUpTo.get(p.partition) ?? first(p.partition)) : (ends.get(key(p.partition)) ?? 0) })),
   });
   await consumer.connect();
   try {
@@ -76,7 +80,9 @@ export async function scanTopic(
       for (const m of await consumer.poll()) {
         const end = pending.get(m.partition);
         if (end === undefined || m.offset >= end) continue;
+        if (m.offset < (readUpTo.get(m.partition) ?? 0)) continue;
         progressed = true;
+        readUpTo.set(m.partition, m.offset + 1);
         if ((await onMessage({ partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers })) === false) return;
       }
       // Positions pass transaction markers too, which data offsets alone would never reach.
