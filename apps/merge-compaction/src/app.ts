@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
-import { LakeQueryEngine, configureSharedDuckDB, tableStorageFactory } from '@sluice/lake';
+import { LakeQueryEngine, PINNED_OVERSHOOT, configureSharedDuckDB, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
@@ -96,6 +96,9 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     tempDirectory: path.join(config.scratchDir || os.tmpdir(), 'sluice-duckdb-spill'),
   });
   const engine = deps.engine ?? (await LakeQueryEngine.create());
+  // An S3 table is read through its bounded file cache, which pins at most PINNED_OVERSHOOT times
+  // its size: reads of bronze history go in chunks within this (query-api bounds its reads alike).
+  const maxReadBytes = isS3Root(config.lakeRoot) ? Math.floor(config.s3CacheBytesPerTable * (PINNED_OVERSHOOT - 0.5)) : Infinity;
   const maintenance: MaintenanceOptions = {
     minSmallFiles: config.compactionMinFiles,
     smallFileBytes: config.compactionSmallFileBytes,
@@ -146,7 +149,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       contracts,
       contractOfTopic: new Map(contracts.map((c) => [topicOf(c), c])),
       decoder: new AvroDecoder(contracts),
-      store: new LakeBronzeStore(tables, engine),
+      store: new LakeBronzeStore(tables, engine, Date.now, maxReadBytes),
       deadLetters: new DeadLetters(sink, config.dlqTopic || `${config.topicPrefix}${DLQ_TOPIC.name}`),
       createConsumer,
       bounds: { maxMs: config.batchMaxMs, maxBytes: config.batchMaxBytes, maxRecords: config.batchMaxEvents },
@@ -174,6 +177,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         foldPercent: config.silverFoldPercent,
         goldIntervalMs: config.goldIntervalMs,
         watermarkMs: config.dedupWatermarkMs,
+        maxReadBytes,
         retryMaxMs: config.retryMaxMs,
         maintenance: { ...maintenance, vacuum: false, intervalMs: config.compactionIntervalMs },
         logger: logger.child({ role: 'tier2' }),

@@ -41,6 +41,47 @@ export function maxOfStats(snapshot: Snapshot, files: readonly LiveFile[], colum
   return out;
 }
 
+/** A chunk of {@link newestFirstChunks}: its files and the largest `column` value among them. */
+export interface FileChunk {
+  readonly files: LiveFile[];
+  readonly newest: number;
+}
+
+/**
+ * The files `keep` keeps, newest first by their largest `column` value (files without stats
+ * first), cut into chunks of at most `maxBytes` (a larger file alone). On S3 a read pins its files
+ * in a bounded cache: a read of a table's history in one piece passed that bound and failed on
+ * every retry; callers read chunk by chunk and stop once a chunk is older than what they need.
+ */
+export function newestFirstChunks(snapshot: Snapshot, keep: (file: LiveFile) => boolean, column: string, maxBytes: number): FileChunk[] {
+  const sorted = snapshot.files
+    .filter(keep)
+    .map((file) => ({ file, newest: maxOfStats(snapshot, [file], column) ?? Infinity }))
+    .sort((a, b) => b.newest - a.newest);
+  const chunks: { files: LiveFile[]; newest: number; bytes: number }[] = [];
+  for (const { file, newest } of sorted) {
+    const last = chunks.at(-1);
+    if (last && last.bytes + file.size <= maxBytes) {
+      last.files.push(file);
+      last.bytes += file.size;
+    } else {
+      chunks.push({ files: [file], newest, bytes: file.size });
+    }
+  }
+  return chunks.map(({ files, newest }) => ({ files, newest }));
+}
+
+/** Runs of consecutive windows (each `w` long, sorted starts) as inclusive `[lo, hi]` epoch-ms spans. */
+export function windowRuns(windows: readonly number[], w: number): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const start of windows) {
+    const last = runs[runs.length - 1];
+    if (last && start <= last[1] + 1) last[1] = Math.max(last[1], start + w - 1);
+    else runs.push([start, start + w - 1]);
+  }
+  return runs;
+}
+
 /** Txn versions of `prefix<topic>-<partition>` appIds, by partition. */
 export function partitionTxns(snapshot: Snapshot, prefix: string, topic: string): Map<number, number> {
   const out = new Map<number, number>();

@@ -3,7 +3,7 @@ import type { LakeQueryEngine, LakeTable, Snapshot } from '@sluice/lake';
 import { isSluiceError } from '@sluice/errors';
 import { mergeError } from '../errors';
 import { contractColumns, BUCKET, EVENT_DATE, INGESTED_AT, KAFKA_OFFSET, KAFKA_PARTITION, KEY_HASH, PRODUCED_AT } from '../tables/layout';
-import { both, maxOfStats, overlapping } from '../tables/pruning';
+import { both, maxOfStats, newestFirstChunks, overlapping } from '../tables/pruning';
 import type { TableSet } from '../tables/table-set';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
@@ -33,6 +33,8 @@ export class LakeBronzeStore implements BronzeStore {
     private readonly tables: TableSet,
     private readonly engine: LakeQueryEngine,
     private readonly now: () => number = Date.now,
+    /** Most bronze bytes one read may hold in the table's file cache (S3); undefined: no bound. */
+    private readonly maxReadBytes = Infinity,
   ) {}
 
   async writtenOffsets(contract: AnyContract, appIds: readonly string[]): Promise<Map<string, number>> {
@@ -54,20 +56,27 @@ export class LakeBronzeStore implements BronzeStore {
     const ofPartition = overlapping(snap, KAFKA_PARTITION, partition, partition);
     const newest = maxOfStats(snap, snap.files.filter(ofPartition), 'event_time');
     if (newest === undefined) return { ids: [], truncated: false };
-    const files = both(ofPartition, overlapping(snap, 'event_time', newest - watermarkMs, Infinity));
-    const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
-    try {
-      // One row past the limit tells whether there were more.
-      const rows = await session.query(
-        `WITH p AS (SELECT event_id, epoch_ms(event_time) AS t FROM bronze WHERE ${KAFKA_PARTITION} = $p)
-         SELECT event_id, t FROM p WHERE t >= (SELECT max(t) FROM p) - $w ORDER BY t DESC LIMIT $n`,
-        { p: partition, w: watermarkMs, n: Math.min(limit, Number.MAX_SAFE_INTEGER - 1) + 1 },
-      );
-      const truncated = rows.length > limit;
-      return { ids: rows.slice(0, limit).map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) })), truncated };
-    } finally {
-      session.close();
+    // The files that may hold ids within the watermark, read newest first in chunks the cache can
+    // hold; each chunk gives its newest `wanted` ids of the partition, the best `wanted` are kept.
+    const wanted = Math.min(limit, Number.MAX_SAFE_INTEGER - 1) + 1; // one past the limit tells whether there were more
+    let rows: Record<string, unknown>[] = [];
+    for (const chunk of newestFirstChunks(snap, both(ofPartition, overlapping(snap, 'event_time', newest - watermarkMs, Infinity)), 'event_time', this.maxReadBytes)) {
+      // Sorted newest first: once `wanted` ids are held, a chunk older than all of them adds none.
+      if (rows.length >= wanted && chunk.newest < Number(rows[rows.length - 1].t)) break;
+      const paths = new Set(chunk.files.map((f) => f.path));
+      const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files: (f) => paths.has(f.path) } });
+      try {
+        const found = await session.query(`SELECT event_id, epoch_ms(event_time) AS t FROM bronze WHERE ${KAFKA_PARTITION} = $p ORDER BY t DESC LIMIT $n`, { p: partition, n: wanted });
+        rows = [...rows, ...found].sort((a, b) => Number(b.t) - Number(a.t)).slice(0, wanted);
+      } finally {
+        session.close();
+      }
     }
+    // Within the watermark of the partition's own newest event (the first row: every chunk gave its newest).
+    const horizon = rows.length > 0 ? Number(rows[0].t) - watermarkMs : 0;
+    rows = rows.filter((r) => Number(r.t) >= horizon);
+    const truncated = rows.length > limit;
+    return { ids: rows.slice(0, limit).map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) })), truncated };
   }
 
   async committedEventIds(contract: AnyContract, partition: number, candidates: readonly DedupKey[]): Promise<Set<string>> {

@@ -15,7 +15,7 @@ import {
   silverKeys,
   silverMergeLayout,
 } from '../tables/layout';
-import { both, overlapping, partitionTxns } from '../tables/pruning';
+import { both, newestFirstChunks, overlapping, partitionTxns, windowRuns } from '../tables/pruning';
 import type { TableSet } from '../tables/table-set';
 import { TombstoneMemory } from './tombstones';
 
@@ -36,6 +36,11 @@ export interface FoldOptions {
   /** Amortised MERGE threshold, % of a bucket's rows (0 = plain copy-on-write every step). */
   readonly foldPercent: number;
   readonly watermarkMs: number;
+  /**
+   * Most bronze bytes one read of the tombstone rebuild may hold in bronze's file cache (S3): it
+   * reads in chunks within it. Undefined: one read.
+   */
+  readonly maxReadBytes?: number;
   /** Gold is recomputed at most this often (ms); silver folds every step. */
   readonly goldIntervalMs: number;
   readonly logger: Logger;
@@ -262,9 +267,10 @@ export class ContractFolder {
     // The recomputed windows go bronze → gold inside DuckDB, never as JS objects.
     let source: WriteSource = { rows: [] };
     if (windows.length > 0) {
-      const lo = windows[0];
-      const hi = windows[windows.length - 1] + w - 1;
-      const relation = await bronze.relationSql(bsnap, overlapping(bsnap, 'event_time', lo, hi));
+      // Only the files that may hold the touched windows: one late event used to stretch the
+      // read over every bronze file from its day to now, past what an S3 cache can hold.
+      const runs = windowRuns(windows, w).map(([lo, hi]) => overlapping(bsnap, 'event_time', lo, hi));
+      const relation = await bronze.relationSql(bsnap, (f) => runs.some((keep) => keep(f)));
       const groups = aggregate.groupBy.join(', ');
       const measures = aggregate.measures
         .map((m) => (m.fn === 'count' ? `count(*) AS ${m.name}` : `sum(${m.column}) AS ${m.name}`))
@@ -297,7 +303,13 @@ export class ContractFolder {
     }
   }
 
-  /** Rebuilt from bronze once per process: folded tombstones within the watermark. */
+  /**
+   * Rebuilt from bronze once per process (and after a failed MERGE): folded tombstones within the
+   * watermark of the newest one. Bronze is read newest files first (by their largest event time),
+   * in chunks of at most `maxReadBytes`, until the files left are older than the newest delete
+   * found less the watermark: one read of every folded bronze file passed an S3 cache's bound, and
+   * the silver step failed on every retry after a restart.
+   */
   private async tombstoneMemory(bronze: LakeTable, bsnap: Snapshot, ssnap: Snapshot): Promise<TombstoneMemory> {
     if (this.tombstones) return this.tombstones;
     const memory = new TombstoneMemory(this.o.watermarkMs);
@@ -305,14 +317,18 @@ export class ContractFolder {
     if (this.o.contract.kind === 'state' && folded.size > 0) {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
       const { where, files } = rangeFilter(bsnap, ranges);
-      const rows = await this.queryBronze(
-        bronze,
-        bsnap,
-        files,
-        `WITH d AS (SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where})
-         SELECT * FROM d WHERE __event_ms >= (SELECT max(__event_ms) FROM d) - ${this.o.watermarkMs}`,
-      );
-      for (const r of rows) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
+      const deletes: Record<string, unknown>[] = [];
+      let newest = -Infinity;
+      for (const chunk of newestFirstChunks(bsnap, files, 'event_time', this.o.maxReadBytes ?? Infinity)) {
+        if (chunk.newest < newest - this.o.watermarkMs) break;
+        const paths = new Set(chunk.files.map((f) => f.path));
+        const rows = await this.queryBronze(bronze, bsnap, (f) => paths.has(f.path), `SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where}`);
+        for (const r of rows) newest = Math.max(newest, Number(r.__event_ms));
+        deletes.push(...rows);
+      }
+      for (const r of deletes) {
+        if (Number(r.__event_ms) >= newest - this.o.watermarkMs) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
+      }
     }
     this.tombstones = memory;
     return memory;

@@ -23,6 +23,8 @@ export interface Tier2Options {
   readonly foldPercent: number;
   readonly goldIntervalMs: number;
   readonly watermarkMs: number;
+  /** Most bronze bytes one tier-2 read may hold in a table's file cache (S3); undefined: no bound. */
+  readonly maxReadBytes?: number;
   readonly retryMaxMs: number;
   /** Silver and gold are compacted here, between folds, so a compaction can never race a MERGE. */
   readonly maintenance: MaintenanceOptions & { intervalMs: number };
@@ -48,7 +50,7 @@ export class Tier2Worker {
 
   constructor(private readonly o: Tier2Options) {
     this.folders = o.contracts.map(({ contract, topic }) => ({
-      folder: new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, goldIntervalMs: o.goldIntervalMs, watermarkMs: o.watermarkMs, logger: o.logger, metrics: o.metrics }),
+      folder: new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, goldIntervalMs: o.goldIntervalMs, watermarkMs: o.watermarkMs, maxReadBytes: o.maxReadBytes, logger: o.logger, metrics: o.metrics }),
       silver: new StepRetry(`silver ${contract.name}`, o.retryMaxMs),
       gold: new StepRetry(`gold ${contract.name}`, o.retryMaxMs),
     }));
