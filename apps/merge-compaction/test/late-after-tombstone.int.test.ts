@@ -1,7 +1,6 @@
 import { CONTRACTS } from '@sluice/contracts';
 import type { MergeApp } from '../src/app';
-import type { OracleEvent, Send } from '../src/oracle/oracle';
-import { diffAgainstOracle, produce, readRows, caughtUp, startApp, TestEnv, waitFor } from './support/harness';
+import { diffAgainstOracle, produce, readRows, caughtUp, startApp, orderSend, TestEnv, waitFor } from './support/harness';
 
 // Bug guarded: copy-on-write MERGE removes a deleted row, so an OLDER version arriving after the
 // tombstone was folded (in a later fold step, even after a restart) would re-insert the entity.
@@ -9,19 +8,7 @@ describe('an older version arriving after its tombstone was folded', () => {
   const env = new TestEnv('tombstone', [CONTRACTS.orders]);
   const apps: MergeApp[] = [];
   const t0 = Date.UTC(2026, 10, 29, 10, 0, 0);
-  const order = (id: string, version: number, op: 'upsert' | 'delete', at: number): Send => {
-    const event: OracleEvent = {
-      event_id: `${id}-v${version}-${op}`,
-      event_time: t0 + at,
-      producer: 'test',
-      schema_version: 1,
-      version,
-      op,
-      order_id: id,
-      payload: op === 'delete' ? null : { customer_id: 'c1', status: 'paid', total_cents: 100 * version, currency: 'EUR', item_count: 1 },
-    };
-    return { contract: 'orders', key: id, event, duplicate: false };
-  };
+  const order = (id: string, version: number, op: 'upsert' | 'delete', at: number) => orderSend(t0, id, version, op, at);
 
   beforeAll(() => env.createTopics());
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { CONTRACTS } from '@sluice/contracts';
 import type { MergeApp } from '../src/app';
-import type { OracleEvent, Send } from '../src/oracle/oracle';
-import { caughtUp, diffAgainstOracle, produce, readRows, startApp, TestEnv, waitFor } from './support/harness';
+import type { Send } from '../src/oracle/oracle';
+import { caughtUp, diffAgainstOracle, produce, readRows, startApp, orderSend, TestEnv, waitFor } from './support/harness';
 
 // On S3 every read goes through a bounded file cache per table. Two tier-2 reads spanned bronze
 // history: the tombstone rebuild after a restart read every folded bronze file, and a gold step
@@ -12,20 +12,8 @@ describe('tier 2 on S3 with a bronze larger than its file cache', () => {
   const env = new TestEnv('s3-bounded', [CONTRACTS.orders], { s3: true });
   const apps: MergeApp[] = [];
   const t0 = Date.UTC(2026, 10, 29, 10, 0, 0);
-  const order = (id: string, version: number, op: 'upsert' | 'delete', at: number): Send => {
-    const event: OracleEvent = {
-      event_id: `${id}-v${version}-${op}`,
-      event_time: t0 + at,
-      producer: 'test',
-      schema_version: 1,
-      version,
-      op,
-      order_id: id,
-      // Incompressible customer ids, so a few thousand events fill megabytes of bronze.
-      payload: op === 'delete' ? null : { customer_id: randomBytes(150).toString('base64'), status: 'paid', total_cents: 100 * version, currency: 'EUR', item_count: 1 },
-    };
-    return { contract: 'orders', key: id, event, duplicate: false };
-  };
+  // Incompressible customer ids, so a few thousand events fill megabytes of bronze.
+  const order = (id: string, version: number, op: 'upsert' | 'delete', at: number) => orderSend(t0, id, version, op, at, randomBytes(150).toString('base64'));
   // The smallest cache the service takes (1 MiB): reads may pin 1 MiB of it.
   const start = () => startApp(env, apps, { SLUICE_ROLES: 'tier1,tier2', SLUICE_S3_CACHE_BYTES_PER_TABLE: String(1024 * 1024), SLUICE_BATCH_MAX_EVENTS: '1000' });
 

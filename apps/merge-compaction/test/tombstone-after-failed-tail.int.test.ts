@@ -3,8 +3,7 @@ import { CONTRACTS } from '@sluice/contracts';
 import { SluiceError } from '@sluice/errors';
 import { LocalStorage } from '@sluice/lake';
 import { build, type MergeApp } from '../src/app';
-import type { OracleEvent, Send } from '../src/oracle/oracle';
-import { diffAgainstOracle, produce, readRows, caughtUp, TestEnv, waitFor } from './support/harness';
+import { diffAgainstOracle, produce, readRows, caughtUp, orderSend, TestEnv, waitFor } from './support/harness';
 
 /**
  * Local storage whose first commit of a tail DELETE fails without landing: with the amortised
@@ -28,19 +27,7 @@ describe('a delete folded by a step that failed after its silver commit', () => 
   const env = new TestEnv('tomb-tail', [CONTRACTS.orders]);
   let app: MergeApp | undefined;
   const t0 = Date.UTC(2026, 10, 29, 10, 0, 0);
-  const order = (id: string, version: number, op: 'upsert' | 'delete', at: number): Send => {
-    const event: OracleEvent = {
-      event_id: `${id}-v${version}-${op}`,
-      event_time: t0 + at,
-      producer: 'test',
-      schema_version: 1,
-      version,
-      op,
-      order_id: id,
-      payload: op === 'delete' ? null : { customer_id: 'c1', status: 'paid', total_cents: 100 * version, currency: 'EUR', item_count: 1 },
-    };
-    return { contract: 'orders', key: id, event, duplicate: false };
-  };
+  const order = (id: string, version: number, op: 'upsert' | 'delete', at: number) => orderSend(t0, id, version, op, at);
 
   beforeAll(() => env.createTopics());
   afterAll(async () => {

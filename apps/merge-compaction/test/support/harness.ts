@@ -215,6 +215,24 @@ export async function startApp(env: TestEnv, apps: MergeApp[], extra: Record<str
   return app;
 }
 
+/**
+ * One orders event of entity `id` at `version`, `atMs` after `t0`, as a send to its valid topic;
+ * `customerId` fills the payload of an upsert (a delete has none).
+ */
+export function orderSend(t0: number, id: string, version: number, op: 'upsert' | 'delete', atMs: number, customerId = 'c1'): Send {
+  const event: OracleEvent = {
+    event_id: `${id}-v${version}-${op}`,
+    event_time: t0 + atMs,
+    producer: 'test',
+    schema_version: 1,
+    version,
+    op,
+    order_id: id,
+    payload: op === 'delete' ? null : { customer_id: customerId, status: 'paid', total_cents: 100 * version, currency: 'EUR', item_count: 1 },
+  };
+  return { contract: 'orders', key: id, event, duplicate: false };
+}
+
 /** Encodes an oracle event as validate writes it: Avro single-object with its writer schema. */
 export function encode(contract: AnyContract, event: OracleEvent): Buffer {
   const schema = (contract.versions.find((v) => v.version === event.schema_version) ?? contract.latest).schema;
