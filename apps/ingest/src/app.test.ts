@@ -170,6 +170,24 @@ describe('Expect: 100-continue', () => {
   });
 });
 
+// RFC 9110: an HTTP/1.0 request's expectation is ignored (its client does not know 100 Continue).
+it('sends no 100 Continue to an HTTP/1.0 request that names the expectation', async () => {
+  const held = heldPublisher();
+  const app = build(held.publisher);
+  try {
+    const port = await listen(app);
+    const body = JSON.stringify(order());
+    const client = await rawConnection(port);
+    client.socket.write(eventHead(Buffer.byteLength(body), 'expect: 100-continue\r\n').replace('HTTP/1.1', 'HTTP/1.0') + body);
+    await held.started;
+    held.deliver();
+    await until(() => client.closed(), 3_000);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200 /);
+  } finally {
+    await app.app.close();
+  }
+});
+
 // Node kept the first of several Authorization headers; a proxy in front may have read another.
 it('refuses a request with two Authorization headers, one of them valid', async () => {
   const ingest = build(heldPublisher().publisher);

@@ -321,10 +321,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
 /** Node's own test for `Expect: 100-continue` (it emits `checkContinue` when this matches). */
 const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i;
 
-/** Whether the client waits for `100 Continue` before sending its body. */
+/** Whether the client waits for `100 Continue` before sending its body (HTTP/1.1 only, as Node and RFC 9110 have it). */
 function expectsContinue(req: FastifyRequest): boolean {
   const expect = req.headers.expect;
-  return expect !== undefined && CONTINUE_EXPECTATION.test(expect);
+  return req.raw.httpVersionMajor === 1 && req.raw.httpVersionMinor === 1 && expect !== undefined && CONTINUE_EXPECTATION.test(expect);
 }
 
 /** The media type of a Content-Type header, lower case, without its parameters. */

@@ -97,8 +97,10 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   });
   const engine = deps.engine ?? (await LakeQueryEngine.create());
   // An S3 table is read through its bounded file cache, which pins at most PINNED_OVERSHOOT times
-  // its size: reads of bronze history go in chunks within this (query-api bounds its reads alike).
-  const maxReadBytes = isS3Root(config.lakeRoot) ? Math.floor(config.s3CacheBytesPerTable * (PINNED_OVERSHOOT - 0.5)) : Infinity;
+  // its size: reads of bronze history go in chunks of half the cache, so that tier 1's dedup
+  // rebuild, tier 2's tombstone rebuild and a fold step (all at once after a start) fit beside
+  // each other in one process's bronze cache.
+  const maxReadBytes = isS3Root(config.lakeRoot) ? Math.floor(config.s3CacheBytesPerTable / PINNED_OVERSHOOT) : Infinity;
   const maintenance: MaintenanceOptions = {
     minSmallFiles: config.compactionMinFiles,
     smallFileBytes: config.compactionSmallFileBytes,

@@ -118,7 +118,8 @@ export function deadLetterRecord(
   return { key, value, headers };
 }
 
-function recordBytes(r: DeadLetterRecord): number {
+/** Bytes a DLQ record takes: key, value and headers with their framing. */
+export function recordBytes(r: DeadLetterRecord): number {
   let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
   for (const [name, v] of Object.entries(r.headers)) n += HEADER_FRAMING_BYTES + Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
   return n;

@@ -1,4 +1,4 @@
-import { deadLetterRecord } from '@sluice/contracts';
+import { deadLetterRecord, recordBytes } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import type { ConsumedMessage, ProducerRecord } from '@sluice/kafka';
 
@@ -15,8 +15,8 @@ export type DeadLetterSink = (records: readonly ProducerRecord[]) => Promise<unk
  * copies share their `sluice-dlq-source-*` coordinates.
  */
 export class DeadLetters {
-  private queued: ProducerRecord[] = [];
-  /** Value bytes of the queued records and of those being flushed: all are held in memory. */
+  private queued: { record: ProducerRecord; bytes: number }[] = [];
+  /** Bytes (key, value, headers) of the queued records and of those being flushed: all are held in memory. */
   private held = 0;
 
   constructor(
@@ -38,9 +38,10 @@ export class DeadLetters {
   /** Queues `message` with the first issue's code as its reason; returns the reason. */
   add(message: ConsumedMessage, contract: string, issues: readonly Issue[]): string {
     const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
-    const record = { topic: this.topic, ...deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() }) };
-    this.queued.push(record);
-    this.held += valueBytes([record]);
+    const record = deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() });
+    const bytes = recordBytes(record);
+    this.queued.push({ record: { topic: this.topic, ...record }, bytes });
+    this.held += bytes;
     return reason;
   }
 
@@ -50,8 +51,8 @@ export class DeadLetters {
     const batch = this.queued;
     this.queued = [];
     try {
-      await this.sink(batch);
-      this.held -= valueBytes(batch);
+      await this.sink(batch.map((q) => q.record));
+      for (const q of batch) this.held -= q.bytes;
     } catch (err) {
       this.queued = [...batch, ...this.queued];
       throw err;
@@ -60,8 +61,3 @@ export class DeadLetters {
 }
 
 
-function valueBytes(records: readonly ProducerRecord[]): number {
-  let bytes = 0;
-  for (const r of records) bytes += r.value?.length ?? 0;
-  return bytes;
-}

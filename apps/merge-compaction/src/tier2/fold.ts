@@ -317,18 +317,24 @@ export class ContractFolder {
     if (this.o.contract.kind === 'state' && folded.size > 0) {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
       const { where, files } = rangeFilter(bsnap, ranges);
-      const deletes: Record<string, unknown>[] = [];
+      let deletes: Record<string, unknown>[] = [];
       let newest = -Infinity;
       for (const chunk of newestFirstChunks(bsnap, files, 'event_time', this.o.maxReadBytes ?? Infinity)) {
         if (chunk.newest < newest - this.o.watermarkMs) break;
         const paths = new Set(chunk.files.map((f) => f.path));
-        const rows = await this.queryBronze(bronze, bsnap, (f) => paths.has(f.path), `SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where}`);
+        // Only deletes within the watermark of the newest one so far (this chunk's included).
+        const floor = Number.isFinite(newest) ? newest - this.o.watermarkMs : Number.MIN_SAFE_INTEGER;
+        const rows = await this.queryBronze(
+          bronze,
+          bsnap,
+          (f) => paths.has(f.path),
+          `WITH d AS (SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where})
+           SELECT * FROM d WHERE __event_ms >= greatest((SELECT max(__event_ms) FROM d) - ${this.o.watermarkMs}, ${floor})`,
+        );
         for (const r of rows) newest = Math.max(newest, Number(r.__event_ms));
-        deletes.push(...rows);
+        deletes = [...deletes, ...rows].filter((r) => Number(r.__event_ms) >= newest - this.o.watermarkMs);
       }
-      for (const r of deletes) {
-        if (Number(r.__event_ms) >= newest - this.o.watermarkMs) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
-      }
+      for (const r of deletes) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
     }
     this.tombstones = memory;
     return memory;

@@ -56,16 +56,8 @@ describe('registry client', () => {
     expect(calls).toHaveLength(1);
   });
 
-  // Any 404 to an id lookup used to be "subject not found", which validate retried for ever.
-  it.each([
-    ['a 404 without a registry error code', { status: 404, body: { error_code: 404, message: 'HTTP 404 Not Found' } }],
-    ['a 404 with another registry error code', { status: 404, body: { error_code: 40401, message: 'no' } }],
-  ])('answers an id lookup refused with %s as REGISTRY_SCHEMA_NOT_FOUND', async (_case, step) => {
-    const { fetch } = scripted([step]);
-    const client = createRegistryClient({ url: 'http://r', fetch, ...noSleep });
-    await expect(client.getSchemaById(12)).rejects.toMatchObject({ code: 'REGISTRY_SCHEMA_NOT_FOUND', retryable: false, status: 404 });
-  });
-
+  // An id past the wire format's range: Confluent's registry answers a bare 404, read as a
+  // misconfigured URL and retried, so validate retried such an event for ever.
   it('answers an id outside the wire format\'s range as REGISTRY_SCHEMA_NOT_FOUND without asking', async () => {
     const { fetch, calls } = scripted([]);
     const client = createRegistryClient({ url: 'http://r', fetch, ...noSleep });

@@ -211,10 +211,10 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
       const cached = schemaById.get(id);
       if (cached !== undefined) return cached;
       // The Confluent wire format's id is a positive signed 32-bit integer: no registry has more.
+      // Confluent's registry cannot route a larger one and answers a bare 404 (no 40403), which
+      // reads as a misconfigured URL and is retried: validate retried such an event for ever.
       if (!Number.isSafeInteger(id) || id < 0 || id > MAX_SCHEMA_ID) throw new RegistryError('REGISTRY_SCHEMA_NOT_FOUND', `schema id ${id} is out of range`);
-      const answer = await call('GET', `/schemas/ids/${id}`).catch((err: unknown) => {
-        throw unknownIdIf404(err);
-      });
+      const answer = await call('GET', `/schemas/ids/${id}`);
       const schema = field(answer.body, 'schema', 'string', 'getSchemaById');
       schemaById.set(id, schema);
       return schema;
@@ -302,17 +302,6 @@ function safeCanonical(text: string): string {
 
 /** Largest schema id of the Confluent wire format (a signed 32-bit integer). */
 const MAX_SCHEMA_ID = 2 ** 31 - 1;
-
-/**
- * An id lookup names no subject or version, so any 404 says the id is not there, whatever
- * `error_code` came with it: Apicurio's compatibility API and Confluent's answer to an id it cannot
- * parse send 404 without 40403, which read as "subject not found" and made validate retry the
- * batch for ever instead of dead-lettering the event.
- */
-function unknownIdIf404(err: unknown): unknown {
-  if (!(err instanceof RegistryError) || err.status !== 404 || err.code === 'REGISTRY_SCHEMA_NOT_FOUND') return err;
-  return new RegistryError('REGISTRY_SCHEMA_NOT_FOUND', err.message, { status: err.status, registryErrorCode: err.registryErrorCode, cause: err });
-}
 
 function errorFromAnswer(method: string, path: string, status: number, body: unknown): RegistryError {
   const b = (typeof body === 'object' && body !== null ? body : {}) as { error_code?: unknown; message?: unknown };
