@@ -92,9 +92,12 @@ describe('merge-compaction oracle', () => {
     expect(bronzeOps.slice(bronzeOps.indexOf('OPTIMIZE'))).toContain('WRITE');
     expect(app.tier1!.stats.storageFailures).toBe(0);
     // A data commit that lost its version to an OPTIMIZE goes to the next one after the conflict
-    // check finds nothing in common ('retry'); neither side ever conflicts.
+    // check finds nothing in common ('retry'): a data commit never conflicts. An OPTIMIZE may lose
+    // to v2's ADD COLUMNS (a metadata change conflicts with everything, DELTA.md §6); compaction
+    // tries again at its next pass (seen in CI once the timing lined up).
     unsubscribe(LAKE_CHANNELS.conflict, onRace);
-    expect(races.filter((r) => r.outcome !== 'retry')).toEqual([]);
+    const compactionLostToSchema = (r: (typeof races)[number]) => r.operation === 'OPTIMIZE' && /metadata/.test(String(r.outcome));
+    expect(races.filter((r) => r.outcome !== 'retry' && !compactionLostToSchema(r))).toEqual([]);
     const merges = (await (await env.table(CONTRACTS.orders.tables.silver))!.history()).filter((h) => h.operation === 'MERGE').length;
     expect(sampleValue(after, 'sluice_merge_compaction_merge_duration_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBe(merges);
     expect(sampleValue(after, 'sluice_merge_compaction_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
