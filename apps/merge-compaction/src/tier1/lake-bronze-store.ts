@@ -33,7 +33,7 @@ export class LakeBronzeStore implements BronzeStore {
     private readonly tables: TableSet,
     private readonly engine: LakeQueryEngine,
     private readonly now: () => number = Date.now,
-    /** Most bronze bytes one read may hold in the table's file cache (S3); undefined: no bound. */
+    /** Most bronze bytes one read may hold in the table's file cache (S3); Infinity: no bound. */
     private readonly maxReadBytes = Infinity,
   ) {}
 

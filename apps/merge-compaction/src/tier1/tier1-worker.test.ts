@@ -50,6 +50,29 @@ describe('Tier1Worker writes', () => {
       };
     };
 
+  /**
+   * A consumer of `tp` that keeps its pauses as Kafka does (a paused partition is not fetched, a
+   * new assignment is not paused): `poll` answers the n-th poll (from 1) and sees the hooks and the
+   * paused partitions.
+   */
+  const pausable =
+    (poll: (n: number, hooks: { onAssign: OnAssign; onRevoke: OnRevoke }, paused: Set<number>) => Promise<ConsumedMessage[]>) =>
+    (hooks: { onAssign: OnAssign; onRevoke: OnRevoke }): Tier1Consumer => {
+      const paused = new Set<number>();
+      let polls = 0;
+      return {
+        connect: async () => undefined,
+        poll: () => poll(++polls, hooks, paused),
+        pause: (parts) => parts.forEach((p) => paused.add(p.partition)),
+        resume: (parts) => parts.forEach((p) => paused.delete(p.partition)),
+        paused: () => [...paused].map((partition) => ({ topic, partition })),
+        assignment: () => [tp],
+        lag: () => [],
+        seek: async () => undefined,
+        close: async () => undefined,
+      };
+    };
+
   // Another worker moved a partition's offsets while this one held a batch of it (a rebalance):
   // the write fails MERGE_OFFSETS_MOVED, the batch is dropped and the partition re-read from the
   // table's offset. Records fetched from the old position in the meantime must not be accepted,
@@ -194,45 +217,29 @@ describe('Tier1Worker writes', () => {
         return { version: appendCalls };
       },
     };
-    const paused = new Set<number>();
     let rebalanced = false;
-    const consumer = ({ onAssign, onRevoke }: { onAssign: OnAssign; onRevoke: OnRevoke }): Tier1Consumer => {
-      let polls = 0;
-      let position = 0;
-      return {
-        connect: async () => undefined,
-        poll: async () => {
-          if (++polls === 1) {
-            await onAssign([tp]);
-            position = 10;
-            return range(0, 10);
-          }
-          await new Promise((r) => setTimeout(r, 5));
-          if (!rebalanced && worker!.stats.storageFailures > 0) {
-            // The group moves the partition away and back: nothing was committed, so it is read
-            // again from the start, and a new assignment is not paused.
-            rebalanced = true;
-            await onRevoke([tp]);
-            paused.clear();
-            await onAssign([tp]);
-            position = 0;
-            return [];
-          }
-          if (!rebalanced || paused.has(0) || position >= 10) return [];
-          position = 10;
-          return range(0, 10);
-        },
-        pause: (parts) => parts.forEach((p) => paused.add(p.partition)),
-        resume: (parts) => parts.forEach((p) => paused.delete(p.partition)),
-        paused: () => [...paused].map((partition) => ({ topic, partition })),
-        assignment: () => [tp],
-        lag: () => [],
-        seek: async (s) => {
-          position = s.offset;
-        },
-        close: async () => undefined,
-      };
-    };
+    let position = 0;
+    const consumer = pausable(async (n, { onAssign, onRevoke }, paused) => {
+      if (n === 1) {
+        await onAssign([tp]);
+        position = 10;
+        return range(0, 10);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      if (!rebalanced && worker!.stats.storageFailures > 0) {
+        // The group moves the partition away and back: nothing was committed, so it is read
+        // again from the start, and a new assignment is not paused.
+        rebalanced = true;
+        await onRevoke([tp]);
+        paused.clear();
+        await onAssign([tp]);
+        position = 0;
+        return [];
+      }
+      if (!rebalanced || paused.has(0) || position >= 10) return [];
+      position = 10;
+      return range(0, 10);
+    });
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 10 } } }));
     await worker.start();
     await until('the rebalance after the failed write', () => rebalanced);
@@ -251,28 +258,16 @@ describe('Tier1Worker writes', () => {
       await answered; // the DLQ producer does not answer until the test is done
     }, 'test.dlq');
     const bad = (offset: number): ConsumedMessage => ({ ...orderMessage(topic, offset), value: Buffer.alloc(100, 1), size: 100 });
-    const paused = new Set<number>();
     let position = 0;
-    const consumer = ({ onAssign }: { onAssign: OnAssign }): Tier1Consumer => {
-      let polls = 0;
-      return {
-        connect: async () => undefined,
-        poll: async () => {
-          if (++polls === 1) await onAssign([tp]);
-          await new Promise((r) => setTimeout(r, 2));
-          if (paused.has(0)) return [];
-          position += 20;
-          return Array.from({ length: 20 }, (_, i) => bad(position - 20 + i));
-        },
-        pause: (parts) => parts.forEach((p) => paused.add(p.partition)),
-        resume: (parts) => parts.forEach((p) => paused.delete(p.partition)),
-        paused: () => [...paused].map((partition) => ({ topic, partition })),
-        assignment: () => [tp],
-        lag: () => [],
-        seek: async () => undefined,
-        close: async () => undefined,
-      };
-    };
+    let paused: Set<number> = new Set();
+    const consumer = pausable(async (n, { onAssign }, pausedNow) => {
+      paused = pausedNow;
+      if (n === 1) await onAssign([tp]);
+      await new Promise((r) => setTimeout(r, 2));
+      if (paused.has(0)) return [];
+      position += 20;
+      return Array.from({ length: 20 }, (_, i) => bad(position - 20 + i));
+    });
     const store: Partial<BronzeStore> = { writtenOffsets: async () => new Map(), recentEventIds: async () => ({ ids: [], truncated: false }) };
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, maxBufferedBytes: 5_000 } }));
     try {
