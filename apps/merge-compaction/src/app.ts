@@ -10,6 +10,7 @@ import { type MergeConfig, duckdbMemoryMbFor } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
 import { AssignmentWatch, type AssignmentSource } from './tier1/assignment-watch';
+import { RECORD_BASE_BYTES } from './tier1/bronze-record';
 import { DeadLetters, type DeadLetterSink } from './tier1/dead-letters';
 import { LakeBronzeStore } from './tier1/lake-bronze-store';
 import type { Tier1Tracer } from './tier1/trace';
@@ -128,16 +129,19 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           topics,
           isolationLevel: 'read_committed',
           autoOffsetReset: 'earliest',
-          // One poll adds at most ~1/4 of the memory bound.
-          maxBatchMessages: Math.min(10_000, config.batchMaxEvents),
+          // One poll adds at most ~1/4 of the memory bound in Avro bytes, and as many records as
+          // a quarter holds at their least counted size (heldBytesOf): a poll of small records
+          // holds several times its wire size.
+          maxBatchMessages: Math.min(10_000, config.batchMaxEvents, Math.max(1, Math.floor(config.maxBufferedBytes / 4 / RECORD_BASE_BYTES))),
           maxBatchBytes: Math.floor(config.maxBufferedBytes / 4),
           maxBatchWaitMs: Math.min(100, config.batchMaxMs),
           // A poll (with its hooks) past the stall limit ends the process, so polls are at most
           // that far apart. Also the rebalance timeout: how long a join can wait for a member that
           // died with the broker, so it follows the stall limit rather than the 300 s default.
           maxPollIntervalMs: config.stallTimeoutMs + 30_000,
-          // librdkafka's prefetch counts against the memory bound too.
-          maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 1024 / Math.max(1, topics.length * 8))),
+          // librdkafka's prefetch (Avro bytes, outside the heap): half the memory bound across the
+          // topics' partitions, at least 1 MiB each.
+          maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 2 / 1024 / Math.max(1, topics.length * 8))),
           ...hooks,
         }));
     if (deps.assignmentSource === undefined) admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-merge-compaction-watch' });

@@ -53,9 +53,9 @@ export const mergeConfigSchema = {
   s3CacheBytesPerTable: int('SLUICE_S3_CACHE_BYTES_PER_TABLE', { default: 1024 ** 3, min: 1024 * 1024, doc: 'bound of the local S3 file cache per table' }),
   tablePrefix: str('SLUICE_TABLE_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts table names' }),
   batchMaxMs: int('SLUICE_BATCH_MAX_MS', { default: 1000, min: 10, max: 600_000, doc: 'tier-1 micro-batch time bound' }),
-  batchMaxBytes: int('SLUICE_BATCH_MAX_BYTES', { default: 16 * 1024 * 1024, min: 1024, doc: 'tier-1 micro-batch size bound' }),
+  batchMaxBytes: int('SLUICE_BATCH_MAX_BYTES', { default: 64 * 1024 * 1024, min: 1024, doc: 'tier-1 micro-batch size bound: the heap its decoded records hold (Avro size + ~450 bytes each)' }),
   batchMaxEvents: int('SLUICE_BATCH_MAX_EVENTS', { default: 200_000, min: 1, doc: 'tier-1 micro-batch count bound' }),
-  maxBufferedBytes: int('SLUICE_MAX_BUFFERED_BYTES', { default: 64 * 1024 * 1024, min: 4096, doc: 'pause consumption above this' }),
+  maxBufferedBytes: int('SLUICE_MAX_BUFFERED_BYTES', { default: 128 * 1024 * 1024, min: 4096, doc: 'pause consumption when the heap held by buffered records (the batch being written and the next) passes this' }),
   dedupWatermarkMs: int('SLUICE_DEDUP_WATERMARK_MS', { default: 10 * 60_000, min: 0, doc: 'event_id dedup horizon, by event time' }),
   dedupMaxIds: int('SLUICE_DEDUP_MAX_IDS', {
     default: 1_000_000,

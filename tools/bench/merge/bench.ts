@@ -205,7 +205,12 @@ async function main(): Promise<void> {
       const events = makeEvents(o.events, Date.now(), 50_000);
       for (let i = 0; i < events.length; i += 5000) await producer.sendBatch(events.slice(i, i + 5000).map((e) => ({ topic, ...e })));
       const ends = await admin.fetchEndOffsets(Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition })));
-      child = await startService({ ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: String(o.batchEvents), SLUICE_BATCH_MAX_BYTES: String(32 * 1024 * 1024), SLUICE_MAX_BUFFERED_BYTES: String(128 * 1024 * 1024) }, logFile);
+      // Byte bounds that let --batch-events close the batches (a record counts at ~540 bytes of heap), with room for two.
+      const batchBytes = Math.max(32 * 1024 * 1024, o.batchEvents * 640);
+      child = await startService(
+        { ...env, SLUICE_ROLES: 'tier1', SLUICE_BATCH_MAX_EVENTS: String(o.batchEvents), SLUICE_BATCH_MAX_BYTES: String(batchBytes), SLUICE_MAX_BUFFERED_BYTES: String(2 * batchBytes) },
+        logFile,
+      );
       await waitReady(port);
       const cpu0 = cpuSeconds(child.pid!);
       const t0 = performance.now();

@@ -1,4 +1,4 @@
-import { HEADERS, keyHashOf, type AnyContract, type AvroDecoder } from '@sluice/contracts';
+import { HEADERS, columnsOf, keyHashOf, type AnyContract, type AvroDecoder } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
 import { sampledTraceparent } from './trace';
 
@@ -22,7 +22,7 @@ export interface BronzeRecord {
   readonly writerVersion: number | undefined;
   /** Kafka record timestamp (when validate produced it), ms; freshness is measured from it. */
   readonly producedAtMs: number | undefined;
-  /** Message size, bytes (memory accounting). */
+  /** What the decoded record holds on the V8 heap, estimated ({@link heldBytesOf}); tier 1's memory bounds count it. */
   readonly bytes: number;
   /** The record's `traceparent` when sampled (see `sampledTraceparent`); the merge span's parent. */
   readonly traceparent?: string;
@@ -79,11 +79,35 @@ export function decodeRecord(
       keyHash,
       writerVersion: decoded.value.writerVersion,
       producedAtMs: raw.timestamp,
-      bytes: raw.size + 64,
+      bytes: heldBytesOf(expected, raw.size),
       traceparent: sampledTraceparent(raw.headers),
       replayed: raw.headers?.[HEADERS.replayOf] !== undefined,
     },
   };
+}
+
+/** Fixed heap of one buffered record, the least one counts at: the {@link BronzeRecord}, the event and payload objects (fitted to the measurements below, rounded up). */
+export const RECORD_BASE_BYTES = 256;
+/** Heap per column of the contract: a property slot and a string header or boxed number. */
+const COLUMN_BYTES = 16;
+const recordOverhead = new WeakMap<AnyContract, number>();
+
+/**
+ * The V8 heap a decoded record of `contract` holds while tier 1 buffers it, estimated from its
+ * Avro size: the decoded strings take about the bytes they took on the wire, and every record
+ * carries a fixed cost of objects, property slots and numbers that grows with the contract's
+ * columns. Measured 2026-12-02 (`bronze-record.test.ts` checks it against the heap): 447–498
+ * bytes for 56–66-byte records of the three contracts, and wire + ~425 bytes as a clickstream
+ * page grows to 1 kB. The previous estimate (wire + 64) counted under a third of that, so a 64 MiB
+ * buffer bound held ~240 MB of records.
+ */
+export function heldBytesOf(contract: AnyContract, wireBytes: number): number {
+  let overhead = recordOverhead.get(contract);
+  if (overhead === undefined) {
+    overhead = RECORD_BASE_BYTES + COLUMN_BYTES * columnsOf(contract).length;
+    recordOverhead.set(contract, overhead);
+  }
+  return wireBytes + overhead;
 }
 
 let cachedDay = NaN;
