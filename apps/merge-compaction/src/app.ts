@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
-import { LakeQueryEngine, PINNED_OVERSHOOT, configureSharedDuckDB, isS3Root, tableStorageFactory } from '@sluice/lake';
+import { LakeQueryEngine, PINNED_OVERSHOOT, configureSharedDuckDB, isS3Root, sharedDuckDBMemoryBytes, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
@@ -217,7 +217,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     live: () => tier1?.live ?? true,
     ready: () => started && stopping === undefined && (tier1?.ready ?? true) && (tier2?.healthy ?? true),
     async start() {
-      ops = await startOpsServer({ port: config.opsPort, host: config.opsHost, metricsText: deps.metricsText, live: () => app.live(), ready: () => app.ready() });
+      ops = await startOpsServer({ port: config.opsPort, host: config.opsHost, metricsText: () => metricsWithDuckDB(deps), live: () => app.live(), ready: () => app.ready() });
       await dlqProducer?.connect();
       await tier1?.start();
       tier2?.start();
@@ -239,4 +239,17 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     },
   };
   return app;
+}
+
+/**
+ * The metrics exposition with DuckDB's memory read at scrape time (`process_memory{kind="duckdb"}`).
+ * A failed read leaves that series at its last value rather than failing the scrape.
+ */
+async function metricsWithDuckDB(deps: MergeDeps): Promise<string> {
+  try {
+    deps.metrics.processMemory.set(await sharedDuckDBMemoryBytes(), { kind: 'duckdb' });
+  } catch (err) {
+    deps.logger.debug({ err }, 'DuckDB memory not read');
+  }
+  return deps.metricsText();
 }

@@ -73,6 +73,8 @@ describe('merge-compaction oracle', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/sluice_merge_compaction_events_out_total\{outcome="duplicate"\}/);
+    // DuckDB's memory is read at each scrape (a series of its own, so native memory can be split).
+    expect(Number(/sluice_merge_compaction_process_memory_bytes\{kind="duckdb"\} (\S+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
 
     await app.stop();
     expect((await fetch(`${base}/readyz`).catch(() => ({ status: 0 }))).status).not.toBe(200);

@@ -1,5 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { duckError, isDuckDBError, sharedDuckDB, withConnection } from './duck';
+import { duckError, isDuckDBError, sharedDuckDB, sharedDuckDBMemoryBytes, withConnection } from './duck';
 
 /** The error DuckDB itself raises for `sql` on a fresh in-memory instance with `config`. */
 async function duckdbFailure(sql: string, config: Record<string, string> = {}): Promise<unknown> {
@@ -43,6 +43,17 @@ describe('sharedDuckDB', () => {
     } finally {
       conn.closeSync();
     }
+  });
+});
+
+describe('sharedDuckDBMemoryBytes', () => {
+  it('reports what the shared instance holds: more while a table lives in it, less once it is dropped', async () => {
+    const idle = await sharedDuckDBMemoryBytes();
+    await withConnection((conn) => conn.run('CREATE TABLE memory_probe AS SELECT range AS n, md5(range::VARCHAR) AS s FROM range(500000)'));
+    const holding = await sharedDuckDBMemoryBytes();
+    await withConnection((conn) => conn.run('DROP TABLE memory_probe'));
+    expect(holding - idle).toBeGreaterThan(10 * 1024 * 1024);
+    expect(await sharedDuckDBMemoryBytes()).toBeLessThan(holding);
   });
 });
 

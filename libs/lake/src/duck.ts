@@ -50,6 +50,18 @@ export async function configureSharedDuckDB(options: DuckDBResourceOptions): Pro
 }
 
 /**
+ * Memory the shared instance's buffer manager holds now, bytes (`duckdb_memory()`: blocks of
+ * tables, hash tables, Parquet readers and writers), so a process can tell DuckDB's share of its
+ * native memory from the rest.
+ */
+export async function sharedDuckDBMemoryBytes(): Promise<number> {
+  return withConnection(async (conn) => {
+    const reader = await conn.runAndReadAll('SELECT COALESCE(sum(memory_usage_bytes), 0)::DOUBLE AS bytes FROM duckdb_memory()');
+    return Number(reader.getRowObjects()[0]?.bytes ?? 0);
+  });
+}
+
+/**
  * Runs `fn` with a fresh connection on the shared instance, closing it afterwards. A DuckDB error
  * that `fn` did not translate itself leaves as {@link duckError}'s (LAKE_OUT_OF_MEMORY or
  * LAKE_QUERY_FAILED), so no raw DuckDB error escapes a write.

@@ -31,6 +31,6 @@ export type { ColumnSpec, DeltaType, DeltaPrimitiveType, DeltaField, TableSchema
 export { Snapshot, TABLE_PROPERTIES, type LiveFile, type FileStats } from './log/snapshot';
 export type { SnapshotTarget } from './log/log-reader';
 export type { AddAction, RemoveAction, TxnAction, MetadataAction, ProtocolAction, CommitInfo } from './log/actions';
-export { configureSharedDuckDB, type DuckDBResourceOptions } from './duck';
+export { configureSharedDuckDB, sharedDuckDBMemoryBytes, type DuckDBResourceOptions } from './duck';
 export { LakeQueryEngine, LakeSession, type QueryEngineOptions, type ViewSpec, type PendingSpec, type QueryParams, type QueryOptions } from './query/query-engine';
 export { parseJsonLossless, stringifyJson } from './log/json';

@@ -269,7 +269,7 @@ export const METRICS = {
     type: 'gauge',
     labels: ['kind'],
     services: ALL,
-    help: 'Memory of the process when scraped (process.memoryUsage()); kind: rss|heap_used|heap_total|external|array_buffers. rss minus heap_total minus external is native memory (DuckDB, librdkafka).',
+    help: 'Memory of the process when scraped (process.memoryUsage()); kind: rss|heap_used|heap_total|external|array_buffers, and duckdb in merge-compaction (DuckDB buffer manager, duckdb_memory()). rss minus heap_total minus external is native memory (DuckDB, librdkafka, the allocator).',
   },
 } as const satisfies Record<string, MetricSpec>;
 
