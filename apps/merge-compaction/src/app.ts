@@ -139,8 +139,8 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           // that far apart. Also the rebalance timeout: how long a join can wait for a member that
           // died with the broker, so it follows the stall limit rather than the 300 s default.
           maxPollIntervalMs: config.stallTimeoutMs + 30_000,
-          // librdkafka's prefetch (Avro bytes, outside the heap): half the memory bound across the
-          // topics' partitions, at least 1 MiB each.
+          // librdkafka's prefetch queue: the consumer's one queue (not one per partition), Avro
+          // bytes outside the heap, which a fetch response may overshoot; at least 1 MiB.
           maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 2 / 1024 / Math.max(1, topics.length * 8))),
           ...hooks,
         }));
