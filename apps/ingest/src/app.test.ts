@@ -9,13 +9,27 @@ import type { EventPublisher } from './delivery/publisher';
 // the body waiting on Kafka: a client that timed out and retried was reserved twice, the first
 // body still in memory.
 const KEY = 'k-0123456789abcdefghijklmnopqrstuv';
+/** A second producer's key (for the per-producer bound). */
+const OTHER_KEY = 'k-other-0123456789abcdefghijklmnop';
 
-function build(publisher: EventPublisher): IngestApp {
+function build(publisher: EventPublisher, maxInFlightBytesPerProducer?: number): IngestApp {
   return buildApp({
     publisher,
-    apiKeys: [{ producer: 'p', key: KEY, contracts: ['*'] }],
+    apiKeys: [
+      { producer: 'p', key: KEY, contracts: ['*'] },
+      { producer: 'q', key: OTHER_KEY, contracts: ['*'] },
+    ],
     rawTopic: 'raw',
-    limits: { maxBodyBytes: 1 << 20, maxBatchEvents: 100, maxEventBytes: 1 << 16, maxDepth: 32, maxFutureSkewMs: 300_000, maxEventAgeMs: 7 * 86_400_000, maxInFlightBytes: 4 << 20 },
+    limits: {
+      maxBodyBytes: 1 << 20,
+      maxBatchEvents: 100,
+      maxEventBytes: 1 << 16,
+      maxDepth: 32,
+      maxFutureSkewMs: 300_000,
+      maxEventAgeMs: 7 * 86_400_000,
+      maxInFlightBytes: 4 << 20,
+      maxInFlightBytesPerProducer,
+    },
     retryAfterSeconds: 1,
   });
 }
@@ -108,6 +122,45 @@ describe('the in-flight budget', () => {
     deliver();
     await until(() => ingest!.budget.inUse === 0);
     expect(ingest.budget.inUse).toBe(0);
+  });
+
+  // One key with many connections could hold the whole budget, and every other producer got 429
+  // until it let go.
+  it('keeps one producer to its share, so another producer still gets in', async () => {
+    ingest = build(heldPublisher().publisher, 1 << 20);
+    const port = await listen(ingest);
+    const open: net.Socket[] = [];
+    // A request that declares `length` bytes and never sends them: it holds its reservation.
+    const holding = async (key: string, length: number) => {
+      const c = await rawConnection(port);
+      open.push(c.socket);
+      c.socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`);
+      return c;
+    };
+    const size = 600 * 1024;
+    try {
+      const first = await holding(KEY, size);
+      await until(() => ingest!.budget.inUseBy('p') === size);
+
+      const second = await holding(KEY, size);
+      await until(() => second.received().includes('\r\n\r\n{'));
+      expect(second.received()).toMatch(/^HTTP\/1\.1 429 /);
+      expect(second.received()).toMatch(/"code":"INGEST_OVERLOADED"/);
+      expect(second.received()).toMatch(/"details":\{"limitBytes":1048576,"scope":"producer"\}/);
+
+      await holding(OTHER_KEY, size);
+      await until(() => ingest!.budget.inUseBy('q') === size);
+      expect([ingest.budget.inUseBy('p'), ingest.budget.inUseBy('q'), ingest.budget.inUse]).toEqual([size, size, 2 * size]);
+
+      // Its share frees as its request ends; it gets in again.
+      first.socket.destroy();
+      await until(() => ingest!.budget.inUseBy('p') === 0);
+      const third = await holding(KEY, size);
+      await until(() => ingest!.budget.inUseBy('p') === size);
+      expect(third.received()).toBe('');
+    } finally {
+      for (const s of open) s.destroy();
+    }
   });
 });
 

@@ -26,6 +26,8 @@ export interface IngestDeps {
     maxFutureSkewMs: number;
     maxEventAgeMs: number;
     maxInFlightBytes: number;
+    /** What one producer (API key identity) may hold of it at once; default all of it. */
+    maxInFlightBytesPerProducer?: number;
     /** Longest time to receive a whole request (headers and body), ms; default 60 000. */
     requestTimeoutMs?: number;
   };
@@ -71,7 +73,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
   const { limits, retryAfterSeconds } = deps;
   const clock = deps.clock ?? Date.now;
   const keys = new ApiKeyStore(deps.apiKeys);
-  const budget = new InFlightBudget(limits.maxInFlightBytes);
+  const budget = new InFlightBudget(limits.maxInFlightBytes, limits.maxInFlightBytesPerProducer);
   const isReady = deps.isReady ?? (() => deps.publisher.isAvailable());
   const metrics: SluiceMetrics | undefined = deps.telemetry?.metrics;
   let shuttingDown = false;
@@ -176,9 +178,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
       if (!deps.publisher.isAvailable()) return replyError(reply, 'INGEST_UNAVAILABLE', retryAfterSeconds, { reason: 'Kafka is unreachable' });
       // Chunked bodies declare no size: reserve the worst case, the body limit.
       const reserve = Number.isFinite(declared) && declared >= 0 ? declared : limits.maxBodyBytes;
-      if (!budget.tryAcquire(reserve)) {
-        return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.limitBytes });
-      }
+      const producer = auth.principal.producer;
+      const refused = budget.tryAcquire(reserve, producer);
+      if (refused === 'total') return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.limitBytes });
+      if (refused === 'producer') return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.producerLimitBytes, scope: 'producer' });
       // Released once the response is closed (sent, or the client went away) and no handler holds
       // the body; 'close' used to release it alone, while a handler still held the body waiting on
       // Kafka, so clients that disconnected and retried were reserved twice.
@@ -186,7 +189,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
       let handling = false;
       let released = false;
       const release = () => {
-        if (!released) budget.release(reserve);
+        if (!released) budget.release(reserve, producer);
         released = true;
       };
       req.budgetHold = {

@@ -38,6 +38,12 @@ export const ingestConfigSchema = {
     doc: 'longest time to receive a whole request; a slower one gets 408 and its budget back (a trickled body held it for ever)',
   }),
   maxInFlightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { default: 256 * 1024 * 1024, min: 1024, doc: 'request bytes held at once before 429' }),
+  maxInFlightPercentPerProducer: int('INGEST_MAX_INFLIGHT_PERCENT_PER_PRODUCER', {
+    default: 50,
+    min: 1,
+    max: 100,
+    doc: 'share of INGEST_MAX_INFLIGHT_BYTES one producer (API key identity) may hold at once before its requests get 429, so one key cannot lock the others out; 100 = no per-producer bound',
+  }),
   maxQueueMessages: int('INGEST_MAX_QUEUE_MESSAGES', { default: 100_000, min: 1, doc: 'producer queue bound; a request that does not fit gets 429' }),
   retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),
   deliveryTimeoutMs: int('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),

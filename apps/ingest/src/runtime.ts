@@ -99,6 +99,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
       maxFutureSkewMs: config.maxFutureSkewMs,
       maxEventAgeMs: config.maxEventAgeMs,
       maxInFlightBytes: config.maxInFlightBytes,
+      maxInFlightBytesPerProducer: Math.floor((config.maxInFlightBytes * config.maxInFlightPercentPerProducer) / 100),
       requestTimeoutMs: config.requestTimeoutMs,
     },
     retryAfterSeconds: config.retryAfterSeconds,
