@@ -113,7 +113,7 @@ export class RawSender implements Sender {
         for (const e of batch) this.oracle?.add(e, 'raw');
         return;
       } catch (err) {
-        if (Date.now() > deadline) throw err;
+        if (Date.now() > deadline) throw new Error(`the raw producer did not deliver a batch within ${this.giveUpMs} ms: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         this.retries++;
         await sleep(500);
       }

@@ -10,6 +10,16 @@ import { LakeMount, SCENARIOS, checkTablesOpen, type FaultContext, type Scenario
 const cleanups = new Set<() => Promise<void>>();
 
 /**
+ * How long a sender retries one batch (ingest answering 429/503, the broker away) before the run
+ * fails. Well past a scenario's longest outage (a broker down 20 s plus its restart), and short
+ * enough that a pipeline that never takes events again fails the run with the sender's last
+ * answer, inside a CI test's time.
+ */
+const SEND_GIVE_UP_MS = 120_000;
+/** How often the load logs what it has had acknowledged. */
+const PROGRESS_EVERY_MS = 10_000;
+
+/**
  * Stops the stacks, private brokers and mounts of every run in progress (for a CLI's SIGINT /
  * SIGTERM handler, so an interrupted run leaves no service, broker or mount behind).
  */
@@ -158,8 +168,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const oracle = new Oracle();
     const stream = new EventStream({ seed: o.seed, runId, clock: () => Date.now(), entities: { orders: 2000, inventory: 800, clickstream: 1000 } });
     const st = stack;
-    const http = new HttpSender(() => st.ingestUrl, DEMO_API_KEY, oracle);
-    const raw = new RawSender(brokers, stack.topics.raw, oracle);
+    const http = new HttpSender(() => st.ingestUrl, DEMO_API_KEY, oracle, SEND_GIVE_UP_MS);
+    const raw = new RawSender(brokers, stack.topics.raw, oracle, SEND_GIVE_UP_MS);
     senders.push(http, raw);
     let flip = 0;
     const mixed: Sender = {
@@ -190,17 +200,20 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       problems: [],
     };
     const batchSize = Math.max(10, Math.min(500, Math.round(o.rate / 10)));
+    let acked = 0;
+    const progress = setInterval(() => log(`load: ${acked} events acknowledged, retries http ${http.retries} raw ${raw.retries}`), PROGRESS_EVERY_MS);
     // Both settle before anything is cleaned up: a load that fails must not leave the injection
     // running on (a broker started again after the cleanup stopped it).
     const [load, injected] = await Promise.allSettled([
-      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: o.seconds * 1000, batchSize, concurrency: 4 }),
+      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: o.seconds * 1000, batchSize, concurrency: 4, onAcked: (_, b) => (acked += b.length) }),
       scenario.inject(ctx),
-    ]);
+    ]).finally(() => clearInterval(progress));
     if (load.status === 'rejected') throw load.reason;
     if (injected.status === 'rejected') throw injected.reason;
     const sent = load.value;
     log(`load done: ${sent} events acknowledged; waiting for every service to be ready, then the drain`);
     for (const p of stack.procs.values()) await stack.waitReady(p, 180_000);
+    log('every service ready; waiting for the drain');
     // The audit reads the server itself, never through the proxy.
     const lake: LakeLocation = {
       root: stack.lakeRoot,
@@ -210,6 +223,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     };
     const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()), poisonSources: ctx.poisonSources };
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
+    log(`audit done: drained in ${audit.drainSeconds.toFixed(1)} s, ${audit.problems.length} problem(s)`);
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
     // An audit of nothing proves nothing.
     if (sent === 0) problems.push('no event was acknowledged during the load');

@@ -218,7 +218,9 @@ export const SCENARIOS: Record<string, Scenario> = {
         const down = 10_000 + ctx.rng.int(10_000);
         ctx.fault(`broker stopped for ${down} ms`);
         await broker.stop();
+        ctx.log('broker process gone');
         await sleep(down);
+        ctx.log('starting the broker again');
         const tries = await broker.start();
         ctx.fault(`broker started${tries > 1 ? ` (start-up failed ${tries - 1}× first; retried)` : ''}`);
       }
