@@ -1,4 +1,5 @@
 import { bool, int, list, oneOf, str, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
 
@@ -20,15 +21,6 @@ function roles(env: string): FieldSpec<ReadonlySet<Role>> {
  * Environment schema of merge-compaction; loaded once in main.ts. Durations are ms, sizes bytes.
  * Defaults are the embedded single-process setup on local disk.
  */
-/**
- * Floor of SLUICE_VACUUM_RETENTION_MS (1 hour). Vacuum deletes unreferenced files older than the
- * retention, and a file written but not yet committed is unreferenced: the retention must outlast
- * the longest write-to-commit gap (a slow store with retries; a writer stuck past
- * SLUICE_STALL_TIMEOUT_MS, 4 min by default, ends its process) and the longest read of a pinned
- * snapshot, whose removed files vacuum may delete too. A minute was not enough for either.
- */
-export const MIN_VACUUM_RETENTION_MS = 3_600_000;
-
 export const mergeConfigSchema = {
   roles: roles('SLUICE_ROLES'),
   brokers: list('SLUICE_KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
@@ -84,6 +76,9 @@ export const mergeConfigSchema = {
   // The retention must outlast the longest gap between writing a data file and committing it:
   // vacuum deletes unreferenced files older than the retention, and a file a writer has written
   // but not yet committed is unreferenced. With 0, vacuum deleted files a MERGE then committed.
+  // It must also outlast the longest read of a pinned snapshot and a writer stuck until
+  // SLUICE_STALL_TIMEOUT_MS (4 min) ends its process. The floor is libs/lake's (1 hour), which
+  // vacuum itself enforces.
   vacuumRetentionMs: int('SLUICE_VACUUM_RETENTION_MS', {
     default: 7 * 24 * 3600_000,
     min: MIN_VACUUM_RETENTION_MS,

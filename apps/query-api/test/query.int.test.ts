@@ -301,7 +301,7 @@ describe('query-api limits over a real table', () => {
     const table = await createOrders(dir);
     for (let k = 0; k < 3; k++) await table.append({ rows: Array.from({ length: 50 }, (_, i) => orderRow(k * 50 + i)) });
     await table.compact({ targetFileBytes: 64 * 1024 * 1024 });
-    await table.vacuum({ retentionMs: 0 });
+    await table.vacuum({ retentionMs: 0, unsafeShortRetention: true });
     const t = await startApp(dir, ['silver_orders']);
     try {
       const now = await query(t.app, 'silver_orders', { aggregates: [{ fn: 'count', column: '*', as: 'n' }] });

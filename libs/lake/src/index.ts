@@ -18,6 +18,7 @@ export {
   type MergeResult,
   type AmortiseOptions,
   TAIL_PREFIX,
+  MIN_VACUUM_RETENTION_MS,
   type CompactOptions,
   type CompactResult,
   type VacuumOptions,

@@ -31,7 +31,7 @@ describe('diagnostics_channel events', () => {
       await table.append({ rows: [{ k: 2, v: 1, b: 0 }] });
       await table.merge({ source: { rows: [{ k: 1, v: 2, b: 0 }] }, keys: ['k'], versionColumn: 'v' });
       await table.compact();
-      await table.vacuum({ retentionMs: 0, nowMs: Date.now() + 1000 });
+      await table.vacuum({ retentionMs: 0, unsafeShortRetention: true, nowMs: Date.now() + 1000 });
       await table.snapshot();
     } finally {
       for (const { name, h } of handlers) unsubscribe(name, h);

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeQueryEngine, LakeTable, LocalStorage } from '../src';
+import { LakeQueryEngine, LakeTable, LocalStorage, MIN_VACUUM_RETENTION_MS } from '../src';
 import { KEY_V_BUCKET, commitFile, deltaProbe, keyRows, tempDir } from './helpers';
 
 const columns = KEY_V_BUCKET;
@@ -9,9 +9,9 @@ const rows = keyRows;
 describe('failure behaviour, refusals and concurrent writers', () => {
   let dir: string;
   let n = 0;
-  const fresh = async () => {
+  const fresh = async (properties: Record<string, string> = {}) => {
     const root = path.join(dir, `t${n++}`);
-    return { root, table: await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] }) };
+    return { root, table: await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'], properties }) };
   };
   beforeAll(async () => {
     dir = await tempDir('lake-failures');
@@ -78,13 +78,30 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     const orphanDir = path.join(root, 'bucket=0');
     await fs.writeFile(path.join(orphanDir, 'part-crashed.parquet'), Buffer.alloc(100));
     expect((await table.snapshot()).files.some((f) => f.key.includes('crashed'))).toBe(false);
-    const dry = await table.vacuum({ retentionMs: 0, nowMs: Date.now() + 1000, dryRun: true });
+    const dry = await table.vacuum({ retentionMs: 0, unsafeShortRetention: true, nowMs: Date.now() + 1000, dryRun: true });
     expect(dry.filesDeleted).toEqual(['bucket=0/part-crashed.parquet']);
     // Inside the retention window nothing goes (a concurrent writer may be about to commit it).
     expect((await table.vacuum()).filesDeleted).toEqual([]);
-    await table.vacuum({ retentionMs: 0, nowMs: Date.now() + 1000 });
+    await table.vacuum({ retentionMs: 0, unsafeShortRetention: true, nowMs: Date.now() + 1000 });
     await expect(fs.access(path.join(orphanDir, 'part-crashed.parquet'))).rejects.toThrow();
     expect((await deltaProbe('read', root)).rows.length).toBe(4);
+  });
+
+  it('vacuum refuses a retention under an hour unless told nothing uses the table, and deletes nothing then', async () => {
+    const { root, table } = await fresh();
+    await table.append({ rows: rows(0, 4) });
+    const orphan = path.join(root, 'bucket=0', 'part-in-flight.parquet');
+    await fs.writeFile(orphan, Buffer.alloc(100));
+    const later = Date.now() + 2 * 3_600_000;
+    for (const retentionMs of [0, MIN_VACUUM_RETENTION_MS - 1]) {
+      await expect(table.vacuum({ retentionMs, nowMs: later })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { retentionMs, minimumMs: MIN_VACUUM_RETENTION_MS } });
+    }
+    await fs.access(orphan);
+    // A table property under the minimum is refused the same way.
+    const short = await fresh({ 'delta.deletedFileRetentionDuration': 'interval 1 minute' });
+    await expect(short.table.vacuum({ nowMs: later })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { retentionMs: 60_000 } });
+    // At the minimum it runs: the file, unreferenced for two hours by the clock given, goes.
+    expect((await table.vacuum({ retentionMs: MIN_VACUUM_RETENTION_MS, nowMs: later })).filesDeleted).toEqual(['bucket=0/part-in-flight.parquet']);
   });
 
   it('concurrent appenders all land on distinct versions (put-if-absent + retry)', async () => {
@@ -176,7 +193,7 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(w4.append({ rows: [{ a: 1 }] })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
     // Maintenance writes too: a checkpoint would drop what it does not know, vacuum delete files it cannot see referenced.
     await expect(w4.checkpoint()).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
-    await expect(w4.vacuum({ retentionMs: 0 })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
+    await expect(w4.vacuum({ retentionMs: 0, unsafeShortRetention: true })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
     await expect(w4.cleanupLog({ retentionMs: 0 })).rejects.toMatchObject({ code: 'LAKE_UNSUPPORTED_PROTOCOL' });
     const inv = JSON.stringify({ type: 'struct', fields: [{ name: 'a', type: 'long', nullable: true, metadata: { 'delta.invariants': '{"expression":{"expression":"a > 0"}}' } }] });
     await fs.writeFile(commitFile(root, 0), `${JSON.stringify({ protocol: { minReaderVersion: 1, minWriterVersion: 2 } })}\n${JSON.stringify({ metaData: { ...meta.metaData, schemaString: inv } })}\n`);

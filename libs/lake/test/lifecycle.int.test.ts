@@ -64,7 +64,7 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     await fs.mkdir(path.join(root, '_sluice'), { recursive: true });
     await fs.writeFile(path.join(root, '_sluice', 'keep.me'), 'x');
     await fs.writeFile(path.join(root, '.hidden'), 'x');
-    const vac = await table.vacuum({ retentionMs: 0, nowMs: Date.now() + 1000 });
+    const vac = await table.vacuum({ retentionMs: 0, unsafeShortRetention: true, nowMs: Date.now() + 1000 });
     expect(vac.filesDeleted).toContain('bucket=1/part-orphan.parquet');
     expect(vac.filesDeleted.length).toBe(before + 1);
     expect(vac.filesDeleted.some((k) => k.startsWith('_') || k.startsWith('.'))).toBe(false);

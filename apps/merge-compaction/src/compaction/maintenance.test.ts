@@ -68,6 +68,7 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     smallFileBytes: 1024 * 1024,
     targetFileBytes: 1024 * 1024,
     retentionMs: 0,
+    unsafeShortRetention: true,
     vacuum: true,
     logger: telemetry.logger,
     metrics: telemetry.metrics,

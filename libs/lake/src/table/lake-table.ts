@@ -175,10 +175,25 @@ export interface CompactResult {
   durationMs: number;
 }
 
+/**
+ * Shortest retention {@link LakeTable.vacuum} accepts (1 hour) unless told the table is idle.
+ * A file a writer has written but not yet committed is unreferenced, and so is a file a reader's
+ * pinned snapshot still reads: a retention shorter than the longest write-to-commit gap or the
+ * longest read deletes files that a commit then references or a query is reading (Delta's
+ * `retentionDurationCheck` guards the same way).
+ */
+export const MIN_VACUUM_RETENTION_MS = 3_600_000;
+
 /** Vacuum options. */
 export interface VacuumOptions {
-  /** Files unreferenced for less than this stay (default: `delta.deletedFileRetentionDuration`, 7 days). */
+  /**
+   * Files unreferenced for less than this stay (default: `delta.deletedFileRetentionDuration`,
+   * 7 days). Under {@link MIN_VACUUM_RETENTION_MS}, whether given here or by the table property,
+   * vacuum refuses (LAKE_INVALID_INPUT) unless `unsafeShortRetention` is set.
+   */
   retentionMs?: number;
+  /** Accept a retention under {@link MIN_VACUUM_RETENTION_MS}: only when nothing writes or reads the table meanwhile (tests, offline repair). */
+  unsafeShortRetention?: boolean;
   /** List what would be deleted without deleting. */
   dryRun?: boolean;
   /** Clock for tests (ms since epoch). */
@@ -570,6 +585,13 @@ export class LakeTable {
     checkWritable(snap, this.name);
     const now = options.nowMs ?? Date.now();
     const retention = options.retentionMs ?? fileRetentionMsOf(snap.configuration);
+    if (!(retention >= MIN_VACUUM_RETENTION_MS) && !options.unsafeShortRetention) {
+      throw lakeError(
+        'LAKE_INVALID_INPUT',
+        `vacuum of ${this.name}: a retention of ${retention} ms is under the minimum of ${MIN_VACUUM_RETENTION_MS} ms; files a writer has not committed yet or a reader still reads would go (set unsafeShortRetention only when nothing uses the table)`,
+        { details: { retentionMs: retention, minimumMs: MIN_VACUUM_RETENTION_MS } },
+      );
+    }
     const cutoff = now - retention;
     const live = new Set(snap.files.map((f) => f.key));
     const tombstoneTime = new Map<string, number>();
