@@ -84,44 +84,91 @@ export class HttpSender implements Sender {
   async close(): Promise<void> {}
 }
 
+/** Settings of a {@link RawSender}. */
+export interface RawSenderOptions {
+  /** How long the sender retries one batch before it fails, ms (default 300 000). */
+  readonly giveUpMs?: number;
+  /** librdkafka's message timeout: one attempt of a batch fails after this long, ms (default 120 000). */
+  readonly deliveryTimeoutMs?: number;
+}
+
+/** A producer of the sender's and its connection, made together. */
+interface RawClient {
+  readonly producer: KafkaProducer;
+  readonly connected: Promise<void>;
+}
+
 /**
  * Produces events straight into the raw topic with the idempotent producer (as a producer that
- * bypasses ingest would), keyed by entity key. A failed batch is re-sent whole.
+ * bypasses ingest would), keyed by entity key. A failed batch is re-sent whole, on a new producer:
+ * after a broker restart librdkafka's idempotent producer has been seen never to deliver again
+ * while a new one delivered at once (ingest exits for a new producer on the same signs). The old
+ * producer is closed in the background; what it still delivers repeats event_ids, which the
+ * pipeline lands once.
  */
 export class RawSender implements Sender {
   retries = 0;
+  /** Producers replaced after a failed batch. */
+  replaced = 0;
   readonly mismatches: string[] = [];
-  private readonly producer: KafkaProducer;
-  private connected: Promise<void> | undefined;
+  private client: RawClient | undefined;
+  private readonly giveUpMs: number;
+  private readonly deliveryTimeoutMs: number;
+  private readonly retiring = new Set<Promise<void>>();
 
   constructor(
-    brokers: string,
+    private readonly brokers: string,
     private readonly topic: string,
     private readonly oracle: Oracle | undefined,
-    private readonly giveUpMs = 300_000,
+    options: RawSenderOptions = {},
   ) {
-    this.producer = new KafkaProducer({ brokers, clientId: 'sluice-bench-raw', deliveryTimeoutMs: 120_000, lingerMs: 10 });
+    this.giveUpMs = options.giveUpMs ?? 300_000;
+    this.deliveryTimeoutMs = options.deliveryTimeoutMs ?? 120_000;
   }
 
   async send(batch: readonly GeneratedEvent[]): Promise<void> {
-    this.connected ??= this.producer.connect(60_000);
-    await this.connected;
     const deadline = Date.now() + this.giveUpMs;
     for (;;) {
+      const client = this.current();
       try {
-        await this.producer.sendBatch(batch.map((e) => ({ topic: this.topic, key: e.key, value: e.body, headers: { [HEADERS.producer]: 'bench-raw' } })));
+        await client.connected;
+        await client.producer.sendBatch(batch.map((e) => ({ topic: this.topic, key: e.key, value: e.body, headers: { [HEADERS.producer]: 'bench-raw' } })));
         for (const e of batch) this.oracle?.add(e, 'raw');
         return;
       } catch (err) {
         if (Date.now() > deadline) throw new Error(`the raw producer did not deliver a batch within ${this.giveUpMs} ms: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         this.retries++;
+        this.replace(client);
         await sleep(500);
       }
     }
   }
 
   async close(): Promise<void> {
-    if (this.connected) await this.producer.close();
+    const client = this.client;
+    this.client = undefined;
+    if (client) await client.connected.then(() => client.producer.close(), () => undefined);
+    await Promise.all(this.retiring);
+  }
+
+  private current(): RawClient {
+    if (!this.client) {
+      const producer = new KafkaProducer({ brokers: this.brokers, clientId: 'sluice-bench-raw', deliveryTimeoutMs: this.deliveryTimeoutMs, lingerMs: 10 });
+      this.client = { producer, connected: producer.connect(60_000) };
+    }
+    return this.client;
+  }
+
+  /** Drops `failed` for a new producer at the next send, unless a concurrent send did already. */
+  private replace(failed: RawClient): void {
+    if (this.client !== failed) return;
+    this.client = undefined;
+    this.replaced++;
+    const closing = failed.connected
+      .then(() => failed.producer.close(5_000), () => undefined)
+      .catch(() => undefined)
+      .finally(() => this.retiring.delete(closing));
+    this.retiring.add(closing);
   }
 }
 

@@ -16,6 +16,11 @@ const cleanups = new Set<() => Promise<void>>();
  * answer, inside a CI test's time.
  */
 const SEND_GIVE_UP_MS = 120_000;
+/**
+ * One attempt of a raw batch fails after this long, and the next goes through a new producer
+ * (see RawSender): a producer wedged by a broker restart costs seconds, not the give-up time.
+ */
+const RAW_DELIVERY_TIMEOUT_MS = 15_000;
 /** How often the load logs what it has had acknowledged. */
 const PROGRESS_EVERY_MS = 10_000;
 
@@ -156,6 +161,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       env: {
         // Stall limits below the defaults, so a hung Kafka call heals (exit, supervisor restart)
         // within the drain time; the validate limit still exceeds its 60 s transaction timeout.
+        // ingest's wedge limit likewise: a producer wedged by a broker restart is replaced well
+        // within the senders' give-up time.
+        ingest: { INGEST_WEDGE_AFTER_MS: '30000' },
         validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50', VALIDATE_STALL_TIMEOUT_MS: '75000', VALIDATE_PROGRESS_WINDOW_MS: '30000' },
         'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000', SLUICE_STALL_TIMEOUT_MS: '60000', SLUICE_ASSIGNMENT_WINDOW_MS: '30000' },
       },
@@ -169,7 +177,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const stream = new EventStream({ seed: o.seed, runId, clock: () => Date.now(), entities: { orders: 2000, inventory: 800, clickstream: 1000 } });
     const st = stack;
     const http = new HttpSender(() => st.ingestUrl, DEMO_API_KEY, oracle, SEND_GIVE_UP_MS);
-    const raw = new RawSender(brokers, stack.topics.raw, oracle, SEND_GIVE_UP_MS);
+    const raw = new RawSender(brokers, stack.topics.raw, oracle, { giveUpMs: SEND_GIVE_UP_MS, deliveryTimeoutMs: RAW_DELIVERY_TIMEOUT_MS });
     senders.push(http, raw);
     let flip = 0;
     const mixed: Sender = {
@@ -201,7 +209,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     };
     const batchSize = Math.max(10, Math.min(500, Math.round(o.rate / 10)));
     let acked = 0;
-    const progress = setInterval(() => log(`load: ${acked} events acknowledged, retries http ${http.retries} raw ${raw.retries}`), PROGRESS_EVERY_MS);
+    const progress = setInterval(() => log(`load: ${acked} events acknowledged, retries http ${http.retries} raw ${raw.retries} (raw producers replaced ${raw.replaced})`), PROGRESS_EVERY_MS);
     // Both settle before anything is cleaned up: a load that fails must not leave the injection
     // running on (a broker started again after the cleanup stopped it).
     const [load, injected] = await Promise.allSettled([
