@@ -1,5 +1,5 @@
 import { int, list, str, type ConfigOf, url } from '@sluice/config';
-import { DEFAULT_LIMITS } from '@sluice/contracts';
+import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
 /** Environment schema of validate; loaded once in main.ts. */
@@ -29,7 +29,9 @@ export const validateConfigSchema = {
     min: 60_000,
     doc: 'event_time older than this → DLQ RULE_TIMESTAMP_EXPIRED; ingest reads the same variable, set both alike',
   }),
-  maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, doc: 'records per transaction' }),
+  // At most the schema-id misses the learner remembers: a batch's distinct unknown ids must all
+  // stay remembered while its lookups run, or a slow registry can keep it from ever finishing.
+  maxBatchMessages: int('VALIDATE_MAX_BATCH_MESSAGES', { default: 5000, min: 1, max: MAX_REMEMBERED_MISSES, doc: 'records per transaction' }),
   maxBatchBytes: int('VALIDATE_MAX_BATCH_BYTES', {
     default: 8 * 1024 * 1024,
     min: 1024,

@@ -112,6 +112,41 @@ describe('SchemaIdLearner', () => {
     expect(asked.sort()).toEqual(Array.from({ length: 20 }, (_, i) => 100 + i));
   });
 
+  it('finishes a batch whose lookups outlast the miss TTL: misses of unfinished tries are not asked again, and their TTL starts when the batch is done', async () => {
+    let clock = now;
+    const asked: number[] = [];
+    const fetch: FetchLike = async (url) => {
+      asked.push(Number(/schemas\/ids\/(\d+)/.exec(url)?.[1]));
+      clock += 1000; // a slow registry: each answer takes a second
+      return { status: 404, text: async () => JSON.stringify({ error_code: 40403, message: 'Schema not found' }) };
+    };
+    const client = createRegistryClient({ url: 'http://r', fetch, retries: 0, sleep: async () => undefined });
+    const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: Infinity, budgetMs: 15_000, missTtlMs: 60_000, now: () => clock });
+    // 200 ids take 200 s of lookups in all, over three times the TTL; each try gets 15 s.
+    const batch = Array.from({ length: 200 }, (_, i) => confluent(500 + i));
+    let tries = 1;
+    for (; tries <= 50; tries++) {
+      const done = await learner.prepare(batch).then(
+        () => true,
+        (err: { code?: string }) => {
+          if (err.code !== 'REGISTRY_TIMEOUT') throw err;
+          return false;
+        },
+      );
+      if (done) break;
+    }
+    expect(tries).toBeLessThanOrEqual(50);
+    expect(asked).toHaveLength(200);
+    expect(new Set(asked).size).toBe(200);
+    // Remembered from the end of the batch: not asked within the TTL, asked again after it.
+    clock += 59_000;
+    await learner.prepare(batch.slice(0, 1));
+    expect(asked).toHaveLength(200);
+    clock += 2_000;
+    await learner.prepare(batch.slice(0, 1));
+    expect(asked).toHaveLength(201);
+  });
+
   it('remembers every miss of a round before throwing a failure of the same round', async () => {
     const { client, asked } = registry({ 2: { status: 503, body: { error_code: 50301, message: 'down' } } });
     const learner = new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), client, { maxMisses: Infinity });

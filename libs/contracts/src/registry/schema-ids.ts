@@ -40,6 +40,13 @@ export interface SchemaIdLearnerOptions {
  *   reports AVRO_WRITER_UNKNOWN (a DLQ reason, an HTTP 4xx). It is not asked for again for
  *   `missTtlMs`, so a stream of bad ids does not become a stream of registry requests. At most
  *   {@link MAX_REMEMBERED_MISSES} such ids are remembered, so hostile ids cannot grow memory.
+ * - That time starts when a call completes, not at the answer: a call that ran out of its budget
+ *   (or met a failure) is retried by its caller with the same batch, and the ids it already found
+ *   unknown stay unasked until a call completes. So a batch whose lookups take longer than
+ *   `missTtlMs` in all (thousands of distinct hostile ids against a slow registry) still finishes,
+ *   one budget at a time, instead of asking again for the ids its first tries found unknown. That
+ *   holds for batches of up to {@link MAX_REMEMBERED_MISSES} distinct unknown ids; past it the
+ *   oldest are forgotten as above.
  * - Ids are looked up {@link LOOKUPS_AT_ONCE} at a time. Ids the registry has cost nothing after
  *   their first lookup, so they are never capped: a batch that brings many new versions at once is
  *   read whole. Misses are: once `maxMisses` ids of a call were unknown (a hostile batch can carry
@@ -52,6 +59,8 @@ export interface SchemaIdLearnerOptions {
  */
 export class SchemaIdLearner {
   private readonly misses = new Map<number, number>();
+  /** Ids found unknown by calls since the last one that completed; their TTL starts at the next completion. */
+  private readonly unfinished = new Set<number>();
   private readonly missTtlMs: number;
   private readonly maxMisses: number;
   private readonly budgetMs: number;
@@ -86,14 +95,23 @@ export class SchemaIdLearner {
         if (answer.status === 'fulfilled') {
           this.misses.delete(id);
         } else if (answer.reason instanceof RegistryError && UNKNOWN_ID_CODES.has(answer.reason.code)) {
-          this.rememberMiss(id, this.now());
+          this.unfinished.add(id);
           misses += 1;
         } else {
           failure ??= answer.reason;
         }
       }
       if (failure !== undefined) throw failure;
+      if (this.unfinished.size > MAX_REMEMBERED_MISSES) this.startMissTtls();
     }
+    this.startMissTtls();
+  }
+
+  /** The misses of the calls since the last completed one start their TTL now. */
+  private startMissTtls(): void {
+    const now = this.now();
+    for (const id of this.unfinished) this.rememberMiss(id, now);
+    this.unfinished.clear();
   }
 
   /** The Confluent schema ids in `values` that the decoder does not know and were not missed lately. */
@@ -103,7 +121,7 @@ export class SchemaIdLearner {
       if (value === null || value === undefined || value[0] !== 0x00) continue;
       const framing = readFraming(value);
       if (framing?.kind !== 'confluent' || this.decoder.knowsSchemaId(framing.schemaId)) continue;
-      if ((this.misses.get(framing.schemaId) ?? 0) > now) continue;
+      if ((this.misses.get(framing.schemaId) ?? 0) > now || this.unfinished.has(framing.schemaId)) continue;
       ids.add(framing.schemaId);
     }
     return ids;

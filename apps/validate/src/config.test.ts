@@ -1,0 +1,12 @@
+import { loadConfig } from '@sluice/config';
+import { validateConfigSchema } from './config';
+
+describe('validate config', () => {
+  const base = { KAFKA_BROKERS: '127.0.0.1:19092', VALIDATE_INSTANCE_ID: 'v0' };
+
+  it('keeps a batch within the schema-id misses the learner remembers, so a slow registry cannot keep it from finishing', () => {
+    expect(loadConfig(validateConfigSchema, base).maxBatchMessages).toBe(5000);
+    expect(loadConfig(validateConfigSchema, { ...base, VALIDATE_MAX_BATCH_MESSAGES: '10000' }).maxBatchMessages).toBe(10_000);
+    expect(() => loadConfig(validateConfigSchema, { ...base, VALIDATE_MAX_BATCH_MESSAGES: '10001' })).toThrow(/VALIDATE_MAX_BATCH_MESSAGES must be ≤ 10000/);
+  });
+});
