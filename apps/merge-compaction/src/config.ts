@@ -61,7 +61,7 @@ export const mergeConfigSchema = {
     max: 1000,
     doc: 'amortised MERGE (ADR 0001): fold a silver bucket when its pending tail reaches this % of its rows; 0 = copy-on-write every step',
   }),
-  goldIntervalMs: int('SLUICE_GOLD_INTERVAL_MS', { default: 5000, min: 0, doc: 'gold recompute cadence (per-minute windows need no sub-second refresh; keeps silver folds fast)' }),
+  goldIntervalMs: int('SLUICE_GOLD_INTERVAL_MS', { default: 5000, min: 0, doc: 'gold step cadence (per-minute windows need no sub-second refresh; keeps silver folds fast)' }),
   mergeMaxRows: int('SLUICE_MERGE_MAX_ROWS', { default: 100_000, min: 1, doc: 'bronze offsets one tier-2 step folds per contract, shared by the partitions behind (the step holds its rows in memory)' }),
   compactionIntervalMs: int('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction/vacuum cadence' }),
   compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),

@@ -22,8 +22,12 @@ export const PRODUCED_AT = '_produced_at';
 /** Gold: window start as epoch ms (integer merge key) and as a timestamp for readers. */
 export const WINDOW_MS = 'window_ms';
 export const WINDOW_START = 'window_start';
-/** Gold: bronze table version the row was computed from (merge version: newer wins). */
-export const BRONZE_VERSION = '_bronze_version';
+/**
+ * Gold: the row's merge version, above the one it replaces and at least the bronze version its
+ * last step read. The column is named for what it held when gold steps recomputed whole windows
+ * from bronze (the bronze version read); existing tables keep the name.
+ */
+export const GOLD_ROW_VERSION = '_bronze_version';
 
 const TYPE: Record<Column['type'], DeltaPrimitiveType> = {
   string: 'string',
@@ -109,6 +113,6 @@ export function goldColumns(contract: AnyContract, aggregate: GoldAggregate): Co
     { name: WINDOW_START, type: 'timestamp', nullable: false },
     ...group,
     ...measures,
-    { name: BRONZE_VERSION, type: 'long', nullable: false },
+    { name: GOLD_ROW_VERSION, type: 'long', nullable: false },
   ];
 }

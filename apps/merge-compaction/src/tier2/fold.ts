@@ -2,9 +2,9 @@ import type { AnyContract, GoldAggregate } from '@sluice/contracts';
 import { FileLease, type ColumnSpec, type LakeQueryEngine, type LakeTable, type LiveFile, type MergeResult, type Snapshot, type WriteSource } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import {
-  BRONZE_VERSION,
   BUCKET,
   EVENT_DATE,
+  GOLD_ROW_VERSION,
   INGESTED_AT,
   KAFKA_OFFSET,
   KAFKA_PARTITION,
@@ -41,7 +41,7 @@ export interface FoldOptions {
    * reads in chunks within it. Undefined: one read.
    */
   readonly maxReadBytes?: number;
-  /** Gold is recomputed at most this often (ms); silver folds every step. */
+  /** Gold takes bronze's new rows at most this often (ms); silver folds every step. */
   readonly goldIntervalMs: number;
   readonly logger: Logger;
   readonly metrics: SluiceMetrics;
@@ -67,7 +67,7 @@ interface Range {
 
 /**
  * Tier 2 for one contract: folds bronze increments into silver (version-ordered MERGE through
- * libs/lake) and recomputes the gold windows they touch. Progress lives in the target tables'
+ * libs/lake) and adds them to the gold windows they touch. Progress lives in the target tables'
  * `txn` actions, so a restarted or replaced worker resumes exactly (invariants 5 and 6).
  * One folder per contract per deployment: silver and gold have a single writer.
  */
@@ -106,7 +106,7 @@ export class ContractFolder {
   }
 
   /**
-   * Recomputes the gold windows bronze's new rows touch, at most every `goldIntervalMs`; a no-op
+   * Adds bronze's new rows to the gold windows they touch, at most every `goldIntervalMs`; a no-op
    * when gold is up to date with bronze or the interval has not passed.
    */
   async goldStep(): Promise<FoldOutcome> {
@@ -254,6 +254,15 @@ export class ContractFolder {
     return { rows: folded, behind };
   }
 
+  /**
+   * Adds the aggregates of bronze's new rows (offsets past gold's `txn`) to the stored measures of
+   * the windows they touch. Counts and sums are additive, so a step reads its increment and the
+   * touched gold rows, never the rest of a window's bronze (a late event used to pull a whole day
+   * of compacted bronze into the read, past what an S3 cache holds). Exactly once through the
+   * commit: the sums and the new `txn` land together, and the commit requires the `txn` the step
+   * read (`expectedTxns`), so a replay after a crash starts from what was committed and a second
+   * writer fails instead of adding the same rows twice.
+   */
   private async foldGold(bronze: LakeTable, bsnap: Snapshot, aggregate: GoldAggregate, written: Map<number, number>) {
     const gold = await this.o.tables.gold(this.o.contract, aggregate);
     const gsnap = await gold.snapshot();
@@ -261,34 +270,38 @@ export class ContractFolder {
     const { ranges, behind, left } = this.ranges(gsnap, table, TXN_PREFIX.gold, written);
     if (ranges.length === 0) return { windows: 0, behind };
     const w = aggregate.windowMs;
-    const { where, files: inRanges } = rangeFilter(bsnap, ranges);
-    const windowRows = await this.queryBronze(bronze, bsnap, inRanges, `SELECT DISTINCT (epoch_ms(event_time) // ${w}) * ${w} AS wm FROM bronze WHERE ${where}`);
+    const { where, files } = rangeFilter(bsnap, ranges);
+    const windowOf = `(epoch_ms(event_time) // ${w}) * ${w}`;
+    const counted = `op <> 'delete' AND ${where} ${aggregate.groupBy.map((g) => `AND ${g} IS NOT NULL`).join(' ')}`;
+    const windowRows = await this.queryBronze(bronze, bsnap, files, `SELECT DISTINCT ${windowOf} AS wm FROM bronze WHERE ${counted}`);
     const windows = windowRows.map((r) => Number(r.wm)).sort((a, b) => a - b);
-    // The recomputed windows go bronze → gold inside DuckDB, never as JS objects.
+    // The sums go bronze → gold inside DuckDB, never as JS objects.
     let source: WriteSource = { rows: [] };
     if (windows.length > 0) {
-      // Only the files that may hold the touched windows: one late event used to stretch the
-      // read over every bronze file from its day to now, past what an S3 cache can hold.
-      const runs = windowRuns(windows, w).map(([lo, hi]) => overlapping(bsnap, 'event_time', lo, hi));
-      const relation = await bronze.relationSql(bsnap, (f) => runs.some((keep) => keep(f)));
+      const increment = `(${await bronze.relationSql(bsnap, files)})`;
+      // Only the gold files that may hold the touched windows.
+      const runs = windowRuns(windows, w).map(([lo, hi]) => overlapping(gsnap, WINDOW_MS, lo, hi));
+      const stored = `(${await gold.relationSql(gsnap, (f) => runs.some((keep) => keep(f)))})`;
       const groups = aggregate.groupBy.join(', ');
-      const measures = aggregate.measures
-        .map((m) => (m.fn === 'count' ? `count(*) AS ${m.name}` : `sum(${m.column}) AS ${m.name}`))
+      const measures = aggregate.measures.map((m) => (m.fn === 'count' ? `count(*) AS ${m.name}` : `sum(${m.column}) AS ${m.name}`)).join(', ');
+      // A sum over nulls only stays null, as a sum over all the rows would be.
+      const added = aggregate.measures
+        .map((m) => (m.fn === 'count' ? `i.${m.name} + coalesce(g.${m.name}, 0)` : `CASE WHEN g.${m.name} IS NULL THEN i.${m.name} WHEN i.${m.name} IS NULL THEN g.${m.name} ELSE i.${m.name} + g.${m.name} END`) + ` AS ${m.name}`)
         .join(', ');
+      const joined = [WINDOW_MS, ...aggregate.groupBy].map((k) => `g.${k} = i.${k}`).join(' AND ');
       source = {
-        sql: `SELECT (epoch_ms(event_time) // ${w}) * ${w} AS ${WINDOW_MS},
-                     make_timestamptz(((epoch_ms(event_time) // ${w}) * ${w}) * 1000) AS ${WINDOW_START},
-                     ${groups}, ${measures}, ${bsnap.version} AS ${BRONZE_VERSION}
-              FROM (${relation}) bronze
-              WHERE op <> 'delete' AND (epoch_ms(event_time) // ${w}) * ${w} IN (${windows.join(', ')})
-                ${aggregate.groupBy.map((g) => `AND ${g} IS NOT NULL`).join(' ')}
-              GROUP BY ALL`,
+        // The merge version must pass the stored row's: bronze's version can repeat across steps
+        // (a step that was behind continues on the same snapshot).
+        sql: `WITH i AS (SELECT ${windowOf} AS ${WINDOW_MS}, ${groups}, ${measures} FROM ${increment} bronze WHERE ${counted} GROUP BY ALL)
+              SELECT i.${WINDOW_MS}, make_timestamptz(i.${WINDOW_MS} * 1000) AS ${WINDOW_START}, ${aggregate.groupBy.map((g) => `i.${g}`).join(', ')}, ${added},
+                     greatest(${bsnap.version}, coalesce(g.${GOLD_ROW_VERSION} + 1, 0)) AS ${GOLD_ROW_VERSION}
+              FROM i LEFT JOIN ${stored} g ON ${joined}`,
       };
     }
-    const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.gold}${this.o.topic}-${r.partition}`, version: r.to }));
-    // Every window touched by (from, to] was recomputed from the whole of bronze at bsnap, which
-    // holds every offset ≤ to: recording `to` is sound, and a replay recomputes the same values.
-    await gold.merge({ source, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: BRONZE_VERSION, clusterColumn: WINDOW_MS, txns });
+    const appId = (partition: number) => `${TXN_PREFIX.gold}${this.o.topic}-${partition}`;
+    const txns = ranges.map((r) => ({ appId: appId(r.partition), version: r.to }));
+    const expectedTxns = Object.fromEntries(ranges.map((r) => [appId(r.partition), r.from < 0 ? null : r.from]));
+    await gold.merge({ source, keys: [WINDOW_MS, ...aggregate.groupBy], versionColumn: GOLD_ROW_VERSION, clusterColumn: WINDOW_MS, txns, expectedTxns });
     this.o.metrics.tableWaiting.set(left, { table });
     return { windows: windows.length, behind };
   }
