@@ -82,6 +82,44 @@ export function windowRuns(windows: readonly number[], w: number): [number, numb
   return runs;
 }
 
+/** A bronze offset range of one Kafka partition: `(from, to]`. */
+export interface OffsetRange {
+  readonly partition: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * `ranges` with each `to` lowered so that the bronze files they read fit `maxBytes` in all, each
+ * range an equal share. A range reads every file of its partition whose offsets may lie in it,
+ * so `to` stops just below the smallest offset of the first file (by smallest offset) past the
+ * share; every row up to the new `to` is in a file before it. A range always moves forward:
+ * files it cannot leave out for that are read even past the share (on S3 a read that passes the
+ * cache's bound fails on every retry, so a step must stay within it, and a step must still
+ * make progress). Files without offset stats are read whatever `to` is and count against nothing.
+ */
+export function rangesWithinBytes(snapshot: Snapshot, ranges: readonly OffsetRange[], maxBytes: number, partitionColumn: string, offsetColumn: string): OffsetRange[] {
+  if (!Number.isFinite(maxBytes) || ranges.length === 0) return [...ranges];
+  const share = maxBytes / ranges.length;
+  return ranges.map((r) => {
+    const inPartition = overlapping(snapshot, partitionColumn, r.partition, r.partition);
+    const files = snapshot.files
+      .filter((f) => inPartition(f))
+      .map((f) => {
+        const stats = snapshot.stats(f);
+        return { size: f.size, min: asNumber(stats?.minValues?.[offsetColumn]), max: asNumber(stats?.maxValues?.[offsetColumn]) };
+      })
+      .filter((f): f is { size: number; min: number; max: number } => f.min !== undefined && f.max !== undefined && f.min <= r.to && f.max > r.from)
+      .sort((a, b) => a.min - b.min);
+    let bytes = 0;
+    for (const f of files) {
+      if (bytes + f.size > share && f.min - 1 > r.from) return { ...r, to: Math.min(r.to, f.min - 1) };
+      bytes += f.size;
+    }
+    return r;
+  });
+}
+
 /** Txn versions of `prefix<topic>-<partition>` appIds, by partition. */
 export function partitionTxns(snapshot: Snapshot, prefix: string, topic: string): Map<number, number> {
   const out = new Map<number, number>();

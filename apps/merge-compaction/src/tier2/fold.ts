@@ -15,7 +15,7 @@ import {
   silverKeys,
   silverMergeLayout,
 } from '../tables/layout';
-import { both, newestFirstChunks, overlapping, partitionTxns, windowRuns } from '../tables/pruning';
+import { both, newestFirstChunks, overlapping, partitionTxns, rangesWithinBytes, windowRuns, type OffsetRange } from '../tables/pruning';
 import type { TableSet } from '../tables/table-set';
 import { TombstoneMemory } from './tombstones';
 
@@ -37,8 +37,8 @@ export interface FoldOptions {
   readonly foldPercent: number;
   readonly watermarkMs: number;
   /**
-   * Most bronze bytes one read of the tombstone rebuild may hold in bronze's file cache (S3): it
-   * reads in chunks within it. Undefined: one read.
+   * Most bronze bytes one read may hold in bronze's file cache (S3): a step's increment is cut to
+   * fit, and the tombstone rebuild reads in chunks within it. Undefined: no bound.
    */
   readonly maxReadBytes?: number;
   /** Gold takes bronze's new rows at most this often (ms); silver folds every step. */
@@ -58,12 +58,7 @@ export interface FoldOutcome {
 
 const NOTHING_DONE: FoldOutcome = { silverRows: 0, goldWindows: 0, behind: false };
 
-/** A bronze offset range of one partition: `(from, to]`. */
-interface Range {
-  readonly partition: number;
-  readonly from: number;
-  readonly to: number;
-}
+type Range = OffsetRange;
 
 /**
  * Tier 2 for one contract: folds bronze increments into silver (version-ordered MERGE through
@@ -160,23 +155,25 @@ export class ContractFolder {
 
   /**
    * The bronze offset ranges this step folds into `target` (table `table`), and whether more are
-   * left. Publishes the offsets waiting for the target (bronze offsets it has not folded) before
-   * the step: a step that keeps failing leaves them up, so the table reads as stuck, not idle.
+   * left. A step takes at most `maxRows` offsets (its rows are held in memory) and, on S3, bronze
+   * files of at most `maxReadBytes` (its read must fit bronze's file cache), both shared by the
+   * partitions behind. Publishes the offsets waiting for the target (bronze offsets it has not
+   * folded) before the step: a step that keeps failing leaves them up, so the table reads as
+   * stuck, not idle.
    */
-  private ranges(target: Snapshot, table: string, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean; left: number } {
+  private ranges(bsnap: Snapshot, target: Snapshot, table: string, prefix: string, written: Map<number, number>): { ranges: Range[]; behind: boolean; left: number } {
     const done = partitionTxns(target, prefix, this.o.topic);
     this.lastFolded.set(table, done);
     const pending = [...written].map(([partition, w]) => ({ partition, from: done.get(partition) ?? -1, w })).filter((p) => p.w > p.from);
-    // maxRows bounds the whole step (its rows are held in memory), shared by the partitions behind.
     const share = Math.max(1, Math.floor(this.o.maxRows / Math.max(1, pending.length)));
-    const ranges: Range[] = [];
+    const byRows = pending.map(({ partition, from, w }) => ({ partition, from, to: Math.min(w, from + share) }));
+    const ranges = rangesWithinBytes(bsnap, byRows, this.o.maxReadBytes ?? Infinity, KAFKA_PARTITION, KAFKA_OFFSET);
     let behind = false;
     let left = 0;
-    for (const { partition, from, w } of pending) {
-      const to = Math.min(w, from + share);
-      behind ||= to < w;
-      left += w - to;
-      ranges.push({ partition, from, to });
+    for (const r of ranges) {
+      const w = written.get(r.partition) ?? r.to;
+      behind ||= r.to < w;
+      left += w - r.to;
     }
     this.o.metrics.tableWaiting.set(waitingOffsets(written, done), { table });
     return { ranges, behind, left };
@@ -186,7 +183,7 @@ export class ContractFolder {
     const ssnap = await silver.snapshot();
     const contract = this.o.contract;
     const table = this.o.tables.name(contract.tables.silver);
-    const { ranges, behind, left } = this.ranges(ssnap, table, TXN_PREFIX.fold, written);
+    const { ranges, behind, left } = this.ranges(bsnap, ssnap, table, TXN_PREFIX.fold, written);
     if (ranges.length === 0) return { rows: 0, behind };
     const tombstones = await this.tombstoneMemory(bronze, bsnap, ssnap);
     const keys = silverKeys(contract);
@@ -267,7 +264,7 @@ export class ContractFolder {
     const gold = await this.o.tables.gold(this.o.contract, aggregate);
     const gsnap = await gold.snapshot();
     const table = this.o.tables.name(aggregate.table);
-    const { ranges, behind, left } = this.ranges(gsnap, table, TXN_PREFIX.gold, written);
+    const { ranges, behind, left } = this.ranges(bsnap, gsnap, table, TXN_PREFIX.gold, written);
     if (ranges.length === 0) return { windows: 0, behind };
     const w = aggregate.windowMs;
     const { where, files } = rangeFilter(bsnap, ranges);
