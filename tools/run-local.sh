@@ -63,7 +63,7 @@ start_bg() {
 }
 
 start_bg ingest env KAFKA_BROKERS="$brokers" INGEST_PORT="$ingest_port" \
-  INGEST_API_KEYS="[{\"producer\":\"demo\",\"key\":\"$demo_ingest_key\",\"contracts\":[\"*\"]}]" \
+  INGEST_API_KEYS="[{\"producer\":\"demo\",\"key\":\"$demo_ingest_key\",\"contracts\":[\"*\"],\"envelopeProducers\":[\"*\"]}]" \
   npx tsx apps/ingest/src/main.ts
 start_bg validate env KAFKA_BROKERS="$brokers" OPS_PORT="$validate_ops_port" VALIDATE_INSTANCE_ID=local-0 \
   npx tsx apps/validate/src/main.ts

@@ -20,7 +20,7 @@ const lines = Array.from({ length: N }, (_, i) =>
   ),
 );
 const body = Buffer.from(lines.join('\n'));
-const principal = { producer: 'bench', mayUse: () => true };
+const principal = { producer: 'bench', mayUse: () => true, maySendAs: () => true };
 
 /** Events per second of `fn` (which handles N events), over ~1.5 s after a warm-up. */
 function rate(fn: () => void): number {

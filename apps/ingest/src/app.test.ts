@@ -16,8 +16,8 @@ function build(publisher: EventPublisher, maxInFlightBytesPerProducer?: number):
   return buildApp({
     publisher,
     apiKeys: [
-      { producer: 'p', key: KEY, contracts: ['*'] },
-      { producer: 'q', key: OTHER_KEY, contracts: ['*'] },
+      { producer: 'p', key: KEY, contracts: ['*'], envelopeProducers: ['*'] },
+      { producer: 'q', key: OTHER_KEY, contracts: ['*'], envelopeProducers: ['*'] },
     ],
     rawTopic: 'raw',
     limits: {

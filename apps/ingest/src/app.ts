@@ -260,7 +260,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
     if (rejected.length > 0) metrics?.eventsIn.add(rejected.length, { outcome: 'rejected' });
     const errors = withinIssueBudget(rejected);
     if (accepted.length === 0) {
-      const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN');
+      const allForbidden = rejected.every((r) => r.code === 'CONTRACT_FORBIDDEN' || r.code === 'PRODUCER_MISMATCH');
       return replyError(reply, allForbidden ? 'INGEST_FORBIDDEN' : 'INGEST_ALL_REJECTED', retryAfterSeconds, {}, {
         accepted: 0,
         rejected: rejected.length,

@@ -90,6 +90,23 @@ describe('authentication', () => {
     expect(res.body.errors.map((e: { code: string }) => e.code)).toEqual(['CONTRACT_FORBIDDEN', 'CONTRACT_FORBIDDEN']);
   });
 
+  // Bronze keeps the envelope's producer: a key may not file events under another system's name.
+  it('207 when a key sends one event under a producer name it may not use', async () => {
+    const ok = order();
+    const res = await post(JSON.stringify([ok, order({ producer: 'wms' })]), { ...auth(KEYS.orders.key), ...json });
+    expect(res.status).toBe(207);
+    expect(res.body).toMatchObject({ accepted: 1, rejected: 1, errors: [{ index: 1, code: 'PRODUCER_MISMATCH' }] });
+    expect(res.body.errors[0].message).toBe('the event\'s producer "wms" is not one the API key may send as; it sends as "orders-only"');
+    acceptedBytes.set(ok.event_id as string, JSON.stringify(ok));
+  });
+
+  it('403 when every event names a producer the key may not send as', async () => {
+    const res = await post([order({ producer: 'all-producer' }), order({ producer: 'Shop' })].map((e) => JSON.stringify(e)).join('\n'), { ...auth(KEYS.orders.key), ...ndjson });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('INGEST_FORBIDDEN');
+    expect(res.body.errors.map((e: { code: string; line: number }) => [e.code, e.line])).toEqual([['PRODUCER_MISMATCH', 1], ['PRODUCER_MISMATCH', 2]]);
+  });
+
   it('207 when a scoped key mixes allowed and forbidden contracts, and does not leak schema details', async () => {
     const ok = order();
     const res = await post(JSON.stringify([ok, inventory({ payload: { on_hand: -5, reserved: 0 } })]), { ...auth(KEYS.orders.key), ...json });

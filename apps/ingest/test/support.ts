@@ -92,8 +92,9 @@ export function click(overrides: Record<string, unknown> = {}): Record<string, u
 }
 
 export const KEYS = {
-  all: { producer: 'all-producer', key: 'k-all-0123456789abcdefghijklmnop', contracts: ['*'] },
-  orders: { producer: 'orders-only', key: 'k-orders-0123456789abcdefghijklm', contracts: ['orders'] },
+  // The envelope producers of order(), inventory() and click(); the orders key sends as the shop only.
+  all: { producer: 'all-producer', key: 'k-all-0123456789abcdefghijklmnop', contracts: ['*'], envelopeProducers: ['shop', 'wms', 'web'] },
+  orders: { producer: 'orders-only', key: 'k-orders-0123456789abcdefghijklm', contracts: ['orders'], envelopeProducers: ['shop'] },
 };
 
 export function ingestEnv(brokers: string, rawTopic: string, extra: Record<string, string> = {}): Record<string, string> {

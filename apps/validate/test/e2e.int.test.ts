@@ -32,7 +32,7 @@ beforeAll(async () => {
     KAFKA_BROKERS: brokers,
     INGEST_PORT: '0',
     INGEST_RAW_TOPIC: t.raw,
-    INGEST_API_KEYS: JSON.stringify([{ producer: 'e2e-producer', key: API_KEY, contracts: ['*'] }]),
+    INGEST_API_KEYS: JSON.stringify([{ producer: 'e2e-producer', key: API_KEY, contracts: ['*'], envelopeProducers: ['shop', 'wms', 'web'] }]),
     LOG_LEVEL: 'info',
   });
   const line = await ingest.waitFor(/ingest listening/);

@@ -272,7 +272,8 @@ export class Stack {
           KAFKA_BROKERS: o.brokers,
           INGEST_PORT: String(p.port),
           INGEST_RAW_TOPIC: this.topics.raw,
-          INGEST_API_KEYS: JSON.stringify([{ producer: 'bench', key: DEMO_API_KEY, contracts: ['*'] }]),
+          // The demo key stands in for every sample system (generator, samples, probes).
+          INGEST_API_KEYS: JSON.stringify([{ producer: 'bench', key: DEMO_API_KEY, contracts: ['*'], envelopeProducers: ['*'] }]),
           ...extra,
         };
       case 'validate':

@@ -18,6 +18,15 @@ describe('ApiKeyStore', () => {
     expect(all.ok && all.principal.mayUse('anything')).toBe(true);
   });
 
+  it('lets a key send as its own producer only, unless it lists others', () => {
+    const own = store.authenticate('Bearer shop-key-0123456789abcdefghij');
+    expect(own.ok && ['shop', 'ops', 'Shop', ''].map((p) => own.principal.maySendAs(p))).toEqual([true, false, false, false]);
+    const listed = new ApiKeyStore([{ ...keys[0], envelopeProducers: ['shop-web', 'shop-app'] }]).authenticate('Bearer shop-key-0123456789abcdefghij');
+    expect(listed.ok && ['shop-web', 'shop-app', 'shop', '*'].map((p) => listed.principal.maySendAs(p))).toEqual([true, true, false, false]);
+    const any = new ApiKeyStore([{ ...keys[0], envelopeProducers: ['*'] }]).authenticate('Bearer shop-key-0123456789abcdefghij');
+    expect(any.ok && any.principal.maySendAs('whoever')).toBe(true);
+  });
+
   it.each([
     [undefined, 'missing Authorization header'],
     ['', 'missing Authorization header'],
@@ -41,6 +50,10 @@ describe('INGEST_API_KEYS', () => {
     expect(problem).toContain('[3] must be an object');
     expect(problem).not.toContain('short-secret');
     expect(checkApiKeys([])).toBe('must be a non-empty JSON array');
+    for (const envelopeProducers of [[], 'shop', [''], ['x'.repeat(257)], [7]]) {
+      expect(checkApiKeys([{ producer: 'p', key: 'z'.repeat(30), contracts: ['*'], envelopeProducers }])).toContain('[0].envelopeProducers must be a non-empty array');
+    }
+    expect(checkApiKeys([{ producer: 'p', key: 'z'.repeat(30), contracts: ['*'], envelopeProducers: ['shop web/ä', '*'] }])).toBeUndefined();
     expect(checkApiKeys(keys)).toBeUndefined();
   });
 

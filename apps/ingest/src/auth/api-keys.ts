@@ -6,16 +6,26 @@ export interface ApiKeyEntry {
   key: string;
   /** Contract names, or ["*"] for every contract. */
   contracts: string[];
+  /**
+   * The values this key's events may carry in their envelope `producer` field; default
+   * `[producer]`, `["*"]` for any (a gateway relaying for several systems). Bronze keeps the
+   * envelope's producer, so without this bound any key could file events under another system.
+   */
+  envelopeProducers?: string[];
 }
 
 /** The authenticated caller of a request. */
 export interface Principal {
   producer: string;
   mayUse(contract: string): boolean;
+  /** Whether this key's events may name `producer` in their envelope (ApiKeyEntry.envelopeProducers). */
+  maySendAs(producer: string): boolean;
 }
 
 const MIN_KEY_LENGTH = 24;
 const PRODUCER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+/** Longest envelope producer name a key may list. */
+const MAX_ENVELOPE_PRODUCER_CHARS = 256;
 
 /** Config check for INGEST_API_KEYS; returns a message naming every problem, never a key. */
 export function checkApiKeys(value: unknown): string | undefined {
@@ -31,6 +41,10 @@ export function checkApiKeys(value: unknown): string | undefined {
     if (typeof e.key !== 'string' || e.key.length < MIN_KEY_LENGTH) problems.push(`[${i}].key must be a string of at least ${MIN_KEY_LENGTH} characters`);
     if (!Array.isArray(e.contracts) || e.contracts.length === 0 || !e.contracts.every((c) => typeof c === 'string' && c.length > 0)) {
       problems.push(`[${i}].contracts must be a non-empty array of contract names or ["*"]`);
+    }
+    const sendsAs = e.envelopeProducers;
+    if (sendsAs !== undefined && (!Array.isArray(sendsAs) || sendsAs.length === 0 || !sendsAs.every((p) => typeof p === 'string' && p.length > 0 && p.length <= MAX_ENVELOPE_PRODUCER_CHARS))) {
+      problems.push(`[${i}].envelopeProducers must be a non-empty array of names (1 to ${MAX_ENVELOPE_PRODUCER_CHARS} characters) or ["*"]`);
     }
     return undefined;
   });
@@ -49,9 +63,15 @@ export class ApiKeyStore {
     this.entries = keys.map((k) => {
       const all = k.contracts.includes('*');
       const allowed = new Set(k.contracts);
+      const sendsAs = new Set(k.envelopeProducers ?? [k.producer]);
+      const anyName = sendsAs.has('*');
       return {
         digest: sha256(k.key),
-        principal: Object.freeze({ producer: k.producer, mayUse: (c: string) => all || allowed.has(c) }),
+        principal: Object.freeze({
+          producer: k.producer,
+          mayUse: (c: string) => all || allowed.has(c),
+          maySendAs: (p: string) => anyName || sendsAs.has(p),
+        }),
       };
     });
   }

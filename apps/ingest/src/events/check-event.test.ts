@@ -1,12 +1,13 @@
 import { loadConfig } from '@sluice/config';
 import { CONTRACTS, encodeConfluent, encodeSingleObject, sampleOrderJson } from '@sluice/contracts';
+import { ApiKeyStore, type ApiKeyEntry } from '../auth/api-keys';
 import { ingestConfigSchema } from '../config';
 import { MAX_ISSUES_PER_ANSWER, checkEvent, repeatsContract, withinIssueBudget, type EventLimits, type RejectedEvent } from './check-event';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-const principal = { producer: 'shop', mayUse: () => true };
+const principal = { producer: 'shop', mayUse: () => true, maySendAs: () => true };
 const slice = (eventTimeOffsetMs: number) => ({
   index: 0,
   depth: 0,
@@ -39,6 +40,50 @@ describe('checkEvent timestamp limits', () => {
 
   it('refuses an age limit under a minute', () => {
     expect(() => limitsFrom({ EVENT_MAX_AGE_MS: '1000' })).toThrow(/EVENT_MAX_AGE_MS/);
+  });
+});
+
+describe('checkEvent producer names', () => {
+  const limits = limitsFrom({});
+  const principalOf = (entry: Omit<ApiKeyEntry, 'key'>) => {
+    const r = new ApiKeyStore([{ ...entry, key: 'k'.repeat(24) }]).authenticate(`Bearer ${'k'.repeat(24)}`);
+    if (!r.ok) throw new Error(r.reason);
+    return r.principal;
+  };
+  const json = (producer: unknown) => ({ index: 3, depth: 0, bytes: Buffer.from(JSON.stringify(sampleOrderJson(1, NOW, { contract: 'orders', producer }))) });
+
+  it("accepts an event naming the key's producer, by default the only name it may send as", () => {
+    const shop = principalOf({ producer: 'shop-backend', contracts: ['*'] });
+    expect(codeOf(checkEvent(json('shop-backend'), shop, undefined, limits, NOW))).toBe('accepted');
+    const other = checkEvent(json('billing'), shop, undefined, limits, NOW);
+    expect(other.ok).toBe(false);
+    expect(!other.ok && other.rejected).toMatchObject({ index: 3, code: 'PRODUCER_MISMATCH', message: 'the event\'s producer "billing" is not one the API key may send as; it sends as "shop-backend"' });
+  });
+
+  it('takes the names a key lists, or any name with "*"', () => {
+    const relay = principalOf({ producer: 'gateway', contracts: ['*'], envelopeProducers: ['shop-backend', 'wms'] });
+    expect(codeOf(checkEvent(json('shop-backend'), relay, undefined, limits, NOW))).toBe('accepted');
+    expect(codeOf(checkEvent(json('gateway'), relay, undefined, limits, NOW))).toBe('PRODUCER_MISMATCH');
+    expect(codeOf(checkEvent(json('web'), relay, undefined, limits, NOW))).toBe('PRODUCER_MISMATCH');
+    const any = principalOf({ producer: 'gateway', contracts: ['*'], envelopeProducers: ['*'] });
+    expect(codeOf(checkEvent(json('anything at all'), any, undefined, limits, NOW))).toBe('accepted');
+  });
+
+  it('checks Avro events too, and quotes a hostile name as a JSON string', () => {
+    const shop = principalOf({ producer: 'shop-backend', contracts: ['*'] });
+    const schema = CONTRACTS.orders.latest.schema;
+    const event = { ...sampleOrderJson(1, NOW), event_time: NOW, producer: `"\n${'x'.repeat(120)}` };
+    delete (event as Record<string, unknown>).contract;
+    const r = checkEvent({ index: 0, depth: 0, bytes: encodeSingleObject(schema, event) }, shop, undefined, limits, NOW, true);
+    expect(!r.ok && r.rejected.code).toBe('PRODUCER_MISMATCH');
+    expect(!r.ok && r.rejected.message.length).toBeLessThan(250);
+    expect(!r.ok && r.rejected.message).toContain('"\\"\\nxxx');
+  });
+
+  it('reports a schema problem before the producer name', () => {
+    const shop = principalOf({ producer: 'shop-backend', contracts: ['*'] });
+    const bad = { index: 0, depth: 0, bytes: Buffer.from(JSON.stringify(sampleOrderJson(1, NOW, { contract: 'orders', producer: 'billing', version: 'x' }))) };
+    expect(codeOf(checkEvent(bad, shop, undefined, limits, NOW))).not.toBe('PRODUCER_MISMATCH');
   });
 });
 

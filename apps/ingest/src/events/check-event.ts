@@ -22,11 +22,12 @@ export interface AcceptedEvent {
  * Per-event reason codes: the contracts catalog plus CONTRACT_FORBIDDEN, which only ingest can
  * know (it depends on the API key).
  */
-export type EventReason = ReasonCode | 'CONTRACT_FORBIDDEN';
+export type EventReason = ReasonCode | 'CONTRACT_FORBIDDEN' | 'PRODUCER_MISMATCH';
 
 /** Reason codes ingest adds to the contracts catalog, with their meaning (docs list them too). */
 export const INGEST_EVENT_REASONS = {
   CONTRACT_FORBIDDEN: "the API key's scopes do not include this event's contract",
+  PRODUCER_MISMATCH: "the event's envelope `producer` is not a name the API key may send as",
 } as const;
 
 /** Why one event was rejected; serialised as is into the response. */
@@ -73,7 +74,8 @@ function reject(slice: EventSlice, code: EventReason, message: string, issues?: 
 /**
  * Everything ingest can check about one event at once: size and depth (from the splitter, before
  * any parsing), then the contract's own decoder — strict JSON (or Avro framing), contract, schema
- * version, schema, data rules, envelope and timestamp sanity — and the API key's scope.
+ * version, schema, data rules, envelope and timestamp sanity — and the API key's scope and the
+ * producer names it may send as.
  * Pure apart from `now`.
  */
 export function checkEvent(
@@ -115,6 +117,11 @@ export function checkEvent(
   if (!decoded.ok) {
     const first = decoded.issues[0];
     return reject(slice, first?.code ?? 'EVENT_SCHEMA_MISMATCH', first?.message ?? REASONS.EVENT_SCHEMA_MISMATCH.message, decoded.issues);
+  }
+  // Bronze keeps the envelope's producer: a key may only file events under its own names.
+  const claimed = (decoded.event as { producer?: unknown }).producer;
+  if (typeof claimed !== 'string' || !principal.maySendAs(claimed)) {
+    return reject(slice, 'PRODUCER_MISMATCH', `the event's producer ${JSON.stringify(String(claimed).slice(0, 128))} is not one the API key may send as; it sends as "${principal.producer}"`);
   }
   return {
     ok: true,
