@@ -66,13 +66,14 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   const avroEvent = inventory();
   const avroBytes = encodeSingleObject(CONTRACTS.inventory.latest.schema, { ...avroEvent, contract: undefined, event_time: parseIsoMillis(avroEvent.event_time as string) });
   for (const e of [...directValid, avroEvent]) expectedValid.add(e.event_id as string);
-  const bad: { value: Buffer | null; reason: string; headers?: Record<string, string> }[] = [
+  const bad: { value: Buffer | null; reason: string; headers?: Record<string, string | string[]> }[] = [
     { value: Buffer.from('{not json'), reason: 'EVENT_NOT_JSON' },
     { value: null, reason: 'EVENT_NOT_JSON' },
     { value: Buffer.from([0xff, 0xfe, 0x00, 0x01]), reason: 'EVENT_NOT_UTF8' },
     { value: Buffer.from([0xc3, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9]), reason: 'AVRO_WRITER_UNKNOWN' },
     { value: Buffer.from(JSON.stringify(order({ contract: 'payments' }))), reason: 'CONTRACT_UNKNOWN' },
-    { value: Buffer.from(JSON.stringify(order({}, { currency: 'euro' }))), reason: 'RULE_PATTERN' },
+    // A header name repeated: the DLQ record, `show` and the replay keep every value.
+    { value: Buffer.from(JSON.stringify(order({}, { currency: 'euro' }))), reason: 'RULE_PATTERN', headers: { tag: ['first', 'second'] } },
     { value: Buffer.from(JSON.stringify(order({ event_time: '2999-01-01T00:00:00Z' }))), reason: 'RULE_TIMESTAMP_FUTURE' },
     { value: Buffer.from(JSON.stringify(order({}, { customer_id: 'x'.repeat(5000) }))), reason: 'EVENT_TOO_LARGE' },
     { value: Buffer.from(JSON.stringify(order())), reason: 'CONTRACT_MISMATCH', headers: { [HEADERS.contract]: 'inventory' } },
@@ -138,6 +139,9 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   const [shown] = await cli('show', pattern.at);
   expect(shown).toMatchObject({ reason: 'RULE_PATTERN', contract: 'orders', source: { topic: t.raw } });
   expect(JSON.parse(shown.value).event_id).toBe(pattern.eventId);
+  expect(shown.headers.tag).toEqual(['first', 'second']);
+  const patternRecord = dlq.find((m) => m.headers['sluice-dlq-reason']?.toString() === 'RULE_PATTERN');
+  expect(patternRecord?.repeatedHeaders?.tag.map(String)).toEqual(['first', 'second']);
 
   // Replay the RULE_PATTERN record: still invalid (nothing was fixed), so it comes back to the
   // DLQ once more — with the same event_id and a marker of where it was replayed from.
@@ -149,4 +153,5 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   expect(again.length).toBe(1);
   expect(JSON.parse(again[0].value!.toString()).event_id).toBe(pattern.eventId);
   expect(again[0].headers['sluice-replay-of']?.toString()).toBe(`${t.dlq}/${pattern.at.replace(':', '/')}`);
+  expect(again[0].repeatedHeaders?.tag.map(String)).toEqual(['first', 'second']);
 });

@@ -63,7 +63,7 @@ describe('deadLetterRecord', () => {
   const facts = { reason: 'EVENT_TOO_LARGE', issues: [{ code: 'EVENT_TOO_LARGE', path: '', message: 'too big' }], source: { topic: 'raw', partition: 1, offset: 7 }, now: 0 };
   // As Kafka counts it, with up to 10 bytes of framing per header.
   const size = (r: DeadLetterRecord) =>
-    (r.key?.length ?? 0) + (r.value?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + 10 + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    (r.key?.length ?? 0) + (r.value?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + [v].flat().reduce((m: number, one) => m + 10 + Buffer.byteLength(k) + Buffer.byteLength(one), 0), 0);
 
   it('keeps a record that fits as it is, with the DLQ headers and no truncation mark', () => {
     const r = deadLetterRecord({ key: Buffer.from('k'), value: Buffer.from('{"a":1}'), headers: { traceparent: Buffer.from('00-x') } }, facts);
@@ -108,5 +108,27 @@ describe('deadLetterRecord', () => {
     expect('big' in r.headers || 'small' in r.headers).toBe(false);
     expect(r.headers[HEADERS.dlqReason]).toBe('EVENT_TOO_LARGE');
     expect(JSON.parse(String(r.headers[HEADERS.dlqTruncated]))).toEqual({ valueBytes: 2, keyBytes: 300_000, droppedHeaders: 2 });
+  });
+
+  // Headers were read into one value per name: a record that repeated a name reached the DLQ, and
+  // a replay, with its last value only.
+  it('keeps every value of a repeated header, in order, and counts each one in its size', () => {
+    const headers = { tag: Buffer.from('c'), traceparent: Buffer.from('00-x') };
+    const r = deadLetterRecord({ key: null, value: Buffer.from('{}'), headers, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b'), Buffer.from('c')] } }, facts);
+    expect(r.headers.tag).toEqual([Buffer.from('a'), Buffer.from('b'), Buffer.from('c')]);
+    expect(r.headers.traceparent).toEqual(Buffer.from('00-x'));
+    const big = Buffer.alloc(300_000);
+    const cut = deadLetterRecord({ key: null, value: Buffer.alloc(10), headers: { tag: big }, repeatedHeaders: { tag: [big, big, big] } }, facts);
+    expect(size(cut)).toBeLessThanOrEqual(MAX_DLQ_RECORD_BYTES);
+    expect('tag' in cut.headers).toBe(false);
+    expect(JSON.parse(String(cut.headers[HEADERS.dlqTruncated]))).toMatchObject({ droppedHeaders: 3 });
+  });
+
+  it('keeps a header named __proto__ as a header', () => {
+    const headers: Record<string, Buffer> = Object.create(null);
+    headers['__proto__'] = Buffer.from('p');
+    const r = deadLetterRecord({ key: null, value: Buffer.from('{}'), headers }, facts);
+    expect(Object.keys(r.headers)).toContain('__proto__');
+    expect(r.headers['__proto__']).toEqual(Buffer.from('p'));
   });
 });

@@ -47,11 +47,12 @@ export interface DeadLetterFacts {
  * replays both the same way. The producer is ingest's `sluice-producer` header, or `unknown`.
  * An original header in the DLQ's own namespace is not kept: a producer writing to raw directly
  * could otherwise forge `sluice-dlq-truncated` (the tool would never replay the record) or file
- * it under another contract.
+ * it under another contract. A name the original repeats keeps every value, in order
+ * (`repeated`: the consumer's `repeatedHeaders`); the producer reads its last value.
  */
-export function deadLetterHeaders(original: Readonly<Record<string, Buffer>>, facts: DeadLetterFacts): Record<string, string | Buffer> {
-  const headers: Record<string, string | Buffer> = {};
-  for (const [name, value] of Object.entries(original)) if (!name.startsWith(DLQ_HEADER_PREFIX)) headers[name] = value;
+export function deadLetterHeaders(original: Readonly<Record<string, Buffer>>, facts: DeadLetterFacts, repeated?: Readonly<Record<string, readonly Buffer[]>>): DeadLetterHeaders {
+  const headers: DeadLetterHeaders = Object.create(null);
+  for (const [name, value] of Object.entries(original)) if (!name.startsWith(DLQ_HEADER_PREFIX)) headers[name] = repeated?.[name] ?? value;
   headers[HEADERS.dlqReason] = facts.reason;
   headers[HEADERS.dlqDetail] = dlqDetail(facts.issues);
   headers[HEADERS.dlqSourceTopic] = facts.source.topic;
@@ -78,11 +79,14 @@ export function dlqDetail(issues: readonly DeadLetterIssue[]): string {
   return out;
 }
 
+/** A DLQ record's headers by name; a list is a name the original record repeats, every value in order. */
+export type DeadLetterHeaders = Record<string, string | Buffer | readonly Buffer[]>;
+
 /** A record as the DLQ topic gets it. */
 export interface DeadLetterRecord {
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers: Record<string, string | Buffer>;
+  readonly headers: DeadLetterHeaders;
 }
 
 /**
@@ -93,10 +97,15 @@ export interface DeadLetterRecord {
  * coordinates (while the source topic keeps it); the DLQ tool does not replay a cut record.
  */
 export function deadLetterRecord(
-  original: { readonly key: Buffer | null; readonly value: Buffer | null; readonly headers: Readonly<Record<string, Buffer>> },
+  original: {
+    readonly key: Buffer | null;
+    readonly value: Buffer | null;
+    readonly headers: Readonly<Record<string, Buffer>>;
+    readonly repeatedHeaders?: Readonly<Record<string, readonly Buffer[]>>;
+  },
   facts: DeadLetterFacts,
 ): DeadLetterRecord {
-  const headers = deadLetterHeaders(original.headers, facts);
+  const headers = deadLetterHeaders(original.headers, facts, original.repeatedHeaders);
   const whole = { key: original.key, value: original.value, headers };
   if (recordBytes(whole) <= MAX_DLQ_RECORD_BYTES) return whole;
   const cut = { valueBytes: original.value?.length ?? 0, keyBytes: original.key?.length ?? 0, droppedHeaders: 0 };
@@ -107,8 +116,9 @@ export function deadLetterRecord(
     const own = new Set<string>(Object.entries(HEADERS).filter(([k]) => k.startsWith('dlq')).map(([, name]) => name));
     for (const name of Object.keys(headers)) {
       if (own.has(name)) continue;
+      const dropped = headers[name];
+      cut.droppedHeaders += Array.isArray(dropped) ? dropped.length : 1;
       delete headers[name];
-      cut.droppedHeaders += 1;
     }
     if (key !== null && key.length > MAX_CUT_KEY_BYTES) key = key.subarray(0, MAX_CUT_KEY_BYTES);
   }
@@ -121,6 +131,10 @@ export function deadLetterRecord(
 /** Bytes a DLQ record takes: key, value and headers with their framing. */
 export function recordBytes(r: DeadLetterRecord): number {
   let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  for (const [name, v] of Object.entries(r.headers)) n += HEADER_FRAMING_BYTES + Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+  for (const [name, v] of Object.entries(r.headers)) {
+    for (const one of Array.isArray(v) ? (v as readonly Buffer[]) : [v as string | Buffer]) {
+      n += HEADER_FRAMING_BYTES + Buffer.byteLength(name) + (typeof one === 'string' ? Buffer.byteLength(one) : one.length);
+    }
+  }
   return n;
 }

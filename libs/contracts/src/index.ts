@@ -55,4 +55,4 @@ export {
 } from './registry/client';
 export { registerContract, contractForSchema, learnSchemaId } from './registry/contracts';
 export { MAX_REMEMBERED_MISSES, SchemaIdLearner, type SchemaIdLearnerOptions } from './registry/schema-ids';
-export { deadLetterHeaders, deadLetterRecord, dlqDetail, recordBytes, MAX_DLQ_DETAIL_BYTES, MAX_DLQ_RECORD_BYTES, type DeadLetterFacts, type DeadLetterIssue, type DeadLetterRecord } from './dlq';
+export { deadLetterHeaders, deadLetterRecord, dlqDetail, recordBytes, MAX_DLQ_DETAIL_BYTES, MAX_DLQ_RECORD_BYTES, type DeadLetterFacts, type DeadLetterHeaders, type DeadLetterIssue, type DeadLetterRecord } from './dlq';

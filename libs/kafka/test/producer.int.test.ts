@@ -45,6 +45,27 @@ describe('KafkaProducer against the broker', () => {
     });
   });
 
+  // Headers were read into one value per name, so a repeated name lost all but its last value
+  // wherever a record was copied whole (the DLQ, its replay).
+  it('round-trips a repeated header name with every value in order, and a header named like an Object method', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await producer.sendBatch([
+      { topic, value: 'repeats', headers: { tag: ['a', Buffer.from('b'), 'c'], constructor: 'x', toString: 'y' } },
+      { topic, value: 'plain', headers: { tag: 'only' } },
+    ]);
+    const consumer = await testConsumer([topic]);
+    closers.push(() => consumer.close());
+    const [repeats, plain] = await pollCount(consumer, 2);
+    expect(repeats.headers.tag.toString()).toBe('c');
+    expect(repeats.repeatedHeaders?.tag.map(String)).toEqual(['a', 'b', 'c']);
+    expect(Object.keys(repeats.repeatedHeaders ?? {})).toEqual(['tag']);
+    // A first `constructor` header is not taken for a repeat of the inherited one.
+    expect(Object.keys(repeats.headers).sort()).toEqual(['constructor', 'tag', 'toString']);
+    expect(repeats.headers.constructor.toString()).toBe('x');
+    expect(plain.headers.tag.toString()).toBe('only');
+    expect(plain.repeatedHeaders).toBeUndefined();
+  });
+
   it('puts every key on the partition the Java murmur2 partitioner picks', async () => {
     const partitions = 7;
     const topic = await createTestTopic(admin, partitions);

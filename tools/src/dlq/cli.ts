@@ -99,11 +99,13 @@ async function main(argv: string[]): Promise<number> {
         return false;
       });
       if (!entry) return fail(`no DLQ record at ${position}`);
-      const value = entry.message.value;
+      const { message } = entry;
+      const value = message.value;
       print({
         ...summary(entry),
-        key: entry.message.key?.toString('utf8') ?? null,
-        headers: Object.fromEntries(Object.entries(entry.message.headers).map(([k, v]) => [k, v.toString('utf8')])),
+        key: message.key?.toString('utf8') ?? null,
+        // A repeated name shows every value, in order.
+        headers: Object.fromEntries(Object.entries(message.headers).map(([k, v]) => [k, message.repeatedHeaders?.[k]?.map((one) => one.toString('utf8')) ?? v.toString('utf8')])),
         value: value === null ? null : isUtf8Text(value) ? value.toString('utf8') : { base64: value.toString('base64') },
       });
       return 0;

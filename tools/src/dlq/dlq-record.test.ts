@@ -67,4 +67,13 @@ describe('DLQ records', () => {
     expect(Object.keys(r.headers).sort()).toEqual(['sluice-producer', 'sluice-replay-of', 'traceparent']);
     expect(r.headers['sluice-replay-of']).toBe('sluice.dlq/2/7');
   });
+
+  it('replays every value of a repeated header, in order', () => {
+    const m = message(2, 8, 'RULE_RANGE', 'orders');
+    m.headers.tag = Buffer.from('b');
+    m.repeatedHeaders = { tag: [Buffer.from('a'), Buffer.from('b')] };
+    const r = toReplayRecord(describeDlq(m), 'sluice.dlq');
+    expect(r.headers.tag).toEqual([Buffer.from('a'), Buffer.from('b')]);
+    expect(r.headers.traceparent).toEqual(Buffer.from('00-abc-def-01'));
+  });
 });

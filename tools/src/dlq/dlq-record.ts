@@ -27,6 +27,8 @@ export interface DlqMessage {
   key: Buffer | null;
   value: Buffer | null;
   headers: Record<string, Buffer>;
+  /** Every value of each header name the record repeats (a raw record's repeated headers, kept by the DLQ). */
+  repeatedHeaders?: Record<string, Buffer[]>;
 }
 
 /** A DLQ record with its metadata decoded. */
@@ -138,10 +140,10 @@ export class Counts {
  * removed and a `sluice-replay-of` marker added. The value bytes are untouched, so event_id is
  * the original one and downstream dedup makes a repeated replay harmless.
  */
-export function toReplayRecord(e: DlqEntry, dlqTopic: string): { key: Buffer | null; value: Buffer | null; headers: Record<string, Buffer | string> } {
+export function toReplayRecord(e: DlqEntry, dlqTopic: string): { key: Buffer | null; value: Buffer | null; headers: Record<string, Buffer | string | readonly Buffer[]> } {
   const dlqNames = new Set<string>(Object.values(DLQ_HEADERS));
-  const headers: Record<string, Buffer | string> = {};
-  for (const [name, value] of Object.entries(e.message.headers)) if (!dlqNames.has(name)) headers[name] = value;
+  const headers: Record<string, Buffer | string | readonly Buffer[]> = Object.create(null);
+  for (const [name, value] of Object.entries(e.message.headers)) if (!dlqNames.has(name)) headers[name] = e.message.repeatedHeaders?.[name] ?? value;
   headers[REPLAY_HEADER] = `${dlqTopic}/${e.partition}/${e.offset}`;
   return { key: e.message.key, value: e.message.value, headers };
 }

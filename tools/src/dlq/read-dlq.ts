@@ -83,7 +83,9 @@ export async function scanTopic(
         if (m.offset < (readUpTo.get(m.partition) ?? 0)) continue;
         progressed = true;
         readUpTo.set(m.partition, m.offset + 1);
-        if ((await onMessage({ partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers })) === false) return;
+        const message: DlqMessage = { partition: m.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers };
+        if (m.repeatedHeaders !== undefined) message.repeatedHeaders = m.repeatedHeaders;
+        if ((await onMessage(message)) === false) return;
       }
       // Positions pass transaction markers too, which data offsets alone would never reach.
       for (const lag of consumer.lag()) {

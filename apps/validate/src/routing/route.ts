@@ -10,6 +10,8 @@ export interface RawMessage {
   key: Buffer | null;
   value: Buffer | null;
   headers: Record<string, Buffer>;
+  /** Every value of each header name the record repeats (the consumer's repeatedHeaders): the DLQ copy keeps them all. */
+  repeatedHeaders?: Record<string, Buffer[]>;
 }
 
 /** One problem of an event: reason code, path and words. */
@@ -33,7 +35,8 @@ export interface RoutedRecord {
   topic: string;
   key: Buffer | string | null;
   value: Buffer | null;
-  headers: Record<string, string | Buffer>;
+  /** A list: a name the raw record repeated, each value in order (DLQ records only). */
+  headers: Record<string, string | Buffer | readonly Buffer[]>;
   /** Reason code when outcome is 'dlq'. */
   reason?: string;
   contract?: string;

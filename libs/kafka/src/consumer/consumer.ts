@@ -567,9 +567,22 @@ function toNativeOffset(p: TopicPartitionOffset): { topic: string; partition: nu
 
 function toMessage(m: Message): ConsumedMessage {
   const headers: Record<string, Buffer> = {};
+  let repeatedHeaders: Record<string, Buffer[]> | undefined;
   for (const h of m.headers ?? []) {
-    for (const [k, v] of Object.entries(h)) headers[k] = Buffer.isBuffer(v) ? v : Buffer.from(String(v));
+    for (const [k, v] of Object.entries(h)) {
+      const value = Buffer.isBuffer(v) ? v : Buffer.from(String(v));
+      // Own names only: a first `constructor` or `toString` header is not a repeat of Object's.
+      // (The client itself drops a header named `__proto__`.)
+      if (Object.hasOwn(headers, k)) {
+        const earlier = headers[k];
+        repeatedHeaders ??= Object.create(null) as Record<string, Buffer[]>;
+        (repeatedHeaders[k] ??= [earlier]).push(value);
+      }
+      headers[k] = value;
+    }
   }
   const key = m.key === undefined || m.key === null ? null : Buffer.isBuffer(m.key) ? m.key : Buffer.from(m.key);
-  return { topic: m.topic, partition: m.partition, offset: m.offset, key, value: m.value, timestamp: m.timestamp, headers, size: m.size };
+  const message: ConsumedMessage = { topic: m.topic, partition: m.partition, offset: m.offset, key, value: m.value, timestamp: m.timestamp, headers, size: m.size };
+  if (repeatedHeaders !== undefined) message.repeatedHeaders = repeatedHeaders;
+  return message;
 }

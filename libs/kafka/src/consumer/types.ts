@@ -16,8 +16,13 @@ export interface ConsumedMessage {
   value: Buffer | null;
   /** Record timestamp, ms since epoch. */
   timestamp?: number;
-  /** Headers by name; a repeated header keeps its last value. */
+  /** Headers by name; a name the record repeats keeps its last value here (see repeatedHeaders). */
   headers: Record<string, Buffer>;
+  /**
+   * Every value, in order, of each header name the record repeats; absent when no name repeats
+   * (nearly always: nothing is built then). For whoever must copy a record whole, like the DLQ.
+   */
+  repeatedHeaders?: Record<string, Buffer[]>;
   /** Payload size, bytes. */
   size: number;
 }

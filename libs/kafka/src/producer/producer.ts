@@ -304,5 +304,10 @@ function sizeOf(value: Buffer | string | null): number {
 
 function toHeaders(headers: ProducerRecord['headers']): MessageHeader[] | undefined {
   if (headers === undefined) return undefined;
-  return Object.entries(headers).map(([key, value]) => ({ [key]: value }));
+  const out: MessageHeader[] = [];
+  for (const [key, value] of Object.entries(headers)) {
+    if (Array.isArray(value)) for (const v of value) out.push({ [key]: v });
+    else out.push({ [key]: value as string | Buffer });
+  }
+  return out;
 }

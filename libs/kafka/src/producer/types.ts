@@ -11,8 +11,8 @@ export interface ProducerRecord {
   partition?: number;
   /** Record timestamp, ms since epoch; default: the producer's clock. */
   timestamp?: number;
-  /** Headers; values are strings or bytes. Repeated keys are not supported by this API. */
-  headers?: Readonly<Record<string, string | Buffer>>;
+  /** Headers; values are strings or bytes, and a list sends its name once per value, in order. */
+  headers?: Readonly<Record<string, string | Buffer | readonly (string | Buffer)[]>>;
 }
 
 /** Where the broker stored one message. */
