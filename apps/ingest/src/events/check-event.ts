@@ -19,8 +19,8 @@ export interface AcceptedEvent {
 }
 
 /**
- * Per-event reason codes: the contracts catalog plus CONTRACT_FORBIDDEN, which only ingest can
- * know (it depends on the API key).
+ * Per-event reason codes: the contracts catalog plus CONTRACT_FORBIDDEN and PRODUCER_MISMATCH,
+ * which only ingest can know (they depend on the API key).
  */
 export type EventReason = ReasonCode | 'CONTRACT_FORBIDDEN' | 'PRODUCER_MISMATCH';
 
