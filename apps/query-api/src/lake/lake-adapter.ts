@@ -2,6 +2,7 @@ import { isSluiceError, SluiceError } from '@sluice/errors';
 import { type LakeQueryEngine, LakeTable, type Storage, TAIL_PREFIX, type ViewSpec } from '@sluice/lake';
 import { queryError } from '../errors';
 import { ByteBudget } from '../limits/byte-budget';
+import { timeLeft } from '../limits/time-left';
 import type { LakePort, LakeRead, LiveFile, TableSnapshot } from './lake-port';
 
 /** How the adapter reaches the tables. */
@@ -265,11 +266,6 @@ function commitKey(version: number): string {
  */
 function isOwnCommit(own: { modifiedMs: number } | undefined, snapshot: TableSnapshot): boolean {
   return own !== undefined && own.modifiedMs <= snapshot.commitTimeMs;
-}
-
-/** What is left of `timeoutMs` since `started` (performance.now()), at least 1 ms; undefined without a timeout. */
-function timeLeft(timeoutMs: number | undefined, started: number): number | undefined {
-  return timeoutMs === undefined ? undefined : Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
 }
 
 /** Whether the table has an amortised-merge tail (any log of one). */

@@ -4,6 +4,7 @@ import { queryError } from '../errors';
 import { notOlderThan, type LakePort, type LiveFile, type TableSnapshot } from '../lake/lake-port';
 import type { SnapshotTracker } from '../lake/snapshots';
 import type { Limiter } from '../limits/limiter';
+import { timeLeft } from '../limits/time-left';
 import { type OutputKind, compileQuery } from './compile';
 import { pruneFiles } from './prune';
 import type { AsOf, Filter, QueryRequest, WaitFor } from './query-types';
@@ -240,9 +241,9 @@ export class QueryService {
     // The slot is held until DuckDB really finishes, so DuckDB is told to stop at the same deadline
     // that answers the client 504 (time queued counts): the interrupt frees the slot, rather than
     // a runaway query counting against the concurrency limit long after its client gave up.
-    const deadline = performance.now() + this.options.queryTimeoutMs;
+    const started = performance.now();
     const running = this.limiter.run(() =>
-      this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params, timeoutMs: Math.max(1, Math.ceil(deadline - performance.now())) }),
+      this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params, timeoutMs: timeLeft(this.options.queryTimeoutMs, started) }),
     );
     const rows = toJsonRows(await withTimeout(running, this.options.queryTimeoutMs), compiled.kinds);
     const truncated = rows.length > compiled.limit;
