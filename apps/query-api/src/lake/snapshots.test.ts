@@ -50,6 +50,18 @@ describe('SnapshotTracker', () => {
     expect(lake.checks).toBe(4);
   });
 
+  // With the clock standing still, a snapshot loaded "0 ms ago" was served as fresh: a commit
+  // landing in the same millisecond as the last load went unseen (a flaky app test showed it).
+  it('reads the log on every call with a maximum age of 0, even within one millisecond', async () => {
+    const lake = new CountingLake();
+    const tracker = new SnapshotTracker(lake as unknown as LakePort, 0, () => 42);
+    expect((await tracker.latest('t')).version).toBe(1);
+    lake.version = 2;
+    expect((await tracker.latest('t')).version).toBe(2);
+    expect((await tracker.latest('t', 0)).version).toBe(2);
+    expect(lake.checks).toBe(2);
+  });
+
   it('waits for offsets, then times out with where the table stands', async () => {
     const lake = new CountingLake();
     const tracker = new SnapshotTracker(lake as unknown as LakePort, 0);

@@ -20,11 +20,13 @@ export class SnapshotTracker {
    * The latest snapshot no older than `maxAgeMs`. A snapshot up to four refresh intervals old is
    * served at once while a reload runs in the background, so a request never waits for the log
    * read of a routine refresh; older than that (or `maxAgeMs` 0, as read-your-writes asks) waits.
+   * `maxAgeMs` 0 always reads the log: a snapshot loaded earlier in the same millisecond was
+   * served as fresh, so a commit landing in that millisecond went unseen.
    */
   async latest(table: string, maxAgeMs = this.refreshMs): Promise<TableSnapshot> {
     const known = this.latestByTable.get(table);
     const age = known ? this.now() - known.loadedAt : Infinity;
-    if (known && age <= maxAgeMs) return known.snapshot;
+    if (known && maxAgeMs > 0 && age <= maxAgeMs) return known.snapshot;
     const pending = this.reload(table);
     if (known && maxAgeMs > 0 && age <= 4 * maxAgeMs) {
       pending.catch(() => undefined); // the next request that must wait will see the error
