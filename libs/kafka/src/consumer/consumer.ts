@@ -572,7 +572,7 @@ function toMessage(m: Message): ConsumedMessage {
     for (const [k, v] of Object.entries(h)) {
       const value = Buffer.isBuffer(v) ? v : Buffer.from(String(v));
       // Own names only: a first `constructor` or `toString` header is not a repeat of Object's.
-      // (The client itself drops a header named `__proto__`.)
+      // (A header named `__proto__` does not come through the client at all.)
       if (Object.hasOwn(headers, k)) {
         const earlier = headers[k];
         repeatedHeaders ??= Object.create(null) as Record<string, Buffer[]>;
