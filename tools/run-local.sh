@@ -27,6 +27,9 @@ demo_ingest_key="demo-ingest-key-0000000000000000"
 demo_query_token="demo-query-token-000000000000000"
 
 stop_all() {
+  # Every service is asked to stop first, then all of them get the time their own shutdown takes
+  # (ingest drains for up to 25 s, validate exits hard at 30 s) before anything is killed.
+  local pids=()
   for pid_file in "$run_dir"/*.pid; do
     [ -e "$pid_file" ] || continue
     pid="$(cat "$pid_file")"
@@ -34,10 +37,19 @@ stop_all() {
     if kill -0 "$pid" 2>/dev/null; then
       say "stopping $name (pid $pid)"
       kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
-      for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-      kill -KILL -- "-$pid" 2>/dev/null || true
+      pids+=("$pid")
     fi
     rm -f "$pid_file"
+  done
+  for _ in $(seq 1 140); do
+    local left=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    [ "$left" = 0 ] && break
+    sleep 0.25
+  done
+  for pid in "${pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then say "pid $pid still running after 35 s, killing it"; fi
+    kill -KILL -- "-$pid" 2>/dev/null || true
   done
   bash tools/kafka/kafka.sh stop
 }

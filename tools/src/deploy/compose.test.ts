@@ -140,6 +140,34 @@ describe('docker-compose.yml', () => {
     expect(identities).toContain(services['query-api'].environment?.QUERY_API_S3_SECRET_ACCESS_KEY as string);
   });
 
+  it('runs a SeaweedFS whose conditional writes hold under concurrent writers (seaweedfs#8800, fixed after 4.16)', () => {
+    const seaweed = Object.keys(services).filter((n) => services[n].image?.includes('seaweedfs'));
+    expect(seaweed).toEqual(['seaweedfs', 's3-init']);
+    for (const name of seaweed) {
+      const [major, minor] = (/:(\d+)\.(\d+)$/.exec(services[name].image as string) ?? []).slice(1).map(Number);
+      expect(major > 4 || (major === 4 && minor >= 17)).toBe(true);
+    }
+  });
+
+  it('keeps the S3 file caches on disk volumes, not in the RAM-backed /tmp', () => {
+    const caches: Array<[ServiceId, string]> = [
+      ['merge-compaction', 'SLUICE_S3_CACHE_DIR'],
+      ['query-api', 'QUERY_API_CACHE_DIR'],
+    ];
+    for (const [svc, name] of caches) {
+      const dir = services[svc].environment?.[name] as string;
+      expect(dir).toBeDefined();
+      expect(dir.startsWith('/tmp')).toBe(false);
+      expect(services[svc].volumes?.some((v) => v.endsWith(`:${dir}`))).toBe(true);
+    }
+    expect(dockerfile).toMatch(/mkdir \/cache && chown 10001:10001 \/cache/);
+  });
+
+  it('serves query-api the tables the Kubernetes deployment serves (the dashboard reads bronze_orders)', () => {
+    const k8s = /^QUERY_API_TABLES=(.*)$/m.exec(readFileSync(join(REPO_ROOT, 'deploy/k8s/base/config/query-api.env'), 'utf8'))?.[1];
+    expect(services['query-api'].environment?.QUERY_API_TABLES?.split(',').sort()).toEqual(k8s?.split(',').sort());
+  });
+
   it('creates the topics of libs/contracts', () => {
     const script = (services['kafka-init'].command as string[]).join('\n');
     const created = [...script.matchAll(/^\s*create (\S+) (\d+) (\d+)$/gm)].map((m) => ({ name: m[1], partitions: Number(m[2]), retentionMs: Number(m[3]) }));
