@@ -1,5 +1,5 @@
 import { encodeConfluent, encodeSingleObject, AvroDecoder } from './avro/codec';
-import { CONTRACTS, inventory, orders, ORDERS_V1 } from './contracts';
+import { CONTRACTS, inventory, orders, ORDERS_V1, ORDERS_V2 } from './contracts';
 import { decodeEvent, validateEvent } from './decode';
 import { sampleClickJson, sampleInventoryJson, sampleOrderJson } from './samples';
 
@@ -84,6 +84,39 @@ describe('decodeEvent', () => {
     const negative = encodeSingleObject(orders.latest.schema, { ...ok.event, payload: { ...ok.event.payload, total_cents: -1 } });
     const bad = decodeEvent(negative, { now: NOW });
     expect(!bad.ok && bad.issues.map((i) => i.code)).toEqual(['RULE_RANGE']);
+  });
+
+  it('refuses Avro whose schema_version is not the version of its writer schema, as JSON would be refused', () => {
+    const ok = decodeEvent(bytes(sampleOrderJson(5, NOW)), { contract: 'orders', now: NOW });
+    if (!ok.ok || ok.name !== 'orders') throw new Error('fixture invalid');
+    // Written with v2's schema (coupon_code set) but declaring v1, or a version that does not exist.
+    const claimsV1 = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, coupon_code: 'X' } });
+    const claims99 = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 99 });
+    for (const framed of [claimsV1, claims99]) {
+      const r = decodeEvent(framed, { now: NOW });
+      expect(r).toMatchObject({ ok: false, contract: 'orders', issues: [{ code: 'SCHEMA_VERSION_MISMATCH', path: '/schema_version' }] });
+    }
+    const asJson = decodeEvent(bytes({ ...sampleOrderJson(5, NOW), schema_version: 1, payload: { ...sampleOrderJson(5, NOW).payload as object, coupon_code: 'X' } }), { contract: 'orders', now: NOW });
+    expect(!asJson.ok && asJson.issues.map((i) => i.code)).toEqual(['EVENT_FIELD_UNKNOWN']);
+    // Other issues are still reported beside it.
+    const negative = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, total_cents: -1 } });
+    const both = decodeEvent(negative, { now: NOW });
+    expect(!both.ok && both.issues.map((i) => i.code)).toEqual(['SCHEMA_VERSION_MISMATCH', 'RULE_RANGE']);
+  });
+
+  it('refuses Avro written with a registry schema outside the contract history instead of dropping its new field', () => {
+    const ok = decodeEvent(bytes(sampleOrderJson(5, NOW)), { contract: 'orders', now: NOW });
+    if (!ok.ok || ok.name !== 'orders') throw new Error('fixture invalid');
+    // A producer's own "v3" with one optional field more, readable by the v2 reader schema.
+    const v3 = JSON.parse(JSON.stringify(ORDERS_V2)) as { fields: { name: string; type: unknown; default?: unknown }[] };
+    v3.fields.push({ name: 'gift_wrap', type: ['null', 'string'], default: null });
+    const decoder = new AvroDecoder(Object.values(CONTRACTS));
+    decoder.addSchemaId(43, orders, JSON.stringify(v3));
+    const r = decodeEvent(encodeConfluent(43, v3 as never, { ...ok.event, schema_version: 3, gift_wrap: 'red paper' }), { now: NOW, avro: decoder });
+    expect(r).toMatchObject({ ok: false, contract: 'orders', issues: [{ code: 'SCHEMA_VERSION_UNKNOWN', path: '' }] });
+    // The repository's own v2, registered under another id, is accepted.
+    decoder.addSchemaId(44, orders, JSON.stringify(ORDERS_V2));
+    expect(decodeEvent(encodeConfluent(44, ORDERS_V2, ok.event), { now: NOW, avro: decoder }).ok).toBe(true);
   });
 
   it('refuses Avro of a contract that accepts JSON only, naming the contract', () => {

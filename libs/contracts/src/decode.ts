@@ -180,7 +180,30 @@ function decodeAvroInput(bytes: Uint8Array, options: DecodeOptions, limits: Vali
   }
   if (!contract.acceptsAvro) return fail([issue('AVRO_NOT_ACCEPTED', '', `contract ${contract.name} accepts JSON events only`)], contract.name);
   // Decoded through the latest schema, so its fields are the latest's; rules still apply.
-  return checkEvent(contract, event as Record<string, unknown>, 'typed', options, limits, true);
+  const checked = checkEvent(contract, event as Record<string, unknown>, 'typed', options, limits, true);
+  const versionIssues = writerVersionIssues(contract, decoded.value.writerVersion, (event as Record<string, unknown>).schema_version);
+  if (versionIssues.length === 0) return checked;
+  return fail([...versionIssues, ...(checked.ok ? [] : checked.issues)], contract.name);
+}
+
+/**
+ * An Avro event must be written with one of its contract's schema versions, and name that version
+ * in its `schema_version` (invariant 4). Reading goes through the latest schema, which quietly
+ * drops what a writer has beyond it: a registry schema outside the repository's history (a
+ * producer's own "v3", registered under the subject by its serializer) would lose its new fields
+ * without a word, and a `schema_version` that is not the writer's would file the event under
+ * another version than the one its bytes have. The same event as JSON gets EVENT_FIELD_UNKNOWN or
+ * SCHEMA_VERSION_UNKNOWN.
+ */
+function writerVersionIssues(contract: AnyContract, writerVersion: number | undefined, declared: unknown): Issue[] {
+  const versions = contract.versions.map((v) => v.version).join(', ');
+  if (writerVersion === undefined) {
+    return [issue('SCHEMA_VERSION_UNKNOWN', '', `the Avro writer schema is none of ${contract.name}'s versions (${versions}); fields it adds would be lost`)];
+  }
+  if (typeof declared === 'number' && declared !== writerVersion) {
+    return [issue('SCHEMA_VERSION_MISMATCH', '/schema_version', `schema_version is ${declared}, but the body was written with the schema of version ${writerVersion}`)];
+  }
+  return [];
 }
 
 function pickContract(header: string | undefined, body: Record<string, unknown>): Result<AnyContract> {

@@ -19,10 +19,15 @@ export interface ContractsAdapterOptions {
  */
 export function contractsForValidate(options: ContractsAdapterOptions): ValidateContracts {
   const now = options.now ?? Date.now;
+  // A record the DLQ tool wrote back is as old as its trip through the DLQ made it (which keeps
+  // 30 days), so the age rule does not apply to it: refused again, it could never be replayed.
+  // merge-compaction checks a replay against bronze at any age, so it cannot land twice.
+  const replayLimits: Partial<ValidationLimits> = { ...options.limits, maxAgeMs: Infinity };
   return {
     check(value, headers) {
       const header = headers[HEADERS.contract]?.toString('utf8');
-      const decoded = decodeEvent(value, { contract: header, now: now(), limits: options.limits, avro: options.avro });
+      const limits = headers[HEADERS.replayOf] === undefined ? options.limits : replayLimits;
+      const decoded = decodeEvent(value, { contract: header, now: now(), limits, avro: options.avro });
       if (!decoded.ok) return { ok: false, contract: decoded.contract, issues: decoded.issues };
       const contract = decoded.contract;
       return {

@@ -108,6 +108,19 @@ describe('routeRecord', () => {
     expect([reason(tight, at(120_000)), reason(tight, at(-7_200_000))]).toEqual(['RULE_TIMESTAMP_FUTURE', 'RULE_TIMESTAMP_EXPIRED']);
   });
 
+  it('routes a DLQ replay whatever its age, and still refuses one from the future', () => {
+    const tight = contractsForValidate({ validTopicPrefix: 'p.', now: () => NOW, limits: { maxFutureSkewMs: 60_000, maxAgeMs: 3_600_000 } });
+    const replayOf = { [HEADERS.replayOf]: 'sluice.dlq/0/17' };
+    const at = (offsetMs: number, headers: Record<string, string> = {}) => raw(JSON.stringify({ ...order, event_time: new Date(NOW + offsetMs).toISOString() }), headers);
+    const outcome = (m: RawMessage) => {
+      const r = routeRecord(m, tight, options);
+      return r.outcome === 'dlq' ? r.reason : r.outcome;
+    };
+    expect(outcome(at(-20 * 86_400_000))).toBe('RULE_TIMESTAMP_EXPIRED');
+    expect(outcome(at(-20 * 86_400_000, replayOf))).toBe('valid');
+    expect(outcome(at(120_000, replayOf))).toBe('RULE_TIMESTAMP_FUTURE');
+  });
+
   it('never files a rejected event under a contract name that is not in the catalog (a metric label and a header)', () => {
     const hostile = 'x'.repeat(5000);
     for (const value of ['{}', JSON.stringify(order)]) {
