@@ -14,6 +14,8 @@ describe('strict JSON', () => {
     ['{"n":[1,9007199254740993]}', ['EVENT_NUMBER_UNSAFE /n/1']],
     ['{"n":-9007199254740993}', ['EVENT_NUMBER_UNSAFE /n']],
     ['{"n":1e400}', ['EVENT_NUMBER_UNSAFE /n']],
+    ['{"__proto__":{"x":1},"constructor":2}', ['EVENT_FORBIDDEN_KEY /__proto__', 'EVENT_FORBIDDEN_KEY /constructor']],
+    ['{"a":[{"prototype":null}]}', ['EVENT_FORBIDDEN_KEY /a/0/prototype']],
   ])('finds the issue in %s even though JSON.parse accepts it', (text, expected) => {
     expect(() => JSON.parse(text)).not.toThrow();
     expect(parseCleanJson(text, 32)).toBeUndefined();

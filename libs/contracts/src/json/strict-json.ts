@@ -52,6 +52,7 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
  * - a backslash or a lone surrogate anywhere (escapes make text and value strings differ);
  * - a number that is not finite or an integer beyond 2^53 (JSON.parse rounded it);
  * - nesting beyond `maxDepth`;
+ * - a key `__proto__`, `constructor` or `prototype`;
  * - a duplicate key: with no escapes, every `:` of the text is either inside a key or string of
  *   the value, or ends one key; so (colons in the text) − (colons in the value's strings) equals
  *   the value's key count exactly when no key was repeated (a repeat drops a key and its colon).
@@ -100,6 +101,7 @@ function walk(value: JsonValue, depth: number, maxDepth: number, tally: Tally): 
       for (const item of value) walk(item, depth + 1, maxDepth, tally);
     } else {
       for (const key in value) {
+        if (key === '__proto__' || key === 'constructor' || key === 'prototype') tally.unclean = true;
         tally.keys++;
         tally.colons += countColons(key);
         walk(value[key], depth + 1, maxDepth, tally);

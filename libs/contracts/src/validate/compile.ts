@@ -2,7 +2,7 @@ import type { AvroField, AvroSchema } from '../avro/schema';
 import { DEFAULT_MAX_STRING_LENGTH, type FieldRule } from '../contract';
 import { clip, pointerSegment } from '../json/strict-json';
 import { issue, type Issue } from '../reasons';
-import { parseIsoMillis } from './timestamps';
+import { MAX_TIMESTAMP_MS, parseIsoMillis } from './timestamps';
 
 /**
  * How values arrive. `json`: from producers' JSON, timestamps are ISO-8601 strings.
@@ -261,9 +261,6 @@ function stringChecker(rule: FieldRule | undefined): Checker {
     return v;
   };
 }
-
-/** 9999-12-31T23:59:59.999Z, the last instant the ISO form (four-digit years) can name. */
-const MAX_TIMESTAMP_MS = 253_402_300_799_999;
 
 function timestampChecker(mode: InputMode): Checker {
   if (mode === 'typed') {

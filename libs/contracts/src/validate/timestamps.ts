@@ -2,11 +2,15 @@
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/** 9999-12-31T23:59:59.999Z, the last instant the ISO form (four-digit years) can name. */
+export const MAX_TIMESTAMP_MS = 253_402_300_799_999;
+
 /**
  * Parses an ISO-8601 / RFC 3339 timestamp with an explicit zone (`Z` or `±hh:mm`) into epoch
  * milliseconds UTC. Fractions finer than a millisecond are truncated (toward the past). Returns
  * undefined for anything else: no zone (ambiguous local time), impossible dates (Feb 30), leap
- * seconds (`:60`), years before 1970 — stricter than `Date.parse`, which guesses.
+ * seconds (`:60`), instants before 1970 or after 9999-12-31T23:59:59.999Z (an offset can move
+ * a time across either end) — stricter than `Date.parse`, which guesses.
  */
 export function parseIsoMillis(text: string): number | undefined {
   // Fast path for the canonical form producers nearly always send: 2026-06-01T12:00:00.123Z.
@@ -34,7 +38,9 @@ export function parseIsoMillis(text: string): number | undefined {
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (offHours * 60 + offMinutes);
   }
   const epoch = Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
-  return epoch >= 0 ? epoch : undefined;
+  // A negative offset can carry 9999-12-31 past the last instant the ISO form (and a typed
+  // value) may name; 1970 is the first.
+  return epoch >= 0 && epoch <= MAX_TIMESTAMP_MS ? epoch : undefined;
 }
 
 /** The two-digit number at `i`, or -1 when either character is not a digit. */
