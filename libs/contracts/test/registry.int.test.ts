@@ -133,10 +133,13 @@ describe('schema registry client against a real registry', () => {
     expect(v2Read.ok && v2Read.event).toEqual(event);
 
     // v1 writer → latest reader: the new optional field takes its default.
-    const v1Event = resolveValue(ORDERS_V2, ORDERS_V1, event) as Record<string, unknown>;
+    const v1Event: Record<string, unknown> = { ...(resolveValue(ORDERS_V2, ORDERS_V1, event) as Record<string, unknown>), schema_version: 1 };
     expect((v1Event.payload as Record<string, unknown>).coupon_code).toBeUndefined();
     const v1Bytes = encodeConfluent(ids.get(1) as number, ORDERS_V1, v1Event);
     await learnSchemaId(decoder, client, ids.get(1) as number);
+    // The body must name the version whose schema wrote it.
+    const claimsV2 = decodeEvent(encodeConfluent(ids.get(1) as number, ORDERS_V1, { ...v1Event, schema_version: 2 }), { avro: decoder, now: NOW });
+    expect(!claimsV2.ok && claimsV2.issues.map((i) => i.code)).toEqual(['SCHEMA_VERSION_MISMATCH']);
     const v1Read = decodeEvent(v1Bytes, { avro: decoder, now: NOW });
     if (!v1Read.ok || v1Read.name !== 'orders') throw new Error(JSON.stringify(v1Read));
     expect(v1Read.event.payload?.coupon_code).toBeNull();
