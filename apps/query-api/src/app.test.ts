@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { SluiceError } from '@sluice/errors';
+import { createLogger } from '@sluice/telemetry';
 import { type AppDeps, buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
 import { ResultCache } from './cache/result-cache';
@@ -76,7 +77,15 @@ const DASH = 'dashboard-token-0123456789';
 const ADMIN = 'admin-token-0123456789abcd';
 
 async function setup(
-  opts: { maxConcurrent?: number; maxQueued?: number; ready?: boolean; lookups?: AppDeps['lookups']; dlqMetrics?: AppDeps['dlqMetrics']; onAnswer?: (f: { table: string; version: number }) => void } = {},
+  opts: {
+    maxConcurrent?: number;
+    maxQueued?: number;
+    ready?: boolean;
+    lookups?: AppDeps['lookups'];
+    dlqMetrics?: AppDeps['dlqMetrics'];
+    onAnswer?: (f: { table: string; version: number }) => void;
+    logger?: AppDeps['logger'];
+  } = {},
 ) {
   const lake = new MemoryLake();
   lake.versions = [snapshotOf('orders_silver', 0), snapshotOf('orders_silver', 1)];
@@ -101,6 +110,7 @@ async function setup(
     isReady: () => opts.ready ?? true,
     metrics: async () => '# HELP x\n',
     bodyLimit: 64 * 1024,
+    logger: opts.logger,
   });
   return { app, lake, service };
 }
@@ -287,6 +297,21 @@ describe('query-api HTTP', () => {
     const bad = await app.inject({ url: '/v1/tables/orders_silver/entities/o1', headers: { authorization: `Bearer ${DASH}` } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.code).toBe('QUERY_VALUE_INVALID');
+  });
+
+  it("logs a failed request through the service's logger: its fields, its level names, secrets redacted", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'query-api', destination: { write: (line) => lines.push(line) } });
+    ({ app, lake } = await setup({ logger }));
+    lake.query = async () => {
+      throw Object.assign(new Error('storage broke'), { headers: { authorization: 'Bearer SECRET-TOKEN-123' } });
+    };
+    const res = await post(app, { select: ['order_id'] });
+    expect(res.statusCode).toBe(500);
+    const failed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request failed');
+    expect(failed).toMatchObject({ service: 'query-api', level: 'warn', code: 'QUERY_INTERNAL' });
+    expect(lines.join('')).not.toContain('SECRET-TOKEN-123');
+    expect(lines.join('')).toContain('[REDACTED]');
   });
 
   it('/v1/pipeline/dlq: token needed, 404 when not configured, 503 + Retry-After when validate does not answer', async () => {

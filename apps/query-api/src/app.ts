@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TokenAuth } from './auth/tokens';
@@ -27,13 +27,16 @@ export interface AppDeps {
   /** An `onResponse` hook (HTTP metrics). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   bodyLimit: number;
-  logger?: boolean | { level: string };
+  /** The service's logger (libs/telemetry: its fields, trace ids and secret redaction); none without it. */
+  logger?: FastifyBaseLogger;
 }
 
 /** Builds the fastify app without listening; tests drive it with `app.inject()`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    // The service's own logger: fastify's default one would print numeric levels, no service
+    // field and no redaction (a failed request's error could carry an Authorization header).
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: deps.bodyLimit,
     // Reject what the schema does not name instead of silently dropping it, and never coerce a
     // body value into another type (null would become "" and match the wrong rows).

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { describeConfig } from '@sluice/config';
 import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, PINNED_OVERSHOOT, isS3Root, tableStorageFactory } from '@sluice/lake';
-import { createTelemetry, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, hardExit, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
 import { ResultCache } from './cache/result-cache';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     metrics: () => telemetry.metricsText(),
     onResponse: httpMetricsHook(telemetry.metrics),
     bodyLimit: config.bodyLimit,
-    logger: { level: config.logLevel },
+    logger: log,
   });
   const address = await app.listen({ host: config.host, port: config.port });
   ready = true;
@@ -83,7 +83,8 @@ async function main(): Promise<void> {
     log.info({ signal }, 'query-api draining');
     const timer = setTimeout(() => {
       log.error('shutdown timed out');
-      process.exit(1);
+      // Not process.exit: a DuckDB call still running on a worker thread can hold a normal exit.
+      hardExit(log);
     }, config.shutdownTimeoutMs);
     timer.unref();
     // fastify.close() stops accepting and waits for in-flight requests.
