@@ -1,4 +1,4 @@
-import { int, json, list, str, type ConfigOf, url } from '@sluice/config';
+import { int, json, list, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
@@ -32,7 +32,7 @@ export const ingestConfigSchema = {
     min: 60_000,
     doc: 'event_time older than this → RULE_TIMESTAMP_EXPIRED; validate reads the same variable, set both alike',
   }),
-  requestTimeoutMs: int('INGEST_REQUEST_TIMEOUT_MS', {
+  requestTimeoutMs: timerMs('INGEST_REQUEST_TIMEOUT_MS', {
     default: 60_000,
     min: 1000,
     doc: 'longest time to receive a whole request; a slower one gets 408 and its budget back (a trickled body held it for ever)',
@@ -46,10 +46,10 @@ export const ingestConfigSchema = {
   }),
   maxQueueMessages: int('INGEST_MAX_QUEUE_MESSAGES', { default: 100_000, min: 1, doc: 'producer queue bound; a request that does not fit gets 429' }),
   retryAfterSeconds: int('INGEST_RETRY_AFTER_SECONDS', { default: 1, min: 1, max: 300 }),
-  deliveryTimeoutMs: int('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),
-  shutdownTimeoutMs: int('INGEST_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
-  probeIntervalMs: int('INGEST_PROBE_INTERVAL_MS', { default: 1000, min: 100, doc: 'broker availability probe period' }),
-  wedgeAfterMs: int('INGEST_WEDGE_AFTER_MS', {
+  deliveryTimeoutMs: timerMs('INGEST_DELIVERY_TIMEOUT_MS', { default: 15_000, min: 1000, doc: 'producer message timeout' }),
+  shutdownTimeoutMs: timerMs('INGEST_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
+  probeIntervalMs: timerMs('INGEST_PROBE_INTERVAL_MS', { default: 1000, min: 100, doc: 'broker availability probe period' }),
+  wedgeAfterMs: timerMs('INGEST_WEDGE_AFTER_MS', {
     default: 60_000,
     min: 2000,
     doc: 'deliveries failing this long while the broker answers probes = a wedged producer: /healthz fails and the process exits; at least twice the delivery timeout',

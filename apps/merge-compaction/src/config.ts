@@ -1,4 +1,4 @@
-import { bool, int, list, oneOf, str, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { bool, int, list, oneOf, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
@@ -44,7 +44,7 @@ export const mergeConfigSchema = {
   s3CacheDir: str('SLUICE_S3_CACHE_DIR', { default: '/tmp/sluice-merge-cache', doc: 'local copies of S3 data files DuckDB reads' }),
   s3CacheBytesPerTable: int('SLUICE_S3_CACHE_BYTES_PER_TABLE', { default: 1024 ** 3, min: 1024 * 1024, doc: 'bound of the local S3 file cache per table' }),
   tablePrefix: str('SLUICE_TABLE_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts table names' }),
-  batchMaxMs: int('SLUICE_BATCH_MAX_MS', { default: 1000, min: 10, max: 600_000, doc: 'tier-1 micro-batch time bound' }),
+  batchMaxMs: timerMs('SLUICE_BATCH_MAX_MS', { default: 1000, min: 10, max: 600_000, doc: 'tier-1 micro-batch time bound' }),
   batchMaxBytes: int('SLUICE_BATCH_MAX_BYTES', { default: 64 * 1024 * 1024, min: 1024, doc: 'tier-1 micro-batch size bound: the heap its decoded records hold (Avro size + ~450 bytes each)' }),
   batchMaxEvents: int('SLUICE_BATCH_MAX_EVENTS', { default: 200_000, min: 1, doc: 'tier-1 micro-batch count bound' }),
   maxBufferedBytes: int('SLUICE_MAX_BUFFERED_BYTES', { default: 128 * 1024 * 1024, min: 4096, doc: 'pause consumption when the heap held by buffered records (the batch being written and the next) passes this' }),
@@ -54,16 +54,16 @@ export const mergeConfigSchema = {
     min: 1,
     doc: 'event ids the dedup windows hold in memory together (25-50 bytes each); older ids inside the watermark are looked up in bronze',
   }),
-  mergeIntervalMs: int('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
+  mergeIntervalMs: timerMs('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
   silverFoldPercent: int('SLUICE_SILVER_FOLD_PERCENT', {
     default: 10,
     min: 0,
     max: 1000,
     doc: 'amortised MERGE (ADR 0001): fold a silver bucket when its pending tail reaches this % of its rows; 0 = copy-on-write every step',
   }),
-  goldIntervalMs: int('SLUICE_GOLD_INTERVAL_MS', { default: 5000, min: 0, doc: 'gold step cadence (per-minute windows need no sub-second refresh; keeps silver folds fast)' }),
+  goldIntervalMs: timerMs('SLUICE_GOLD_INTERVAL_MS', { default: 5000, min: 0, doc: 'gold step cadence (per-minute windows need no sub-second refresh; keeps silver folds fast)' }),
   mergeMaxRows: int('SLUICE_MERGE_MAX_ROWS', { default: 100_000, min: 1, doc: 'bronze offsets one tier-2 step folds per contract, shared by the partitions behind (the step holds its rows in memory)' }),
-  compactionIntervalMs: int('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction/vacuum cadence' }),
+  compactionIntervalMs: timerMs('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction/vacuum cadence' }),
   compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),
   compactionSmallFileBytes: int('SLUICE_COMPACTION_SMALL_FILE_BYTES', { default: 32 * 1024 * 1024, min: 1, doc: 'a file below this is small' }),
   compactionTargetFileBytes: int('SLUICE_COMPACTION_TARGET_FILE_BYTES', { default: 128 * 1024 * 1024, min: 1024, doc: 'target size of compacted files' }),
@@ -85,18 +85,18 @@ export const mergeConfigSchema = {
     doc: 'keep removed and unreferenced files this long (≥ 1 h, see config.ts)',
   }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
-  retryMaxMs: int('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
-  stallTimeoutMs: int('SLUICE_STALL_TIMEOUT_MS', {
+  retryMaxMs: timerMs('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
+  stallTimeoutMs: timerMs('SLUICE_STALL_TIMEOUT_MS', {
     default: 240_000,
     min: 10_000,
     doc: 'a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
   }),
-  assignmentWindowMs: int('SLUICE_ASSIGNMENT_WINDOW_MS', {
+  assignmentWindowMs: timerMs('SLUICE_ASSIGNMENT_WINDOW_MS', {
     default: 120_000,
     min: 5_000,
     doc: 'how often a tier-1 worker that holds no partition asks the group who holds the valid topics: a partition with records that no member held at both ends of a window fails /healthz and ends the process (a wedged group join)',
   }),
-  shutdownTimeoutMs: int('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
+  shutdownTimeoutMs: timerMs('SLUICE_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100 }),
   duckdbMemoryMb: int('SLUICE_DUCKDB_MEMORY_MB', {
     default: 0,
     min: 0,

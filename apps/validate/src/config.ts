@@ -1,4 +1,4 @@
-import { int, list, str, type ConfigOf, url } from '@sluice/config';
+import { int, list, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
@@ -37,19 +37,19 @@ export const validateConfigSchema = {
     min: 1024,
     doc: 'raw bytes per transaction (a batch ends with the record that reaches it); bounds memory when events are large',
   }),
-  maxBatchWaitMs: int('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
-  transactionTimeoutMs: int('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),
-  stallTimeoutMs: int('VALIDATE_STALL_TIMEOUT_MS', {
+  maxBatchWaitMs: timerMs('VALIDATE_MAX_BATCH_WAIT_MS', { default: 100, min: 1 }),
+  transactionTimeoutMs: timerMs('VALIDATE_TRANSACTION_TIMEOUT_MS', { default: 60_000, min: 1000 }),
+  stallTimeoutMs: timerMs('VALIDATE_STALL_TIMEOUT_MS', {
     default: 120_000,
     min: 10_000,
     doc: 'a batch (poll, produce, commit or abort) or connect running longer than this is a hung Kafka client: /healthz fails and the process exits; must exceed the transaction timeout',
   }),
-  progressWindowMs: int('VALIDATE_PROGRESS_WINDOW_MS', {
+  progressWindowMs: timerMs('VALIDATE_PROGRESS_WINDOW_MS', {
     default: 120_000,
     min: 5_000,
     doc: "how often the group's progress through raw is checked: a partition this instance held for a whole window, with records to read and none received, or (when it held nothing) one no member holds, fails /healthz and ends the process",
   }),
-  sessionTimeoutMs: int('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
+  sessionTimeoutMs: timerMs('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
   ...telemetryConfigFields,
 };
 

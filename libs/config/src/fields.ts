@@ -42,6 +42,18 @@ export function int(env: string, opts: Common<number> & { min?: number; max?: nu
   });
 }
 
+/** Longest delay a Node timer takes (2^31 − 1 ms, ~24.8 days); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A duration in milliseconds that becomes a timer or a librdkafka setting (both 32-bit): an
+ * integer in [min, max], max at most {@link MAX_TIMER_MS}. Node runs a longer `setTimeout` after
+ * 1 ms, so a value meant as "practically never" would make the timer fire at once, every time.
+ */
+export function timerMs(env: string, opts: Common<number> & { min?: number; max?: number } = {}): FieldSpec<number> {
+  return int(env, { ...opts, max: Math.min(opts.max ?? MAX_TIMER_MS, MAX_TIMER_MS) });
+}
+
 /** `true`/`false`/`1`/`0`. */
 export function bool(env: string, opts: Common<boolean> = {}): FieldSpec<boolean> {
   return field(env, opts, (raw) => {

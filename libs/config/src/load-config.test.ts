@@ -1,5 +1,5 @@
 import { SluiceError } from '@sluice/errors';
-import { bool, int, list, oneOf, str, url } from './fields';
+import { bool, int, list, MAX_TIMER_MS, oneOf, str, timerMs, url } from './fields';
 import { describeConfig, loadConfig } from './load-config';
 
 const schema = {
@@ -35,6 +35,14 @@ describe('loadConfig', () => {
       'VERBOSE must be true or false, got "maybe"',
     ]);
     expect(e.message).not.toContain('SECRET-VALUE');
+  });
+
+  it('keeps a timer duration within what a Node timer takes (a longer one fires after 1 ms)', () => {
+    const timers = { every: timerMs('EVERY_MS', { default: 1000, min: 10 }), capped: timerMs('CAPPED_MS', { default: 1000, max: 60_000 }) };
+    expect(loadConfig(timers, { EVERY_MS: String(MAX_TIMER_MS) }).every).toBe(2 ** 31 - 1);
+    expect(() => loadConfig(timers, { EVERY_MS: String(2 ** 31) })).toThrow(/EVERY_MS must be ≤ 2147483647/);
+    expect(() => loadConfig(timers, { EVERY_MS: '4294967296' })).toThrow(/EVERY_MS must be ≤ 2147483647/);
+    expect(() => loadConfig(timers, { CAPPED_MS: '60001' })).toThrow(/CAPPED_MS must be ≤ 60000/);
   });
 
   it('requires fields without a default', () => {
