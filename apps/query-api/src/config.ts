@@ -3,15 +3,28 @@ import { CONTRACTS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import type { TokenGrant } from './auth/tokens';
 
+/** A token as `Authorization: Bearer …` carries it (auth/tokens.ts reads at most 512 characters). */
+const TOKEN_PATTERN = /^[\x21-\x7e]{16,512}$/;
+const GRANT_FIELDS = new Set(['name', 'token', 'tables']);
+
 function checkTokens(v: unknown): string | undefined {
   if (!Array.isArray(v) || v.length === 0) return 'must be a non-empty JSON array of {name, token, tables}';
+  const names = new Set<string>();
+  /** Entry index by token: two grants with one token would answer with whichever comes first. */
+  const tokens = new Map<string, number>();
   for (const [i, g] of v.entries()) {
-    if (!g || typeof g !== 'object') return `entry ${i} must be an object`;
+    if (!g || typeof g !== 'object' || Array.isArray(g)) return `entry ${i} must be an object`;
+    const unknown = Object.keys(g).filter((k) => !GRANT_FIELDS.has(k));
+    if (unknown.length > 0) return `entry ${i} has unknown field(s) ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')}`;
     const { name, token, tables } = g as Record<string, unknown>;
     if (typeof name !== 'string' || name.length === 0) return `entry ${i} needs a name`;
-    if (typeof token !== 'string' || token.length < 16 || !/^[\x21-\x7e]+$/.test(token)) {
-      return `entry ${i} (${name}) needs a token of at least 16 visible ASCII characters`;
+    if (names.has(name)) return `entry ${i}: the name ${JSON.stringify(name)} appears twice`;
+    names.add(name);
+    if (typeof token !== 'string' || !TOKEN_PATTERN.test(token)) {
+      return `entry ${i} (${name}) needs a token of 16 to 512 visible ASCII characters`;
     }
+    if (tokens.has(token)) return `entry ${i} (${name}) has the token of entry ${String(tokens.get(token))}`;
+    tokens.set(token, i);
     if (!Array.isArray(tables) || tables.length === 0 || !tables.every((t) => typeof t === 'string' && t.length > 0)) {
       return `entry ${i} (${name}) needs a non-empty tables list ("*" for all)`;
     }

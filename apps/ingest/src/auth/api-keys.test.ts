@@ -44,7 +44,7 @@ describe('INGEST_API_KEYS', () => {
     const bad = [{ producer: 'a b', key: 'short-secret', contracts: [] }, { producer: 'ok', key: 'x'.repeat(30), contracts: ['orders'] }, { producer: 'ok', key: 'y'.repeat(30), contracts: ['orders'] }, 7];
     const problem = checkApiKeys(bad) ?? '';
     expect(problem).toContain('[0].producer must match');
-    expect(problem).toContain('[0].key must be a string of at least 24 characters');
+    expect(problem).toContain('[0].key must be 24 to 512 visible ASCII characters');
     expect(problem).toContain('[0].contracts must be a non-empty array');
     expect(problem).toContain('[2].producer "ok" appears twice');
     expect(problem).toContain('[3] must be an object');
@@ -55,6 +55,24 @@ describe('INGEST_API_KEYS', () => {
     }
     expect(checkApiKeys([{ producer: 'p', key: 'z'.repeat(30), contracts: ['*'], envelopeProducers: ['shop web/ä', '*'] }])).toBeUndefined();
     expect(checkApiKeys(keys)).toBeUndefined();
+  });
+
+  it('refuses keys that could never authenticate, one key for two producers, and misspelt fields', () => {
+    const entry = (producer: string, key: string, extra: object = {}) => ({ producer, key, contracts: ['*'], ...extra });
+    const spaced = `shop key ${'x'.repeat(30)}`;
+    const long = 'y'.repeat(513);
+    const shared = 'shared-key-0123456789abcdefgh';
+    const problem =
+      checkApiKeys([entry('a', spaced), entry('b', long), entry('c', shared), entry('d', shared), entry('e', 'e'.repeat(30), { envelopeProducer: ['*'] })]) ?? '';
+    expect(problem).toContain('[0].key must be 24 to 512 visible ASCII characters');
+    expect(problem).toContain('[1].key must be 24 to 512 visible ASCII characters');
+    expect(problem).toContain('[3].key is the key of [2]');
+    expect(problem).toContain('[4] has unknown field(s) "envelopeProducer"');
+    for (const secret of [spaced, long, shared]) expect(problem).not.toContain(secret);
+    // The longest key that passes the check authenticates.
+    const longest = 'k'.repeat(512);
+    expect(checkApiKeys([entry('p', longest)])).toBeUndefined();
+    expect(new ApiKeyStore([entry('p', longest)]).authenticate(`Bearer ${longest}`).ok).toBe(true);
   });
 
   it('is a secret in the config: a bad value is reported without its content', () => {

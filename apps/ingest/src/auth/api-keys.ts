@@ -23,6 +23,11 @@ export interface Principal {
 }
 
 const MIN_KEY_LENGTH = 24;
+/** Longest key: what `authenticate` reads from `Authorization: Bearer …`. */
+const MAX_KEY_LENGTH = 512;
+/** A key is visible ASCII, as a bearer token in a header; one with a space or a longer one could never authenticate. */
+const KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{${MIN_KEY_LENGTH},${MAX_KEY_LENGTH}}$`);
+const ENTRY_FIELDS = new Set(['producer', 'key', 'contracts', 'envelopeProducers']);
 const PRODUCER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Longest envelope producer name a key may list. */
 const MAX_ENVELOPE_PRODUCER_CHARS = 256;
@@ -32,13 +37,23 @@ export function checkApiKeys(value: unknown): string | undefined {
   if (!Array.isArray(value) || value.length === 0) return 'must be a non-empty JSON array';
   const problems: string[] = [];
   const seenProducers = new Set<string>();
+  /** Entry index by key: two entries with one key would authenticate as whichever came last. */
+  const seenKeys = new Map<string, number>();
   value.forEach((entry: unknown, i) => {
     const e = entry as Partial<ApiKeyEntry> | null;
-    if (!e || typeof e !== 'object') return problems.push(`[${i}] must be an object`);
+    if (!e || typeof e !== 'object' || Array.isArray(e)) return problems.push(`[${i}] must be an object`);
+    const unknown = Object.keys(e).filter((k) => !ENTRY_FIELDS.has(k));
+    if (unknown.length > 0) problems.push(`[${i}] has unknown field(s) ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')}`);
     if (typeof e.producer !== 'string' || !PRODUCER_PATTERN.test(e.producer)) problems.push(`[${i}].producer must match ${PRODUCER_PATTERN}`);
     else if (seenProducers.has(e.producer)) problems.push(`[${i}].producer "${e.producer}" appears twice`);
     else seenProducers.add(e.producer);
-    if (typeof e.key !== 'string' || e.key.length < MIN_KEY_LENGTH) problems.push(`[${i}].key must be a string of at least ${MIN_KEY_LENGTH} characters`);
+    if (typeof e.key !== 'string' || !KEY_PATTERN.test(e.key)) {
+      problems.push(`[${i}].key must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} visible ASCII characters (no spaces)`);
+    } else if (seenKeys.has(e.key)) {
+      problems.push(`[${i}].key is the key of [${String(seenKeys.get(e.key))}]: each producer needs its own`);
+    } else {
+      seenKeys.set(e.key, i);
+    }
     if (!Array.isArray(e.contracts) || e.contracts.length === 0 || !e.contracts.every((c) => typeof c === 'string' && c.length > 0)) {
       problems.push(`[${i}].contracts must be a non-empty array of contract names or ["*"]`);
     }
@@ -79,7 +94,7 @@ export class ApiKeyStore {
   /** The principal for an `Authorization` header value, or the reason it is refused. */
   authenticate(header: string | undefined): { ok: true; principal: Principal } | { ok: false; reason: string } {
     if (header === undefined || header.length === 0) return { ok: false, reason: 'missing Authorization header' };
-    const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header);
+    const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header); // 512: MAX_KEY_LENGTH
     if (!match) return { ok: false, reason: 'Authorization must be "Bearer <api key>"' };
     const digest = sha256(match[1]);
     let found: Principal | undefined;
