@@ -241,15 +241,22 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   return app;
 }
 
+/** Longest a scrape waits for DuckDB's memory before answering with the last value. */
+const DUCKDB_MEMORY_READ_MS = 2_000;
+
 /**
  * The metrics exposition with DuckDB's memory read at scrape time (`process_memory{kind="duckdb"}`).
- * A failed read leaves that series at its last value rather than failing the scrape.
+ * A failed or slow read leaves that series at its last value rather than failing or holding the
+ * scrape: the read is a DuckDB query, which queues behind long MERGEs and compactions on the
+ * thread pool, exactly when the other metrics matter (a slow read still lands when it finishes).
  */
 async function metricsWithDuckDB(deps: MergeDeps): Promise<string> {
-  try {
-    deps.metrics.processMemory.set(await sharedDuckDBMemoryBytes(), { kind: 'duckdb' });
-  } catch (err) {
-    deps.logger.debug({ err }, 'DuckDB memory not read');
-  }
+  const read = sharedDuckDBMemoryBytes().then(
+    (bytes) => deps.metrics.processMemory.set(bytes, { kind: 'duckdb' }),
+    (err: unknown) => deps.logger.debug({ err }, 'DuckDB memory not read'),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([read, new Promise<void>((resolve) => (timer = setTimeout(resolve, DUCKDB_MEMORY_READ_MS)))]);
+  clearTimeout(timer);
   return deps.metricsText();
 }

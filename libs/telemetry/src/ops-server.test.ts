@@ -50,6 +50,28 @@ describe('ops server', () => {
     }
   });
 
+  it('answers 503 when /metrics or a probe hangs, and keeps serving', async () => {
+    let hang = true;
+    const server = await startOpsServer({
+      port: 0,
+      answerTimeoutMs: 200,
+      metricsText: () => new Promise<string>(() => undefined),
+      live: () => (hang ? new Promise<boolean>(() => undefined) : true),
+    });
+    try {
+      const started = performance.now();
+      const metrics = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+      expect(metrics.status).toBe(503);
+      expect(await metrics.json()).toEqual({ status: 'timeout' });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(503);
+      hang = false;
+      expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('fails clearly when the port is taken', async () => {
     const first = await startOpsServer({ port: 0, metricsText: async () => '' });
     try {

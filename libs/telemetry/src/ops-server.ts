@@ -14,7 +14,16 @@ export interface OpsServerOptions {
   readonly live?: () => boolean | Promise<boolean>;
   /** `/readyz`: false → 503 (e.g. before partitions are assigned or while draining). */
   readonly ready?: () => boolean | Promise<boolean>;
+  /**
+   * Longest any answer may take before it is a 503 (default {@link ANSWER_TIMEOUT_MS}): a scrape
+   * or a probe that hangs is answered, and the scraper sees a failed scrape at once instead of
+   * its own timeout.
+   */
+  readonly answerTimeoutMs?: number;
 }
+
+/** Below Prometheus' default scrape timeout (10 s) and a kubelet probe's usual timeouts' sum. */
+export const ANSWER_TIMEOUT_MS = 8_000;
 
 /** A running ops server. */
 export interface OpsServer {
@@ -36,19 +45,25 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     const answer = async (): Promise<void> => {
       if (path === '/metrics') {
         const text = await options.metricsText();
-        res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(text);
+        if (!res.headersSent) res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(text);
       } else if (path === '/healthz' || path === '/readyz') {
         const check = path === '/healthz' ? options.live : options.ready;
         const ok = check ? await check() : true;
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable' }));
+        if (!res.headersSent) res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable' }));
       } else {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'not found' }));
       }
     };
-    answer().catch(() => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'error' }));
-    });
+    const timer = setTimeout(() => {
+      if (res.headersSent) return;
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'timeout' }));
+    }, options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS);
+    answer()
+      .catch(() => {
+        if (res.headersSent) return;
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'error' }));
+      })
+      .finally(() => clearTimeout(timer));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
