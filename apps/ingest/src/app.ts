@@ -289,7 +289,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
             for (const r of records) Object.assign(r.headers, trace);
             await deps.publisher.publish(deps.rawTopic, records);
           },
-          { parent: extractTraceContext(req.headers as Record<string, string>), kind: 'producer', attributes: { events: records.length } },
+          { parent: callerTraceContext(req.headers.traceparent), kind: 'producer', attributes: { events: records.length } },
         );
       } else {
         await deps.publisher.publish(deps.rawTopic, records);
@@ -367,4 +367,13 @@ function unreadableBody(contentEncoding: string | undefined, contentType: string
   const charset = /^\s*charset\s*=\s*"?([^";\s]+)/i.exec(params.find((p) => /^\s*charset\s*=/i.test(p)) ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && !['utf-8', 'utf8', 'us-ascii'].includes(charset)) return `charset ${charset} is not accepted: send UTF-8`;
   return undefined;
+}
+
+/**
+ * The caller's trace context: its `traceparent` only. A client's `tracestate` (vendor data, up to
+ * 512 bytes) would otherwise be inherited by the request's span and copied into the headers of
+ * every record it sends, through validate onto the valid topic.
+ */
+function callerTraceContext(traceparent: string | string[] | undefined): ReturnType<typeof extractTraceContext> {
+  return extractTraceContext(typeof traceparent === 'string' ? { traceparent } : {});
 }

@@ -63,7 +63,8 @@ it('carries the caller trace into every record and counts events by outcome', as
   const events = [order(), order(), order()];
   const res = await fetch(`${baseUrl}/v1/events`, {
     method: 'POST',
-    headers: { ...headers, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    // The client's tracestate is vendor data of its own: it must not ride on every record.
+    headers: { ...headers, traceparent: `00-${traceId}-00f067aa0ba902b7-01`, tracestate: `vendor=${'x'.repeat(400)}` },
     body: ndjson([...events, { bad: true }]),
   });
   expect(res.status).toBe(207);
@@ -71,6 +72,7 @@ it('carries the caller trace into every record and counts events by outcome', as
   const mine = records.filter((r) => events.some((e) => r.value!.toString().includes(e.event_id as string)));
   expect(mine.length).toBe(3);
   for (const r of mine) expect(r.headers.traceparent?.toString()).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+  for (const r of mine) expect(r.headers.tracestate).toBeUndefined();
   const text = await telemetry.metricsText();
   expect(text).toMatch(/sluice_ingest_events_in_total\{[^}]*outcome="accepted"[^}]*\} [1-9]/);
   expect(text).toMatch(/sluice_ingest_events_in_total\{[^}]*outcome="rejected"[^}]*\} [1-9]/);
