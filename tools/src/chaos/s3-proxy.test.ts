@@ -75,6 +75,19 @@ describe('FaultyS3Proxy', () => {
     proxy.set({});
   });
 
+  it('loses the answers of the next landed commits when told to, whatever the ratio draws, and only theirs', async () => {
+    proxy.set({ loseCommits: 2 });
+    const commit = (v: number) => fetch(`${proxy.url}/bucket/t/_delta_log/${String(v).padStart(20, '0')}.json`, { method: 'PUT', body: '{}' });
+    const before = { ...proxy.stats };
+    expect((await fetch(`${proxy.url}/bucket/t/part-1.parquet`, { method: 'PUT', body: 'data' })).status).toBe(207);
+    expect((await commit(8)).status).toBe(503);
+    expect((await commit(9)).status).toBe(503);
+    expect((await commit(10)).status).toBe(207);
+    expect(proxy.stats.lostCommits - before.lostCommits).toBe(2);
+    expect(proxy.stats.commits - before.commits).toBe(3);
+    proxy.set({});
+  });
+
   it('answers 502 with the reason when the server is gone', async () => {
     const gone = await FaultyS3Proxy.start('http://127.0.0.1:9');
     try {

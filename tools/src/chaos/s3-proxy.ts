@@ -13,9 +13,16 @@ export interface S3Faults {
    * for a rival's when it retries.
    */
   readonly loseRatio: number;
+  /**
+   * The next this many Delta commits that land (a PUT of `_delta_log/<version>.json` the server
+   * carries out) lose their answer whatever `loseRatio` draws: the case the lost-answer fault is
+   * for, made certain instead of left to the draw (a write's earlier requests take most of the
+   * draws, so under 30 % loss a 20 s window could pass with no commit's answer lost).
+   */
+  readonly loseCommits: number;
 }
 
-const NONE: S3Faults = { delayMs: 0, failRatio: 0, loseRatio: 0 };
+const NONE: S3Faults = { delayMs: 0, failRatio: 0, loseRatio: 0, loseCommits: 0 };
 
 const SLOW_DOWN = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate (injected by the chaos S3 proxy).</Message></Error>';
 
@@ -31,8 +38,10 @@ const COMMIT_PATH = /\/_delta_log\/\d{20}\.json(?:\?|$)/;
  */
 export class FaultyS3Proxy {
   /** Requests seen, delayed, refused, and carried out with their answer replaced, since the start. */
-  readonly stats = { requests: 0, delayed: 0, failed: 0, lost: 0, lostCommits: 0 };
+  readonly stats = { requests: 0, delayed: 0, failed: 0, lost: 0, lostCommits: 0, commits: 0 };
   private faults: S3Faults = NONE;
+  /** Landed commits still to lose their answer (`S3Faults.loseCommits`, counted down). */
+  private commitLossesLeft = 0;
   /** Its own agent, so `close()` can end every upstream connection. */
   private readonly agent = new http.Agent({ keepAlive: true });
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -64,6 +73,7 @@ export class FaultyS3Proxy {
   /** Sets the faults for requests from now on (unset fields: none). */
   set(faults: Partial<S3Faults>): void {
     this.faults = { ...NONE, ...faults };
+    this.commitLossesLeft = this.faults.loseCommits;
   }
 
   async close(): Promise<void> {
@@ -83,16 +93,21 @@ export class FaultyS3Proxy {
       slowDown(res);
       return;
     }
-    const lose = loseRatio > 0 && this.random() < loseRatio;
+    const commit = req.method === 'PUT' && COMMIT_PATH.test(req.url ?? '');
+    if (commit) this.stats.commits += 1;
+    const drawn = loseRatio > 0 && this.random() < loseRatio;
     const forward = () => {
       const out = http.request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
         (answer) => {
-          if (lose) {
+          const landed = commit && (answer.statusCode ?? 0) < 300;
+          const forced = landed && this.commitLossesLeft > 0;
+          if (forced) this.commitLossesLeft -= 1;
+          if (drawn || forced) {
             this.stats.lost += 1;
             // A Delta commit (a put-if-absent of the next log file) that landed while its writer
             // was told it failed: the case this fault exists for.
-            if (req.method === 'PUT' && (answer.statusCode ?? 0) < 300 && COMMIT_PATH.test(req.url ?? '')) this.stats.lostCommits += 1;
+            if (landed) this.stats.lostCommits += 1;
             answer.resume();
             answer.on('end', () => slowDown(res));
             return;

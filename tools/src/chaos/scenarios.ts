@@ -309,13 +309,15 @@ export const SCENARIOS: Record<string, Scenario> = {
     async inject(ctx) {
       const proxy = ctx.s3Proxy as FaultyS3Proxy;
       if (!(await pause(ctx, 5000))) return;
-      ctx.fault('S3 answers lost for 30 % of the requests for 20 s');
-      const commitsBefore = proxy.stats.lostCommits;
-      const lost = await proxyFaultsFor(proxy, { loseRatio: 0.3 }, 20_000, 'lost');
-      const lostCommits = proxy.stats.lostCommits - commitsBefore;
-      ctx.fault(`S3 answers again; ${lost} requests were carried out with their answer lost, ${lostCommits} of them table commits`);
+      ctx.fault('S3 answers lost for 30 % of the requests, and for the first 3 table commits that land, for 20 s');
+      const lostCommitsBefore = proxy.stats.lostCommits;
+      const commitsBefore = proxy.stats.commits;
+      const lost = await proxyFaultsFor(proxy, { loseRatio: 0.3, loseCommits: 3 }, 20_000, 'lost');
+      const lostCommits = proxy.stats.lostCommits - lostCommitsBefore;
+      const commits = proxy.stats.commits - commitsBefore;
+      ctx.fault(`S3 answers again; ${lost} requests were carried out with their answer lost, ${lostCommits} of them table commits (of ${commits} commit attempts)`);
       if (lost === 0) ctx.problems.push('no S3 request lost its answer: the fault had no effect');
-      else if (lostCommits === 0) ctx.problems.push('no table commit lost its answer (only other requests did): the case this fault is for was not met');
+      else if (lostCommits === 0) ctx.problems.push(`no table commit lost its answer (${commits} commit attempts in the window, none landed): the case this fault is for was not met`);
     },
   },
 
