@@ -18,6 +18,9 @@ describe('chaos (short): poison, SIGKILL of each service, scale under load', () 
     expect(result.faults.some((f) => /hostile records produced to raw/.test(f))).toBe(true);
     expect(result.faults.some((f) => /validate scaled to 3/.test(f))).toBe(true);
     expect(result.faults.filter((f) => /SIGKILL/.test(f)).length).toBe(4);
+    // One restart per SIGKILL and none besides: a service crashing on the poison, or looping on
+    // restarts, would converge before the drain and pass the audit.
+    expect(Object.values(result.restarts).reduce((a, b) => a + b, 0)).toBe(4);
     expect(result.eventsSent).toBeGreaterThan(1000);
   });
 

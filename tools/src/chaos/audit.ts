@@ -254,11 +254,17 @@ async function valuesOf(brokers: string, topic: string, isolation: 'read_committ
   }
 }
 
+/** How long the lake must stay equal to the oracle after the first clean diff. */
+const SETTLE_MS = 5_000;
+
 /**
  * Waits until the pipeline has caught up with the oracle (bronze counts reached, silver and gold
- * at bronze's offsets) or `timeoutMs` passed, then diffs.
+ * at bronze's offsets) or `timeoutMs` passed, then diffs; a clean diff is taken again
+ * `settleMs` later. The first read comes at the first moment the counts match, and a row written
+ * after it (a consumer re-delivering after its restart, a zombie writer, a late duplicate) would
+ * otherwise pass unseen.
  */
-export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, timeoutMs: number): Promise<AuditReport> {
+export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, timeoutMs: number, settleMs = SETTLE_MS): Promise<AuditReport> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   let timedOut = false;
@@ -283,7 +289,14 @@ export async function auditWhenDrained(target: AuditTarget, oracle: Oracle, time
     await sleep(1000);
   }
   const drainSeconds = (Date.now() - started) / 1000;
-  const diff = await diffAgainstOracle(target, oracle);
+  const first = await diffAgainstOracle(target, oracle);
+  if (!timedOut && first.problems.length === 0) {
+    await sleep(settleMs);
+    const again = await diffAgainstOracle(target, oracle);
+    const later = again.problems.map((p) => `${Math.round(settleMs / 1000)} s after a clean audit: ${p}`);
+    return { ...again, problems: later, drainSeconds };
+  }
+  const diff = first;
   if (!timedOut || diff.problems.length === 0) return { ...diff, drainSeconds };
   // Said first: "lost" below may then be a stall (a stage that stopped moving), not a loss.
   const stalled = `not drained within ${Math.round(timeoutMs / 1000)} s of the load's end: what follows may be a stalled stage rather than lost events`;

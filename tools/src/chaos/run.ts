@@ -219,6 +219,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     if (load.status === 'rejected') throw load.reason;
     if (injected.status === 'rejected') throw injected.reason;
     const sent = load.value;
+    // Senders close before the audit: a raw producer retired in the background may still deliver
+    // (repeats the pipeline must land once), and that has to happen before the lake is read.
+    await Promise.all(senders.splice(0).map((s) => s.close().catch(() => undefined)));
     log(`load done: ${sent} events acknowledged; waiting for every service to be ready, then the drain`);
     for (const p of stack.procs.values()) await stack.waitReady(p, 180_000);
     log('every service ready; waiting for the drain');
