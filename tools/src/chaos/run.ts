@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { HttpSender, RawSender, driveLoad, type Sender } from '../bench/load';
-import { DEMO_API_KEY, OwnBroker, Stack } from '../bench/stack';
+import { DEMO_API_KEY, OwnBroker, Stack, sleep } from '../bench/stack';
 import { EventStream, Oracle, Rng, type GeneratedEvent } from '../generator';
 import { auditWhenDrained, type AuditReport, type AuditTarget, type LakeLocation } from './audit';
 import { FaultyS3Proxy } from './s3-proxy';
@@ -78,6 +78,8 @@ export interface ChaosResult {
   readonly rate: number;
   readonly eventsSent: number;
   readonly faults: string[];
+  /** When the load's last batch was sent (the faults all come before it, see FAULT_TAIL_MS). */
+  readonly loadEndedAt: string;
   readonly restarts: Record<string, number>;
   readonly retries: { http: number; raw: number };
   /** Findings besides the oracle audit (ingest disagreements, crashes on poison, tables that do not open). */
@@ -101,6 +103,9 @@ export interface ChaosResult {
  * raw — while the scenario injects its faults; then waits for the pipeline to drain and audits
  * it against the oracle. Stops by itself: load for `seconds`, drain bounded by `drainTimeoutMs`.
  */
+/** How long the load goes on after the last fault, so its effects meet load too. */
+const FAULT_TAIL_MS = 5_000;
+
 export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const unknown = o.scenarios.filter((n) => !SCENARIOS[n]);
   if (o.scenarios.length === 0 || unknown.length > 0) throw new Error(`unknown scenario ${JSON.stringify(unknown)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
@@ -212,10 +217,20 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const progress = setInterval(() => log(`load: ${acked} events acknowledged, retries http ${http.retries} raw ${raw.retries} (raw producers replaced ${raw.replaced})`), PROGRESS_EVERY_MS);
     // Both settle before anything is cleaned up: a load that fails must not leave the injection
     // running on (a broker started again after the cleanup stopped it).
+    // The load runs its `seconds` and on until FAULT_TAIL_MS after the last fault: a step that
+    // outlasts the nominal load (a kill waits for the restart, a scale step for the rebalance)
+    // still hits a pipeline under load, never an idle one.
+    const stopLoad = new AbortController();
+    const injecting = scenario.inject(ctx);
+    injecting.then(
+      () => sleep(Math.max(loadEndsAt, Date.now() + FAULT_TAIL_MS) - Date.now()).then(() => stopLoad.abort()),
+      () => stopLoad.abort(),
+    );
     const [load, injected] = await Promise.allSettled([
-      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: o.seconds * 1000, batchSize, concurrency: 4, onAcked: (_, b) => (acked += b.length) }),
-      scenario.inject(ctx),
+      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: Infinity, signal: stopLoad.signal, batchSize, concurrency: 4, onAcked: (_, b) => (acked += b.length) }),
+      injecting,
     ]).finally(() => clearInterval(progress));
+    const loadEndedAt = new Date().toISOString();
     if (load.status === 'rejected') throw load.reason;
     if (injected.status === 'rejected') throw injected.reason;
     const sent = load.value;
@@ -238,6 +253,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
     // An audit of nothing proves nothing.
     if (sent === 0) problems.push('no event was acknowledged during the load');
+    // Nor does a fault on an idle pipeline.
+    for (const f of faults) if (f.slice(0, 24) > loadEndedAt) problems.push(`a fault after the load ended (${loadEndedAt}): ${f}`);
     const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
     const passed = problems.length === 0 && audit.problems.length === 0;
     const warnings = passed ? [] : [...st.procs.keys()].flatMap((id) => warningsOf(id, st.logText(id)));
@@ -249,6 +266,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       rate: o.rate,
       eventsSent: sent,
       faults,
+      loadEndedAt,
       restarts,
       retries: { http: http.retries, raw: raw.retries },
       problems,

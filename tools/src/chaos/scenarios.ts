@@ -195,11 +195,12 @@ export const SCENARIOS: Record<string, Scenario> = {
     name: 'kill-each',
     what: 'SIGKILL each service once, in random order, 2–4 s apart (bounded: the CI version of kill)',
     async inject(ctx) {
-      // Every service is killed even when the load ends first (then during the drain): the CI
-      // test counts on exactly one kill per service, whatever the machine's speed.
+      // Every service is killed even past the load's nominal end: the CI test counts on exactly
+      // one kill per service, whatever the machine's speed, and the load goes on until the last
+      // fault's effects are over (run.ts, FAULT_TAIL_MS).
       const order = [...KILLABLE].sort(() => ctx.rng.next() - 0.5);
       for (const id of order) {
-        await pause(ctx, 2000 + ctx.rng.int(2000));
+        await sleep(2000 + ctx.rng.int(2000));
         ctx.fault(`SIGKILL ${id}`);
         ctx.stack.kill(id, 'SIGKILL');
         await ctx.stack.waitReady(ctx.stack.get(id), 120_000);
@@ -386,20 +387,20 @@ export const SCENARIOS: Record<string, Scenario> = {
   scale: {
     name: 'scale',
     what: 'scale validate 1 → 3 → 1 and add/remove a tier-1-only merge-compaction instance during load (rebalances)',
-    // Every step runs even when the load ends first (then during the drain), so each run scales
-    // up and back down whatever the machine's speed; the pauses only shrink.
+    // Every step runs, with its full pause, whatever the machine's speed: the load goes on until
+    // the last step's rebalance is over (run.ts, FAULT_TAIL_MS), so each one meets load.
     async inject(ctx) {
-      await pause(ctx, 4000);
+      await sleep(4000);
       await Promise.all([ctx.stack.start('validate', 1), ctx.stack.start('validate', 2)]);
       ctx.fault('validate scaled to 3');
-      await pause(ctx, 5000);
+      await sleep(5000);
       await ctx.stack.start('merge-compaction', 1, 120_000, { SLUICE_ROLES: 'tier1' });
       ctx.fault('merge-compaction tier-1 instance added');
-      await pause(ctx, 6000);
+      await sleep(6000);
       await ctx.stack.stop('validate-2');
       await ctx.stack.stop('merge-compaction-1');
       ctx.fault('validate scaled to 2, merge-compaction back to 1');
-      await pause(ctx, 5000);
+      await sleep(5000);
       await ctx.stack.stop('validate-1');
       ctx.fault('validate scaled to 1');
     },
