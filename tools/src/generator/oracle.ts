@@ -51,6 +51,11 @@ export class Oracle {
     return [...this.bronzeIds.keys()];
   }
 
+  /** The unique valid events of a contract, by event_id: bronze's rows, their contents included. */
+  events(contract: ContractName): ReadonlyMap<string, GenEvent> {
+    return new Map((this.unique.get(contract) ?? []).map((e) => [e.event_id, e]));
+  }
+
   /** Unique valid event_ids of a contract: what its bronze table must hold, each exactly once. */
   bronze(contract: ContractName): ReadonlySet<string> {
     return this.bronzeIds.get(contract) ?? new Set();

@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { CONTRACTS, columnsOf, type ColumnType, type ContractName } from '@sluice/contracts';
+import { LakeTable, LocalStorage, type DeltaType } from '@sluice/lake';
+import { DLQ_HEADERS } from '../dlq/dlq-record';
+import { EventStream, Oracle, flatten, type GenEvent } from '../generator';
+import { diffAgainstOracle, type AuditTarget } from './audit';
+
+// The audit must be able to fail: a lake built from the oracle itself passes, and each defect
+// the pipeline could make (contents, not only counts) is reported. Real DuckDB over real Delta
+// tables on local disk; only the DLQ comes from a list instead of a Kafka topic.
+
+const TYPE: Record<ColumnType, DeltaType> = { string: 'string', boolean: 'boolean', int: 'integer', long: 'long', float: 'float', double: 'double', 'timestamp-millis': 'timestamp' };
+
+interface Lake {
+  bronze: Partial<Record<ContractName, Record<string, unknown>[]>>;
+  silver: Partial<Record<ContractName, Record<string, unknown>[]>>;
+  gold: Record<string, Record<string, unknown>[]>;
+}
+
+const events = new EventStream({ seed: 5, runId: 'audit', entities: { orders: 60, inventory: 30, clickstream: 40 }, invalidRate: 0.02 }).take(900);
+const oracle = new Oracle();
+events.forEach((e, i) => oracle.add(e, i % 2 === 0 ? 'http' : 'raw'));
+const dlq = events
+  .filter((e) => e.kind === 'invalid' && oracle.dlq.has(e.eventId))
+  .map((e, offset) => ({
+    partition: 0,
+    offset,
+    key: null,
+    value: Buffer.from(e.body),
+    headers: { [DLQ_HEADERS.reason]: Buffer.from(e.reason as string), [DLQ_HEADERS.sourceTopic]: Buffer.from('raw'), [DLQ_HEADERS.sourcePartition]: Buffer.from('0'), [DLQ_HEADERS.sourceOffset]: Buffer.from(String(offset)) },
+  }));
+
+/** A contract row as the tables hold it: every column of the contract, timestamps as Dates. */
+function rowOf(contract: ContractName, e: GenEvent): Record<string, unknown> {
+  const flat = flatten(e);
+  return Object.fromEntries(columnsOf(CONTRACTS[contract]).map((c) => [c.name, c.type === 'timestamp-millis' ? new Date(flat[c.name] as number) : (flat[c.name] ?? null)]));
+}
+
+function lakeOfOracle(): Lake {
+  const lake: Lake = { bronze: {}, silver: {}, gold: {} };
+  for (const contract of oracle.contracts()) {
+    lake.bronze[contract] = [...oracle.events(contract).values()].map((e) => ({ ...rowOf(contract, e), event_date: new Date(e.event_time).toISOString().slice(0, 10) }));
+    lake.silver[contract] = [...oracle.silver(contract).values()].map((e) => rowOf(contract, e));
+    for (const { aggregate, rows } of oracle.gold(contract)) {
+      lake.gold[aggregate.table] = rows.map((w) => ({ window_ms: w.windowMs, ...w.group, ...w.measures }));
+    }
+  }
+  return lake;
+}
+
+async function audit(lake: Lake): Promise<string[]> {
+  const root = mkdtempSync(path.join(tmpdir(), 'sluice-audit-'));
+  try {
+    for (const contract of oracle.contracts()) {
+      const c = CONTRACTS[contract];
+      const columns = columnsOf(c).map((col) => ({ name: col.name, type: TYPE[col.type], nullable: true }));
+      const tables: [string, Record<string, unknown>[], typeof columns][] = [
+        [c.tables.bronze, lake.bronze[contract] ?? [], [...columns, { name: 'event_date', type: 'date', nullable: true }]],
+        [c.tables.silver, lake.silver[contract] ?? [], columns],
+      ];
+      for (const a of c.aggregates) {
+        const gold = [{ name: 'window_ms', type: 'long' as DeltaType, nullable: false }, ...a.groupBy.map((g) => columns.find((col) => col.name === g)!), ...a.measures.map((m) => ({ name: m.name, type: 'long' as DeltaType, nullable: true }))];
+        tables.push([a.table, lake.gold[a.table] ?? [], gold]);
+      }
+      for (const [name, rows, cols] of tables) {
+        const table = await LakeTable.create(new LocalStorage(path.join(root, name)), { name, columns: cols });
+        if (rows.length > 0) await table.append({ rows });
+      }
+    }
+    const target: AuditTarget = { lake: { root }, brokers: 'unused:1', dlqTopic: 'unused', readDlq: async () => dlq };
+    return (await diffAgainstOracle(target, oracle)).problems;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('the chaos audit', () => {
+  it('passes a lake that equals the oracle (the generator made deletes, v1 events and dead letters)', async () => {
+    expect(oracle.dlq.size).toBeGreaterThan(0);
+    expect([...oracle.events('orders').values()].some((e) => e.schema_version === 1)).toBe(true);
+    expect(await audit(lakeOfOracle())).toEqual([]);
+  }, 60_000);
+
+  it.each<[string, (lake: Lake) => void, RegExp]>([
+    ['a bronze row lost', (l) => l.bronze.orders!.pop(), /bronze_orders: 1 acknowledged events lost/],
+    ['a bronze row twice', (l) => l.bronze.inventory!.push({ ...l.bronze.inventory![0] }), /bronze_inventory: 1 event_ids duplicated/],
+    ['bronze payloads nulled', (l) => l.bronze.clickstream!.forEach((r) => (r.page = null)), /bronze_clickstream: \d+ rows differ from the events acknowledged/],
+    ['a bronze event_date off', (l) => (l.bronze.orders![0].event_date = '2001-01-01'), /bronze_orders: 1 rows differ from the events acknowledged/],
+    ['silver event_time an hour late', (l) => l.silver.inventory!.forEach((r) => (r.event_time = new Date((r.event_time as Date).getTime() + 3_600_000))), /silver_inventory: \d+ rows differ from the oracle/],
+    ['a silver schema_version changed', (l) => (l.silver.orders![0].schema_version = 99), /silver_orders: 1 rows differ from the oracle/],
+    [
+      'a v1 silver row keeping a value its version does not have',
+      (l) => (l.silver.orders!.find((r) => r.schema_version === 1)!.coupon_code = 'STALE'),
+      /silver_orders: 1 rows differ from the oracle/,
+    ],
+    ['a gold measure off by one', (l) => ((Object.values(l.gold)[0][0] as Record<string, number>).events += 1), /gold_.*: 1 rows differ from the oracle/],
+  ])('reports %s', async (_label, mutate, expected) => {
+    const lake = lakeOfOracle();
+    mutate(lake);
+    const problems = await audit(lake);
+    expect(problems.join('\n')).toMatch(expected);
+  }, 60_000);
+});
