@@ -13,16 +13,26 @@ import { diffAgainstOracle, type AuditTarget } from './audit';
 
 const TYPE: Record<ColumnType, DeltaType> = { string: 'string', boolean: 'boolean', int: 'integer', long: 'long', float: 'float', double: 'double', 'timestamp-millis': 'timestamp' };
 
+interface DlqRecord {
+  partition: number;
+  offset: number;
+  key: null;
+  value: Buffer;
+  headers: Record<string, Buffer>;
+}
+
 interface Lake {
   bronze: Partial<Record<ContractName, Record<string, unknown>[]>>;
   silver: Partial<Record<ContractName, Record<string, unknown>[]>>;
   gold: Record<string, Record<string, unknown>[]>;
+  dlq: DlqRecord[];
 }
 
 const events = new EventStream({ seed: 5, runId: 'audit', entities: { orders: 60, inventory: 30, clickstream: 40 }, invalidRate: 0.02 }).take(900);
 const oracle = new Oracle();
 events.forEach((e, i) => oracle.add(e, i % 2 === 0 ? 'http' : 'raw'));
-const dlq = events
+const dlqOfOracle = (): DlqRecord[] =>
+  events
   .filter((e) => e.kind === 'invalid' && oracle.dlq.has(e.eventId))
   .map((e, offset) => ({
     partition: 0,
@@ -39,7 +49,7 @@ function rowOf(contract: ContractName, e: GenEvent): Record<string, unknown> {
 }
 
 function lakeOfOracle(): Lake {
-  const lake: Lake = { bronze: {}, silver: {}, gold: {} };
+  const lake: Lake = { bronze: {}, silver: {}, gold: {}, dlq: dlqOfOracle() };
   for (const contract of oracle.contracts()) {
     lake.bronze[contract] = [...oracle.events(contract).values()].map((e) => ({ ...rowOf(contract, e), event_date: new Date(e.event_time).toISOString().slice(0, 10) }));
     lake.silver[contract] = [...oracle.silver(contract).values()].map((e) => rowOf(contract, e));
@@ -69,7 +79,7 @@ async function audit(lake: Lake): Promise<string[]> {
         if (rows.length > 0) await table.append({ rows });
       }
     }
-    const target: AuditTarget = { lake: { root }, brokers: 'unused:1', dlqTopic: 'unused', readDlq: async () => dlq };
+    const target: AuditTarget = { lake: { root }, brokers: 'unused:1', dlqTopic: 'unused', readDlq: async () => lake.dlq };
     return (await diffAgainstOracle(target, oracle)).problems;
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -95,6 +105,10 @@ describe('the chaos audit', () => {
       (l) => (l.silver.orders!.find((r) => r.schema_version === 1)!.coupon_code = 'STALE'),
       /silver_orders: 1 rows differ from the oracle/,
     ],
+    ['a DLQ record whose bytes changed',
+      (l) => (l.dlq[0].value = Buffer.concat([l.dlq[0].value, Buffer.from(' ')])),
+      /DLQ: 1 records do not hold the bytes/],
+    ['a DLQ record without its source position', (l) => delete l.dlq[1].headers[DLQ_HEADERS.sourceOffset], /DLQ: 1 records without their source/],
     ['a gold measure off by one', (l) => ((Object.values(l.gold)[0][0] as Record<string, number>).events += 1), /gold_.*: 1 rows differ from the oracle/],
   ])('reports %s', async (_label, mutate, expected) => {
     const lake = lakeOfOracle();

@@ -222,6 +222,12 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
     if (got === undefined) problems.push(`DLQ: poison "${poison.name}" produced to ${at} is not in the DLQ`);
     else if (got.cut !== poison.cut) problems.push(`DLQ: poison "${poison.name}" from ${at} ${poison.cut ? 'is not marked cut (sluice-dlq-truncated)' : 'is marked cut but fits'}`);
   }
+  // Every dead letter says where it came from (validate's and tier 1's alike): the checks by
+  // source above cannot see one that does not.
+  const sourceless = dlq.filter((m) => [DLQ_HEADERS.sourceTopic, DLQ_HEADERS.sourcePartition, DLQ_HEADERS.sourceOffset].some((h) => m.headers[h] === undefined)).length;
+  if (sourceless) problems.push(`DLQ: ${sourceless} records without their source topic, partition and offset headers`);
+  let altered = 0;
+  let alteredExample = '';
   for (const m of dlq) {
     const id = EVENT_ID_IN_TEXT.exec(m.value?.toString('utf8') ?? '')?.[1];
     if (!id) {
@@ -235,7 +241,14 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
       wrongReason++;
       reasonExample ||= `${id}: ${reason}, want ${want}`;
     }
+    // The DLQ keeps the original bytes, so a fixed event can be replayed as it was sent.
+    const body = oracle.dlqBodies.get(id);
+    if (body !== undefined && (m.value?.toString('utf8') !== body || m.headers[DLQ_HEADERS.truncated] !== undefined)) {
+      altered++;
+      alteredExample ||= `${id}: ${JSON.stringify(m.value?.toString('utf8').slice(0, 120))}`;
+    }
   }
+  if (altered) problems.push(`DLQ: ${altered} records do not hold the bytes their event was sent with (e.g. ${alteredExample})`);
   const poison = target.poisonIds ?? new Set<string>();
   const dlqMissing = [...oracle.dlq.keys(), ...poison].filter((id) => !seen.has(id));
   const dlqDupes = [...seen].filter(([, n]) => n > 1);

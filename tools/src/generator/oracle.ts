@@ -19,6 +19,8 @@ export class Oracle {
   private readonly latest = new Map<ContractName, Map<string, GenEvent>>();
   /** event_id → reason of invalid events produced straight to raw (validate must dead-letter each once). */
   readonly dlq = new Map<string, ReasonCode>();
+  /** event_id → the bytes of each invalid event produced to raw (its DLQ record keeps them as they were). */
+  readonly dlqBodies = new Map<string, string>();
   /** event_id → reason of invalid events sent over HTTP (ingest must reject each; nothing reaches raw). */
   readonly rejected = new Map<string, ReasonCode>();
   /** Events recorded, duplicates included. */
@@ -29,6 +31,7 @@ export class Oracle {
     this.sent++;
     if (ev.kind === 'invalid') {
       (route === 'raw' ? this.dlq : this.rejected).set(ev.eventId, ev.reason!);
+      if (route === 'raw') this.dlqBodies.set(ev.eventId, ev.body);
       return;
     }
     const e = ev.event!;
