@@ -12,6 +12,7 @@ import { SnapshotTracker } from './lake/snapshots';
 import { DlqMetricsSource } from './pipeline/dlq-metrics';
 import { Limiter } from './limits/limiter';
 import { type EntityLookup, QueryService } from './query/query-service';
+import { servedMetrics } from './query/served-metrics';
 
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
       queryTimeoutMs: config.queryTimeoutMs,
       waitTimeoutMs: config.waitTimeoutMs,
       eventTimeColumn: config.eventTimeColumn,
-      onAnswer: (f) => telemetry.metrics.tableVersion.set(f.version, { table: f.table }),
+      onAnswer: servedMetrics(telemetry.metrics),
     },
   );
 

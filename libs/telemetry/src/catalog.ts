@@ -186,7 +186,7 @@ export const METRICS = {
     type: 'histogram',
     labels: ['table'],
     services: ['merge-compaction', 'query-api'],
-    help: 'Event time to queryable (committed) time, per table.',
+    help: 'Event time to queryable, per table: merge-compaction at each fold commit (from the Kafka time of the oldest folded event), query-api when it first answers from a table version (from the newest event time of that version).',
     buckets: FRESHNESS_BUCKETS,
   },
   tableVersion: {

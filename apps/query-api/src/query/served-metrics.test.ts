@@ -1,0 +1,34 @@
+import { createTelemetry } from '@sluice/telemetry';
+import { Writable } from 'node:stream';
+import type { Freshness } from './query-service';
+import { servedMetrics } from './served-metrics';
+
+const quiet = () => new Writable({ write: (_c, _e, done) => done() });
+const freshness = (version: number, maxEventTime: string | null): Freshness => ({
+  table: 'silver_orders',
+  version,
+  commitTime: '2026-12-03T06:00:10.000Z',
+  maxEventTime,
+  offsets: {},
+  pending: null,
+});
+
+describe('servedMetrics', () => {
+  it('sets the served version and records, once per version, how old its newest event was when first served', async () => {
+    const t = createTelemetry({ service: 'query-api', logDestination: quiet() });
+    let now = Date.parse('2026-12-03T06:00:12.000Z');
+    const onAnswer = servedMetrics(t.metrics, () => now);
+    try {
+      onAnswer(freshness(4, '2026-12-03T06:00:09.500Z')); // 2.5 s old when first served
+      now += 60_000;
+      onAnswer(freshness(4, '2026-12-03T06:00:09.500Z')); // the same version again: nothing more
+      onAnswer(freshness(5, null)); // no event-time statistics: the version gauge only
+      const text = await t.metricsText();
+      expect(text).toMatch(/^sluice_query_api_table_version\{table="silver_orders"\} 5$/m);
+      expect(text).toMatch(/^sluice_query_api_freshness_seconds_count\{table="silver_orders"\} 1$/m);
+      expect(text).toMatch(/^sluice_query_api_freshness_seconds_sum\{table="silver_orders"\} 2\.5$/m);
+    } finally {
+      await t.shutdown();
+    }
+  });
+});
