@@ -167,6 +167,8 @@ describe('the running stack: metrics and one trace across services', () => {
     expect(sum(mer, 'sluice_merge_compaction_freshness_seconds_count')).toBeGreaterThan(0);
     expect(sum(mer, 'sluice_merge_compaction_events_out_total', { outcome: 'ok' })).toBe(accepted);
     expect(sum(qry, 'sluice_query_api_http_request_duration_seconds_count')).toBeGreaterThan(0);
+    // The freshness query-api served (the dashboard's "freshness seen by query-api").
+    expect(sum(qry, 'sluice_query_api_freshness_seconds_count', { table: CONTRACTS.orders.tables.silver })).toBeGreaterThan(0);
     for (const [service, samples] of [['validate', val], ['merge-compaction', mer]] as const) {
       const lag = samples.filter((x) => x.name === `sluice_${service.replace('-', '_')}_consumer_lag_messages`);
       expect({ service, lagSeries: lag.length > 0 }).toEqual({ service, lagSeries: true });
