@@ -86,22 +86,36 @@ describe('decodeEvent', () => {
     expect(!bad.ok && bad.issues.map((i) => i.code)).toEqual(['RULE_RANGE']);
   });
 
-  it('refuses Avro whose schema_version is not the version of its writer schema, as JSON would be refused', () => {
+  it('refuses an Avro field its schema_version does not declare, and an undeclared version, as JSON would be refused', () => {
     const ok = decodeEvent(bytes(sampleOrderJson(5, NOW)), { contract: 'orders', now: NOW });
     if (!ok.ok || ok.name !== 'orders') throw new Error('fixture invalid');
-    // Written with v2's schema (coupon_code set) but declaring v1, or a version that does not exist.
-    const claimsV1 = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, coupon_code: 'X' } });
-    const claims99 = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 99 });
-    for (const framed of [claimsV1, claims99]) {
-      const r = decodeEvent(framed, { now: NOW });
-      expect(r).toMatchObject({ ok: false, contract: 'orders', issues: [{ code: 'SCHEMA_VERSION_MISMATCH', path: '/schema_version' }] });
-    }
-    const asJson = decodeEvent(bytes({ ...sampleOrderJson(5, NOW), schema_version: 1, payload: { ...sampleOrderJson(5, NOW).payload as object, coupon_code: 'X' } }), { contract: 'orders', now: NOW });
-    expect(!asJson.ok && asJson.issues.map((i) => i.code)).toEqual(['EVENT_FIELD_UNKNOWN']);
+    // Written with v2's schema, coupon_code set, but declaring v1; and a version that does not exist.
+    const claimsV1 = decodeEvent(encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, coupon_code: 'X' } }), { now: NOW });
+    expect(claimsV1).toMatchObject({ ok: false, contract: 'orders', issues: [{ code: 'EVENT_FIELD_UNKNOWN', path: '/payload/coupon_code' }] });
+    const asJson = decodeEvent(bytes({ ...sampleOrderJson(5, NOW), schema_version: 1, payload: { ...(sampleOrderJson(5, NOW).payload as object), coupon_code: 'X' } }), { contract: 'orders', now: NOW });
+    expect(!asJson.ok && asJson.issues.map((i) => `${i.code} ${i.path}`)).toEqual(['EVENT_FIELD_UNKNOWN /payload/coupon_code']);
+    const claims99 = decodeEvent(encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 99 }), { now: NOW });
+    expect(claims99).toMatchObject({ ok: false, contract: 'orders', issues: [{ code: 'SCHEMA_VERSION_UNKNOWN', path: '/schema_version' }] });
     // Other issues are still reported beside it.
-    const negative = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, total_cents: -1 } });
+    const negative = encodeSingleObject(orders.latest.schema, { ...ok.event, schema_version: 1, payload: { ...ok.event.payload, coupon_code: 'X', total_cents: -1 } });
     const both = decodeEvent(negative, { now: NOW });
-    expect(!both.ok && both.issues.map((i) => i.code)).toEqual(['SCHEMA_VERSION_MISMATCH', 'RULE_RANGE']);
+    expect(!both.ok && both.issues.map((i) => i.code)).toEqual(['EVENT_FIELD_UNKNOWN', 'RULE_RANGE']);
+  });
+
+  it("accepts validate's own form of a v1 event: the latest schema, schema_version 1, the v2 field null (a replayed dead letter)", () => {
+    const json = sampleOrderJson(5, NOW, { schema_version: 1 });
+    delete (json.payload as Record<string, unknown>).coupon_code;
+    const v1 = decodeEvent(bytes(json), { contract: 'orders', now: NOW });
+    if (!v1.ok || v1.name !== 'orders') throw new Error(JSON.stringify(v1));
+    expect(v1.event.payload?.coupon_code).toBeNull();
+    const onTheValidTopic = encodeSingleObject(orders.latest.schema, v1.event);
+    const again = decodeEvent(onTheValidTopic, { now: NOW });
+    if (!again.ok) throw new Error(JSON.stringify(again.issues));
+    expect(again.event).toEqual(v1.event);
+    expect(again.writerVersion).toBe(1);
+    // And a v1 writer declaring v2 is a v2 event without the optional field, as in JSON.
+    const v1Writer = encodeSingleObject(ORDERS_V1, { ...v1.event, schema_version: 2, payload: { ...v1.event.payload, coupon_code: undefined } });
+    expect(decodeEvent(v1Writer, { now: NOW }).ok).toBe(true);
   });
 
   it('refuses Avro written with a registry schema outside the contract history instead of dropping its new field', () => {

@@ -3,6 +3,7 @@ import type { AnyContract, Contract } from './contract';
 import { CONTRACTS, contractByName, type ContractName } from './contracts';
 import { parseJsonCollecting, clip, DEFAULT_MAX_DEPTH } from './json/strict-json';
 import { issue, MAX_ISSUES, type Issue, type Result } from './reasons';
+import { columnsOf, toRow } from './rows';
 import { compileChecker, type Checker, type InputMode } from './validate/compile';
 
 /** Limits the validator applies; every field has a default (see {@link DEFAULT_LIMITS}). */
@@ -181,29 +182,37 @@ function decodeAvroInput(bytes: Uint8Array, options: DecodeOptions, limits: Vali
   if (!contract.acceptsAvro) return fail([issue('AVRO_NOT_ACCEPTED', '', `contract ${contract.name} accepts JSON events only`)], contract.name);
   // Decoded through the latest schema, so its fields are the latest's; rules still apply.
   const checked = checkEvent(contract, event as Record<string, unknown>, 'typed', options, limits, true);
-  const versionIssues = writerVersionIssues(contract, decoded.value.writerVersion, (event as Record<string, unknown>).schema_version);
+  const versionIssues = writerVersionIssues(contract, decoded.value.writerVersion, event as Record<string, unknown>);
   if (versionIssues.length === 0) return checked;
   return fail([...versionIssues, ...(checked.ok ? [] : checked.issues)], contract.name);
 }
 
 /**
- * An Avro event must be written with one of its contract's schema versions, and name that version
- * in its `schema_version` (invariant 4). Reading goes through the latest schema, which quietly
- * drops what a writer has beyond it: a registry schema outside the repository's history (a
- * producer's own "v3", registered under the subject by its serializer) would lose its new fields
- * without a word, and a `schema_version` that is not the writer's would file the event under
- * another version than the one its bytes have. The same event as JSON gets EVENT_FIELD_UNKNOWN or
- * SCHEMA_VERSION_UNKNOWN.
+ * An Avro event must be written with one of its contract's schema versions, and hold nothing its
+ * `schema_version` does not declare (invariant 4), as a JSON event must. Reading goes through the
+ * latest schema, which quietly drops what a writer has beyond it: a registry schema outside the
+ * repository's history (a producer's own "v3", registered under the subject by its serializer)
+ * would lose its new fields without a word. A body written with another version's schema than
+ * it declares is accepted when the fields beyond the declared version are null: validate writes
+ * every valid event so (the latest schema, the producer's `schema_version`), and a dead letter of
+ * merge-compaction's replayed to raw comes back in that form. A value in such a field is
+ * EVENT_FIELD_UNKNOWN, and an undeclared version SCHEMA_VERSION_UNKNOWN, as for JSON.
  */
-function writerVersionIssues(contract: AnyContract, writerVersion: number | undefined, declared: unknown): Issue[] {
+function writerVersionIssues(contract: AnyContract, writerVersion: number | undefined, event: Record<string, unknown>): Issue[] {
   const versions = contract.versions.map((v) => v.version).join(', ');
   if (writerVersion === undefined) {
     return [issue('SCHEMA_VERSION_UNKNOWN', '', `the Avro writer schema is none of ${contract.name}'s versions (${versions}); fields it adds would be lost`)];
   }
-  if (typeof declared === 'number' && declared !== writerVersion) {
-    return [issue('SCHEMA_VERSION_MISMATCH', '/schema_version', `schema_version is ${declared}, but the body was written with the schema of version ${writerVersion}`)];
-  }
-  return [];
+  const declared = event.schema_version;
+  if (declared === writerVersion || typeof declared !== 'number') return [];
+  const version = contract.versions.find((v) => v.version === declared);
+  if (version === undefined) return [issue('SCHEMA_VERSION_UNKNOWN', '/schema_version', `${contract.name} has versions ${versions}, not ${declared}`)];
+  const declaredColumns = new Set(columnsOf(contract, version.schema).map((c) => c.name));
+  const topLevel = new Set(contract.latest.schema.fields.map((f) => f.name));
+  const row = toRow(contract, event);
+  return columnsOf(contract)
+    .filter((c) => !declaredColumns.has(c.name) && row[c.name] !== null && row[c.name] !== undefined)
+    .map((c) => issue('EVENT_FIELD_UNKNOWN', topLevel.has(c.name) ? `/${c.name}` : `/payload/${c.name}`, `schema_version ${declared} has no ${c.name} (the body was written with the schema of version ${writerVersion})`));
 }
 
 function pickContract(header: string | undefined, body: Record<string, unknown>): Result<AnyContract> {

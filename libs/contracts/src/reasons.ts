@@ -20,7 +20,6 @@ export const REASONS = {
   EVENT_FIELD_MISSING: { status: 422, message: 'a required field is absent' },
   EVENT_FIELD_UNKNOWN: { status: 422, message: 'a field the schema version does not declare' },
   SCHEMA_VERSION_UNKNOWN: { status: 422, message: 'schema_version, or the Avro writer schema, is no version of the contract' },
-  SCHEMA_VERSION_MISMATCH: { status: 422, message: 'schema_version is not the version whose schema wrote the Avro body' },
   RULE_RANGE: { status: 422, message: 'a number is outside its allowed range' },
   RULE_ENUM: { status: 422, message: 'a value is not one of the allowed symbols' },
   RULE_LENGTH: { status: 422, message: 'a string or array is shorter or longer than allowed' },

@@ -137,9 +137,9 @@ describe('schema registry client against a real registry', () => {
     expect((v1Event.payload as Record<string, unknown>).coupon_code).toBeUndefined();
     const v1Bytes = encodeConfluent(ids.get(1) as number, ORDERS_V1, v1Event);
     await learnSchemaId(decoder, client, ids.get(1) as number);
-    // The body must name the version whose schema wrote it.
-    const claimsV2 = decodeEvent(encodeConfluent(ids.get(1) as number, ORDERS_V1, { ...v1Event, schema_version: 2 }), { avro: decoder, now: NOW });
-    expect(!claimsV2.ok && claimsV2.issues.map((i) => i.code)).toEqual(['SCHEMA_VERSION_MISMATCH']);
+    // A v2 body (coupon_code set) declaring v1 holds a field its version does not have.
+    const claimsV1 = decodeEvent(encodeConfluent(ids.get(2) as number, ORDERS_V2, { ...event, schema_version: 1 }), { avro: decoder, now: NOW });
+    expect(!claimsV1.ok && claimsV1.issues.map((i) => `${i.code} ${i.path}`)).toEqual(['EVENT_FIELD_UNKNOWN /payload/coupon_code']);
     const v1Read = decodeEvent(v1Bytes, { avro: decoder, now: NOW });
     if (!v1Read.ok || v1Read.name !== 'orders') throw new Error(JSON.stringify(v1Read));
     expect(v1Read.event.payload?.coupon_code).toBeNull();

@@ -108,6 +108,15 @@ describe('routeRecord', () => {
     expect([reason(tight, at(120_000)), reason(tight, at(-7_200_000))]).toEqual(['RULE_TIMESTAMP_FUTURE', 'RULE_TIMESTAMP_EXPIRED']);
   });
 
+  it("routes its own valid record again when a DLQ replay brings it back to raw (merge-compaction's dead letters keep those bytes)", () => {
+    const first = routeRecord(raw(JSON.stringify(order)), contracts, options);
+    if (first.outcome !== 'valid') throw new Error(JSON.stringify(first));
+    const replayed: RawMessage = { ...raw(null, { [HEADERS.replayOf]: 'sluice.dlq/0/3' }), value: first.value as Buffer };
+    const again = routeRecord(replayed, contracts, options);
+    expect(again).toMatchObject({ outcome: 'valid', topic: first.topic, key: first.key });
+    expect((again as { value: Buffer }).value.equals(first.value as Buffer)).toBe(true);
+  });
+
   it('routes a DLQ replay whatever its age, and still refuses one from the future', () => {
     const tight = contractsForValidate({ validTopicPrefix: 'p.', now: () => NOW, limits: { maxFutureSkewMs: 60_000, maxAgeMs: 3_600_000 } });
     const replayOf = { [HEADERS.replayOf]: 'sluice.dlq/0/17' };
