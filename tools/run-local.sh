@@ -41,13 +41,14 @@ stop_all() {
     fi
     rm -f "$pid_file"
   done
+  # ${pids[@]+...}: an empty array under `set -u` is an error in bash before 4.4.
   for _ in $(seq 1 140); do
     local left=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    for pid in ${pids[@]+"${pids[@]}"}; do kill -0 "$pid" 2>/dev/null && left=1; done
     [ "$left" = 0 ] && break
     sleep 0.25
   done
-  for pid in "${pids[@]}"; do
+  for pid in ${pids[@]+"${pids[@]}"}; do
     if kill -0 "$pid" 2>/dev/null; then say "pid $pid still running after 35 s, killing it"; fi
     kill -KILL -- "-$pid" 2>/dev/null || true
   done

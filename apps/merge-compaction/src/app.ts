@@ -6,7 +6,7 @@ import { LakeQueryEngine, PINNED_OVERSHOOT, configureSharedDuckDB, isS3Root, sha
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
-import { type MergeConfig, duckdbMemoryMbFor } from './config';
+import { type MergeConfig, STALL_TO_POLL_INTERVAL_MS, duckdbMemoryMbFor } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
 import { AssignmentWatch, type AssignmentSource } from './tier1/assignment-watch';
@@ -138,7 +138,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           // A poll (with its hooks) past the stall limit ends the process, so polls are at most
           // that far apart. Also the rebalance timeout: how long a join can wait for a member that
           // died with the broker, so it follows the stall limit rather than the 300 s default.
-          maxPollIntervalMs: config.stallTimeoutMs + 30_000,
+          maxPollIntervalMs: config.stallTimeoutMs + STALL_TO_POLL_INTERVAL_MS,
           // librdkafka's prefetch queue: the consumer's one queue (not one per partition), Avro
           // bytes outside the heap, which a fetch response may overshoot; at least 1 MiB.
           maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 2 / 1024 / Math.max(1, topics.length * 8))),

@@ -19,6 +19,8 @@ describe('merge-compaction config', () => {
   it('refuses timer settings a Node timer cannot hold, and keeps long durations that are no timers', () => {
     const env = { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_COMPACTION_INTERVAL_MS: '4294967296', SLUICE_SHUTDOWN_TIMEOUT_MS: '2147483648' };
     expect(() => loadConfig(mergeConfigSchema, env)).toThrow(/SLUICE_COMPACTION_INTERVAL_MS must be ≤ 2147483647[\s\S]*SLUICE_SHUTDOWN_TIMEOUT_MS must be ≤ 2147483647/);
+    // librdkafka bounds max.poll.interval.ms (the stall timeout + 30 s) at 24 h.
+    expect(() => loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_STALL_TIMEOUT_MS: '86400000' })).toThrow(/SLUICE_STALL_TIMEOUT_MS must be ≤ 86370000/);
     // 30 days of vacuum retention is a duration, compared with file times, never a timer.
     expect(loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: String(30 * 86_400_000) }).vacuumRetentionMs).toBe(2_592_000_000);
   });

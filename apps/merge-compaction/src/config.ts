@@ -1,4 +1,4 @@
-import { bool, int, list, oneOf, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { bool, int, list, MAX_POLL_INTERVAL_MS, oneOf, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
@@ -21,6 +21,9 @@ function roles(env: string): FieldSpec<ReadonlySet<Role>> {
  * Environment schema of merge-compaction; loaded once in main.ts. Durations are ms, sizes bytes.
  * Defaults are the embedded single-process setup on local disk.
  */
+/** The consumer's `max.poll.interval.ms` is the stall timeout plus this (app.ts). */
+export const STALL_TO_POLL_INTERVAL_MS = 30_000;
+
 export const mergeConfigSchema = {
   roles: roles('SLUICE_ROLES'),
   brokers: list('SLUICE_KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
@@ -89,6 +92,7 @@ export const mergeConfigSchema = {
   stallTimeoutMs: timerMs('SLUICE_STALL_TIMEOUT_MS', {
     default: 240_000,
     min: 10_000,
+    max: MAX_POLL_INTERVAL_MS - STALL_TO_POLL_INTERVAL_MS,
     doc: 'a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
   }),
   assignmentWindowMs: timerMs('SLUICE_ASSIGNMENT_WINDOW_MS', {

@@ -2,7 +2,7 @@ import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLe
 import { isRetryable } from '@sluice/errors';
 import { KafkaAdmin, TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
-import type { ValidateConfig } from './config';
+import { STALL_TO_POLL_INTERVAL_MS, type ValidateConfig } from './config';
 import { validateError } from './errors';
 import { ProgressWatch, type ProgressVerdict } from './liveness/progress-watch';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';
@@ -161,7 +161,7 @@ export function build(deps: ValidateDeps): ValidateService {
       // Polls are at most one batch (bounded by the stall limit) plus a retry back-off apart. This
       // is also the rebalance timeout: how long a join can wait for a member that died with the
       // broker (seen after a broker restart), so it follows the stall limit, not the 300 s default.
-      maxPollIntervalMs: config.stallTimeoutMs + 30_000,
+      maxPollIntervalMs: config.stallTimeoutMs + STALL_TO_POLL_INTERVAL_MS,
       // No static membership (group.instance.id): after a broker restart a static member can be
       // fenced by its own rejoin and die (seen in the chaos broker scenario) or hang without
       // partitions (confluentinc/librdkafka#3437). A dead instance's partitions move after the

@@ -9,4 +9,10 @@ describe('validate config', () => {
     expect(loadConfig(validateConfigSchema, { ...base, VALIDATE_MAX_BATCH_MESSAGES: '10000' }).maxBatchMessages).toBe(10_000);
     expect(() => loadConfig(validateConfigSchema, { ...base, VALIDATE_MAX_BATCH_MESSAGES: '10001' })).toThrow(/VALIDATE_MAX_BATCH_MESSAGES must be ≤ 10000/);
   });
+
+  it("refuses Kafka settings beyond librdkafka's own bounds at start, not at consumer creation", () => {
+    const env = { ...base, VALIDATE_SESSION_TIMEOUT_MS: '3600001', VALIDATE_STALL_TIMEOUT_MS: '86400000' };
+    expect(() => loadConfig(validateConfigSchema, env)).toThrow(/VALIDATE_STALL_TIMEOUT_MS must be ≤ 86370000[\s\S]*VALIDATE_SESSION_TIMEOUT_MS must be ≤ 3600000/);
+    expect(loadConfig(validateConfigSchema, { ...base, VALIDATE_SESSION_TIMEOUT_MS: '3600000' }).sessionTimeoutMs).toBe(3_600_000);
+  });
 });

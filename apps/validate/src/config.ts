@@ -1,8 +1,11 @@
-import { int, list, str, timerMs, type ConfigOf, url } from '@sluice/config';
+import { int, list, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
 /** Environment schema of validate; loaded once in main.ts. */
+/** The consumer's `max.poll.interval.ms` is the stall timeout plus this (app.ts). */
+export const STALL_TO_POLL_INTERVAL_MS = 30_000;
+
 export const validateConfigSchema = {
   brokers: list('KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
   groupId: str('VALIDATE_GROUP_ID', { default: 'sluice-validate', doc: 'consumer group; every instance shares it' }),
@@ -42,6 +45,7 @@ export const validateConfigSchema = {
   stallTimeoutMs: timerMs('VALIDATE_STALL_TIMEOUT_MS', {
     default: 120_000,
     min: 10_000,
+    max: MAX_POLL_INTERVAL_MS - STALL_TO_POLL_INTERVAL_MS,
     doc: 'a batch (poll, produce, commit or abort) or connect running longer than this is a hung Kafka client: /healthz fails and the process exits; must exceed the transaction timeout',
   }),
   progressWindowMs: timerMs('VALIDATE_PROGRESS_WINDOW_MS', {
@@ -49,7 +53,7 @@ export const validateConfigSchema = {
     min: 5_000,
     doc: "how often the group's progress through raw is checked: a partition this instance held for a whole window, with records to read and none received, or (when it held nothing) one no member holds, fails /healthz and ends the process",
   }),
-  sessionTimeoutMs: timerMs('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
+  sessionTimeoutMs: timerMs('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, max: MAX_SESSION_TIMEOUT_MS, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
   ...telemetryConfigFields,
 };
 

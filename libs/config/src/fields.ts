@@ -44,6 +44,10 @@ export function int(env: string, opts: Common<number> & { min?: number; max?: nu
 
 /** Longest delay a Node timer takes (2^31 − 1 ms, ~24.8 days); a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
+/** librdkafka's largest `max.poll.interval.ms` (24 h). */
+export const MAX_POLL_INTERVAL_MS = 86_400_000;
+/** librdkafka's largest `session.timeout.ms` (1 h). */
+export const MAX_SESSION_TIMEOUT_MS = 3_600_000;
 
 /**
  * A duration in milliseconds that becomes a timer or a librdkafka setting (both 32-bit): an

@@ -226,11 +226,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       () => sleep(Math.max(loadEndsAt, Date.now() + FAULT_TAIL_MS) - Date.now()).then(() => stopLoad.abort()),
       () => stopLoad.abort(),
     );
+    let loadEndedAt = '';
     const [load, injected] = await Promise.allSettled([
-      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: Infinity, signal: stopLoad.signal, batchSize, concurrency: 4, onAcked: (_, b) => (acked += b.length) }),
+      driveLoad({ next: () => stream.next(), sender: mixed, rate: o.rate, durationMs: Infinity, signal: stopLoad.signal, batchSize, concurrency: 4, onAcked: (_, b) => (acked += b.length) }).finally(
+        () => (loadEndedAt = new Date().toISOString()),
+      ),
       injecting,
     ]).finally(() => clearInterval(progress));
-    const loadEndedAt = new Date().toISOString();
     if (load.status === 'rejected') throw load.reason;
     if (injected.status === 'rejected') throw injected.reason;
     const sent = load.value;

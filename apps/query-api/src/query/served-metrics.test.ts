@@ -14,7 +14,7 @@ const freshness = (version: number, maxEventTime: string | null): Freshness => (
 });
 
 describe('servedMetrics', () => {
-  it('sets the served version and records, once per version, how old its newest event was when first served', async () => {
+  it('sets the served version and records how old the newest event was when first served, once per newer event', async () => {
     const t = createTelemetry({ service: 'query-api', logDestination: quiet() });
     let now = Date.parse('2026-12-03T06:00:12.000Z');
     const onAnswer = servedMetrics(t.metrics, () => now);
@@ -22,9 +22,10 @@ describe('servedMetrics', () => {
       onAnswer(freshness(4, '2026-12-03T06:00:09.500Z')); // 2.5 s old when first served
       now += 60_000;
       onAnswer(freshness(4, '2026-12-03T06:00:09.500Z')); // the same version again: nothing more
-      onAnswer(freshness(5, null)); // no event-time statistics: the version gauge only
+      onAnswer(freshness(5, '2026-12-03T06:00:09.500Z')); // a compaction: no newer event, nothing
+      onAnswer(freshness(6, null)); // no event-time statistics: the version gauge only
       const text = await t.metricsText();
-      expect(text).toMatch(/^sluice_query_api_table_version\{table="silver_orders"\} 5$/m);
+      expect(text).toMatch(/^sluice_query_api_table_version\{table="silver_orders"\} 6$/m);
       expect(text).toMatch(/^sluice_query_api_freshness_seconds_count\{table="silver_orders"\} 1$/m);
       expect(text).toMatch(/^sluice_query_api_freshness_seconds_sum\{table="silver_orders"\} 2\.5$/m);
     } finally {
