@@ -61,6 +61,10 @@ function lakeOfOracle(): Lake {
 }
 
 async function audit(lake: Lake): Promise<string[]> {
+  return (await report(lake)).problems;
+}
+
+async function report(lake: Lake): Promise<Awaited<ReturnType<typeof diffAgainstOracle>>> {
   const root = mkdtempSync(path.join(tmpdir(), 'sluice-audit-'));
   try {
     for (const contract of oracle.contracts()) {
@@ -80,7 +84,7 @@ async function audit(lake: Lake): Promise<string[]> {
       }
     }
     const target: AuditTarget = { lake: { root }, brokers: 'unused:1', dlqTopic: 'unused', readDlq: async () => lake.dlq };
-    return (await diffAgainstOracle(target, oracle)).problems;
+    return await diffAgainstOracle(target, oracle);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -91,6 +95,16 @@ describe('the chaos audit', () => {
     expect(oracle.dlq.size).toBeGreaterThan(0);
     expect([...oracle.events('orders').values()].some((e) => e.schema_version === 1)).toBe(true);
     expect(await audit(lakeOfOracle())).toEqual([]);
+  }, 60_000);
+
+  it('counts an invalid event produced to raw twice as a repeat of the sender, and a raw record dead-lettered twice as a fault', async () => {
+    const twice = lakeOfOracle();
+    const again = twice.dlq[0];
+    twice.dlq.push({ ...again, offset: 999, headers: { ...again.headers, [DLQ_HEADERS.sourceOffset]: Buffer.from('999') } });
+    expect(await report(twice)).toMatchObject({ problems: [], dlqRecords: dlqOfOracle().length + 1, dlqRawRepeats: 1 });
+    const sameSource = lakeOfOracle();
+    sameSource.dlq.push({ ...sameSource.dlq[0], offset: 999 });
+    expect((await audit(sameSource)).join('\n')).toMatch(/DLQ: 1 source records dead-lettered more than once/);
   }, 60_000);
 
   it.each<[string, (lake: Lake) => void, RegExp]>([
