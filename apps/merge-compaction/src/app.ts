@@ -1,12 +1,13 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { LakeQueryEngine, PINNED_OVERSHOOT, configureSharedDuckDB, isS3Root, sharedDuckDBMemoryBytes, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
-import { type MergeConfig, STALL_TO_POLL_INTERVAL_MS, duckdbMemoryMbFor } from './config';
+import { type MergeConfig, duckdbMemoryMbFor } from './config';
 import { mergeError } from './errors';
 import { TableSet, type StorageFactory } from './tables/table-set';
 import { AssignmentWatch, type AssignmentSource } from './tier1/assignment-watch';

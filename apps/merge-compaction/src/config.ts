@@ -1,4 +1,4 @@
-import { bool, int, list, MAX_POLL_INTERVAL_MS, oneOf, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { bool, int, list, MAX_POLL_INTERVAL_MS, oneOf, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
@@ -21,9 +21,6 @@ function roles(env: string): FieldSpec<ReadonlySet<Role>> {
  * Environment schema of merge-compaction; loaded once in main.ts. Durations are ms, sizes bytes.
  * Defaults are the embedded single-process setup on local disk.
  */
-/** The consumer's `max.poll.interval.ms` is the stall timeout plus this (app.ts). */
-export const STALL_TO_POLL_INTERVAL_MS = 30_000;
-
 export const mergeConfigSchema = {
   roles: roles('SLUICE_ROLES'),
   brokers: list('SLUICE_KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),

@@ -1,8 +1,9 @@
+import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
 import { KafkaAdmin, TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
-import { STALL_TO_POLL_INTERVAL_MS, type ValidateConfig } from './config';
+import type { ValidateConfig } from './config';
 import { validateError } from './errors';
 import { ProgressWatch, type ProgressVerdict } from './liveness/progress-watch';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';

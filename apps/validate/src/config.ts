@@ -1,11 +1,8 @@
-import { int, list, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
+import { int, list, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
 /** Environment schema of validate; loaded once in main.ts. */
-/** The consumer's `max.poll.interval.ms` is the stall timeout plus this (app.ts). */
-export const STALL_TO_POLL_INTERVAL_MS = 30_000;
-
 export const validateConfigSchema = {
   brokers: list('KAFKA_BROKERS', { doc: 'bootstrap brokers host:port,...' }),
   groupId: str('VALIDATE_GROUP_ID', { default: 'sluice-validate', doc: 'consumer group; every instance shares it' }),

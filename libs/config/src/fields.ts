@@ -46,6 +46,8 @@ export function int(env: string, opts: Common<number> & { min?: number; max?: nu
 export const MAX_TIMER_MS = 2_147_483_647;
 /** librdkafka's largest `max.poll.interval.ms` (24 h). */
 export const MAX_POLL_INTERVAL_MS = 86_400_000;
+/** The services' consumers set `max.poll.interval.ms` to their stall timeout plus this. */
+export const STALL_TO_POLL_INTERVAL_MS = 30_000;
 /** librdkafka's largest `session.timeout.ms` (1 h). */
 export const MAX_SESSION_TIMEOUT_MS = 3_600_000;
 
