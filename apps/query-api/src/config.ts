@@ -1,10 +1,10 @@
 import { type ConfigOf, int, json, list, loadConfig, oneOf, str, bool } from '@sluice/config';
 import { CONTRACTS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
-import type { TokenGrant } from './auth/tokens';
+import { MAX_TOKEN_LENGTH, type TokenGrant } from './auth/tokens';
 
-/** A token as `Authorization: Bearer …` carries it (auth/tokens.ts reads at most 512 characters). */
-const TOKEN_PATTERN = /^[\x21-\x7e]{16,512}$/;
+/** A token as `Authorization: Bearer …` carries it (visible ASCII, at most what auth/tokens.ts reads). */
+const TOKEN_PATTERN = new RegExp(`^[\\x21-\\x7e]{16,${MAX_TOKEN_LENGTH}}$`);
 const GRANT_FIELDS = new Set(['name', 'token', 'tables']);
 
 function checkTokens(v: unknown): string | undefined {

@@ -9,6 +9,10 @@ export interface TokenGrant {
   tables: string[];
 }
 
+/** Longest token `authenticate` reads from `Authorization: Bearer …`; the config check refuses longer ones. */
+export const MAX_TOKEN_LENGTH = 512;
+const BEARER = new RegExp(`^Bearer ([\\x21-\\x7e]{1,${MAX_TOKEN_LENGTH}})$`, 'i');
+
 /** Who made a request, once authenticated. */
 export interface Principal {
   name: string;
@@ -30,7 +34,7 @@ export class TokenAuth {
   /** The principal for an `Authorization` header value; throws QUERY_AUTH_MISSING or QUERY_AUTH_INVALID. */
   authenticate(header: string | undefined): Principal {
     if (header === undefined || header === '') throw queryError('QUERY_AUTH_MISSING');
-    const m = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header);
+    const m = BEARER.exec(header);
     if (!m) throw queryError('QUERY_AUTH_INVALID', 'expected "Authorization: Bearer <token>"');
     const presented = digest(m[1]);
     let found: (typeof this.grants)[number] | undefined;
