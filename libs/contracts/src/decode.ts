@@ -199,14 +199,14 @@ function decodeAvroInput(bytes: Uint8Array, options: DecodeOptions, limits: Vali
  * EVENT_FIELD_UNKNOWN, and an undeclared version SCHEMA_VERSION_UNKNOWN, as for JSON.
  */
 function writerVersionIssues(contract: AnyContract, writerVersion: number | undefined, event: Record<string, unknown>): Issue[] {
-  const versions = contract.versions.map((v) => v.version).join(', ');
+  const versions = () => contract.versions.map((v) => v.version).join(', ');
   if (writerVersion === undefined) {
-    return [issue('SCHEMA_VERSION_UNKNOWN', '', `the Avro writer schema is none of ${contract.name}'s versions (${versions}); fields it adds would be lost`)];
+    return [issue('SCHEMA_VERSION_UNKNOWN', '', `the Avro writer schema is none of ${contract.name}'s versions (${versions()}); fields it adds would be lost`)];
   }
   const declared = event.schema_version;
   if (declared === writerVersion || typeof declared !== 'number') return [];
   const version = contract.versions.find((v) => v.version === declared);
-  if (version === undefined) return [issue('SCHEMA_VERSION_UNKNOWN', '/schema_version', `${contract.name} has versions ${versions}, not ${declared}`)];
+  if (version === undefined) return [issue('SCHEMA_VERSION_UNKNOWN', '/schema_version', `${contract.name} has versions ${versions()}, not ${declared}`)];
   const declaredColumns = new Set(columnsOf(contract, version.schema).map((c) => c.name));
   const topLevel = new Set(contract.latest.schema.fields.map((f) => f.name));
   const row = toRow(contract, event);
