@@ -97,15 +97,15 @@ export interface ChaosResult {
   readonly oracle: Oracle;
 }
 
+/** How long the load goes on after the last fault, so its effects meet load too. */
+const FAULT_TAIL_MS = 5_000;
+
 /**
  * Runs one scenario: a fresh stack (topics under a random prefix, the lake in `workDir`), load
  * from the generator — half the batches through ingest's HTTP API, half produced straight into
  * raw — while the scenario injects its faults; then waits for the pipeline to drain and audits
  * it against the oracle. Stops by itself: load for `seconds`, drain bounded by `drainTimeoutMs`.
  */
-/** How long the load goes on after the last fault, so its effects meet load too. */
-const FAULT_TAIL_MS = 5_000;
-
 export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const unknown = o.scenarios.filter((n) => !SCENARIOS[n]);
   if (o.scenarios.length === 0 || unknown.length > 0) throw new Error(`unknown scenario ${JSON.stringify(unknown)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
