@@ -2,6 +2,8 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { order } from '../test/support';
 import { buildApp, type IngestApp } from './app';
+import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { SluiceError } from '@sluice/errors';
 import type { EventPublisher } from './delivery/publisher';
 
 // The in-flight budget bounds the request bytes ingest holds. A reservation used to be released
@@ -12,9 +14,10 @@ const KEY = 'k-0123456789abcdefghijklmnopqrstuv';
 /** A second producer's key (for the per-producer bound). */
 const OTHER_KEY = 'k-other-0123456789abcdefghijklmnop';
 
-function build(publisher: EventPublisher, maxInFlightBytesPerProducer?: number): IngestApp {
+function build(publisher: EventPublisher, maxInFlightBytesPerProducer?: number, telemetry?: Telemetry): IngestApp {
   return buildApp({
     publisher,
+    telemetry,
     apiKeys: [
       { producer: 'p', key: KEY, contracts: ['*'], envelopeProducers: ['*'] },
       { producer: 'q', key: OTHER_KEY, contracts: ['*'], envelopeProducers: ['*'] },
@@ -280,4 +283,39 @@ it('answers a request whose headers were arriving when the drain began with INGE
   expect(late.received()).toContain('INGEST_SHUTTING_DOWN');
   expect(late.received().toLowerCase()).toContain('retry-after: 1');
   expect(busy.received()).toMatch(/^HTTP\/1\.1 200 /);
+});
+
+// Every failed publish was counted as `throttled`, so a Kafka outage looked like load shedding.
+describe('events whose publish failed', () => {
+  const failing = (code: string): EventPublisher => ({
+    hasCapacity: () => true,
+    isAvailable: () => true,
+    publish: async () => {
+      throw new SluiceError(code as never, `publish failed: ${code}`);
+    },
+  });
+
+  it.each([
+    ['KAFKA_TIMED_OUT', 503, 'unavailable'],
+    ['KAFKA_QUEUE_FULL', 429, 'throttled'],
+    ['KAFKA_MESSAGE_TOO_LARGE', 413, 'refused'],
+  ])('a %s failure is answered %d and counted as %s', async (code, status, outcome) => {
+    const telemetry = createTelemetry({ service: 'ingest', logLevel: 'silent', traces: { kind: 'memory' } });
+    const ingest = build(failing(code), undefined, telemetry);
+    try {
+      const res = await ingest.app.inject({
+        method: 'POST',
+        url: '/v1/events',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/x-ndjson' },
+        payload: [order(), order()].map((e) => JSON.stringify(e)).join('\n'),
+      });
+      expect(res.statusCode).toBe(status);
+      const text = await telemetry.metricsText();
+      const counted = [...text.matchAll(/^sluice_ingest_events_in_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)/gm)].map((m) => [m[1], Number(m[2])]);
+      expect(counted).toEqual([[outcome, 2]]);
+    } finally {
+      await ingest.app.close();
+      await telemetry.shutdown();
+    }
+  });
 });

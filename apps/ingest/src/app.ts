@@ -295,7 +295,6 @@ export function buildApp(deps: IngestDeps): IngestApp {
         await deps.publisher.publish(deps.rawTopic, records);
       }
     } catch (err) {
-      metrics?.eventsIn.add(records.length, { outcome: 'throttled' });
       const code = (err as { code?: string }).code;
       const delivered = Number((err as { details?: { delivered?: unknown } }).details?.delivered ?? 0);
       req.log.warn({ code, events: records.length, delivered }, 'publish failed');
@@ -303,6 +302,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
       // the whole request and event_id makes the repeat harmless downstream. An event the topic
       // refuses as too large fails every retry: that answer is not retryable.
       const answer = code === 'KAFKA_QUEUE_FULL' ? 'INGEST_OVERLOADED' : code === 'KAFKA_MESSAGE_TOO_LARGE' ? 'INGEST_EVENT_REFUSED_BY_KAFKA' : 'INGEST_UNAVAILABLE';
+      metrics?.eventsIn.add(records.length, { outcome: PUBLISH_FAILURE_OUTCOME[answer] });
       return replyError(reply, answer, retryAfterSeconds, {
         reason: code ?? 'unknown',
         possiblyDelivered: delivered,
@@ -320,6 +320,17 @@ export function buildApp(deps: IngestDeps): IngestApp {
     },
   };
 }
+
+/**
+ * `events_in` outcome of events whose publish failed, by the answer: a full queue is
+ * backpressure, an event the topic refuses is refused, anything else (broker down, timeout) an
+ * outage, so a dashboard does not show a Kafka outage as load shedding.
+ */
+const PUBLISH_FAILURE_OUTCOME = {
+  INGEST_OVERLOADED: 'throttled',
+  INGEST_EVENT_REFUSED_BY_KAFKA: 'refused',
+  INGEST_UNAVAILABLE: 'unavailable',
+} as const;
 
 /** Node's own test for `Expect: 100-continue` (it emits `checkContinue` when this matches). */
 const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i;

@@ -1,5 +1,5 @@
 import { loadConfig } from '@sluice/config';
-import { duckdbMemoryMbFor, mergeConfigSchema } from './config';
+import { duckdbMemoryMbFor, loadMergeConfig, mergeConfigSchema } from './config';
 
 describe('merge-compaction config', () => {
   it('defaults to every role, embedded', () => {
@@ -38,5 +38,14 @@ describe('merge-compaction config', () => {
     expect(duckdbMemoryMbFor(0, 2 * GiB)).toBe(1024);
     expect(duckdbMemoryMbFor(0, 100 * 1024 ** 2)).toBe(64); // never below 64 MiB
     expect(duckdbMemoryMbFor(0, undefined)).toBeUndefined();
+  });
+});
+
+describe('merge-compaction config: S3 credentials', () => {
+  it('takes both or neither, and no whitespace at their ends', () => {
+    const env = { SLUICE_KAFKA_BROKERS: 'b:1' };
+    expect(loadMergeConfig({ ...env, SLUICE_S3_ACCESS_KEY_ID: 'id', SLUICE_S3_SECRET_ACCESS_KEY: 'secret' }).s3SecretAccessKey).toBe('secret');
+    expect(() => loadMergeConfig({ ...env, SLUICE_S3_SECRET_ACCESS_KEY: 'secret' })).toThrow('SLUICE_S3_ACCESS_KEY_ID and SLUICE_S3_SECRET_ACCESS_KEY must be set together');
+    expect(() => loadMergeConfig({ ...env, SLUICE_S3_ACCESS_KEY_ID: 'id ', SLUICE_S3_SECRET_ACCESS_KEY: 'secret' })).toThrow('SLUICE_S3_ACCESS_KEY_ID must not begin or end with whitespace');
   });
 });

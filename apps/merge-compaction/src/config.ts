@@ -1,4 +1,4 @@
-import { bool, int, list, MAX_POLL_INTERVAL_MS, oneOf, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { bool, int, list, loadConfig, MAX_POLL_INTERVAL_MS, oneOf, setTogether, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
@@ -35,8 +35,8 @@ export const mergeConfigSchema = {
   lakeRoot: str('SLUICE_LAKE_ROOT', { default: '.sluice/lake', doc: 'directory holding the tables, or s3://bucket/prefix' }),
   s3Endpoint: str('SLUICE_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint for an s3:// lake root (empty: AWS)' }),
   s3Region: str('SLUICE_S3_REGION', { default: 'us-east-1' }),
-  s3AccessKeyId: str('SLUICE_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, secret: true, doc: 'empty: the AWS SDK default credential chain' }),
-  s3SecretAccessKey: str('SLUICE_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, secret: true }),
+  s3AccessKeyId: str('SLUICE_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true, doc: 'empty: the AWS SDK default credential chain' }),
+  s3SecretAccessKey: str('SLUICE_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
   s3CommitMode: oneOf('SLUICE_S3_COMMIT_MODE', ['conditional-put', 'single-writer'], {
     default: 'conditional-put',
     doc: 'conditional-put: commits are PUT If-None-Match (needed with several tier-1 replicas); single-writer: one process writes each table',
@@ -110,6 +110,11 @@ export const mergeConfigSchema = {
 
 /** The loaded, frozen merge-compaction configuration. */
 export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;
+
+/** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
+export function loadMergeConfig(env: Record<string, string | undefined>): MergeConfig {
+  return loadConfig(mergeConfigSchema, env, [setTogether(mergeConfigSchema, 's3AccessKeyId', 's3SecretAccessKey')]);
+}
 
 /**
  * DuckDB's memory_limit in MiB: SLUICE_DUCKDB_MEMORY_MB when set, else half the container's

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { describeConfig, loadConfig, parseCgroupMemoryLimit } from '@sluice/config';
+import { describeConfig, parseCgroupMemoryLimit } from '@sluice/config';
 import { createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
-import { duckdbMemoryMbFor, mergeConfigSchema } from './config';
+import { duckdbMemoryMbFor, loadMergeConfig, mergeConfigSchema } from './config';
 
 /** The container's memory limit: cgroup v2, else v1; undefined outside a limited cgroup. */
 function containerMemoryBytes(): number | undefined {
@@ -18,7 +18,7 @@ function containerMemoryBytes(): number | undefined {
 
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
-  const config = loadConfig(mergeConfigSchema, process.env);
+  const config = loadMergeConfig(process.env);
   const telemetry = createTelemetry({ service: 'merge-compaction', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   const containerBytes = containerMemoryBytes();

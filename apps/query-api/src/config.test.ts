@@ -29,3 +29,20 @@ describe('query-api config: tokens', () => {
     expect(message).not.toContain(secret);
   });
 });
+
+describe('query-api config: S3 credentials', () => {
+  const grants = tokens([{ name: 'dash', token: 'dash-token-0123456789', tables: ['*'] }]);
+
+  it('takes both or neither (an id alone fell back to the SDK default chain without a word)', () => {
+    expect(loadQueryApiConfig({ ...grants, QUERY_API_S3_ACCESS_KEY_ID: 'id', QUERY_API_S3_SECRET_ACCESS_KEY: 'secret' }).s3AccessKeyId).toBe('id');
+    expect(() => loadQueryApiConfig({ ...grants, QUERY_API_S3_ACCESS_KEY_ID: 'id' })).toThrow(
+      'QUERY_API_S3_ACCESS_KEY_ID and QUERY_API_S3_SECRET_ACCESS_KEY must be set together (QUERY_API_S3_SECRET_ACCESS_KEY is empty)',
+    );
+  });
+
+  it('refuses a secret with a trailing newline, without printing it', () => {
+    expect(() => loadQueryApiConfig({ ...grants, QUERY_API_S3_ACCESS_KEY_ID: 'id', QUERY_API_S3_SECRET_ACCESS_KEY: 'secret\n' })).toThrow(
+      /QUERY_API_S3_SECRET_ACCESS_KEY must not begin or end with whitespace$/,
+    );
+  });
+});

@@ -1,4 +1,4 @@
-import { type ConfigOf, int, json, list, loadConfig, oneOf, str, bool } from '@sluice/config';
+import { type ConfigOf, int, json, list, loadConfig, oneOf, setTogether, str, bool } from '@sluice/config';
 import { CONTRACTS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { MAX_TOKEN_LENGTH, type TokenGrant } from './auth/tokens';
@@ -49,8 +49,8 @@ export const configSchema = {
   }),
   s3Endpoint: str('QUERY_API_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint (empty: AWS)' }),
   s3Region: str('QUERY_API_S3_REGION', { default: 'us-east-1' }),
-  s3AccessKeyId: str('QUERY_API_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, secret: true }),
-  s3SecretAccessKey: str('QUERY_API_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, secret: true }),
+  s3AccessKeyId: str('QUERY_API_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
+  s3SecretAccessKey: str('QUERY_API_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
   cacheDir: str('QUERY_API_CACHE_DIR', { default: '/tmp/sluice-query-api-cache', doc: 'local copies of S3 files' }),
   s3CacheBytesPerTable: int('QUERY_API_S3_CACHE_BYTES_PER_TABLE', { default: 2 * 1024 ** 3, min: 1024 * 1024, doc: 'bound of the local S3 file cache per table' }),
   maxRows: int('QUERY_API_MAX_ROWS', { default: 10_000, min: 1, max: 1_000_000 }),
@@ -85,5 +85,5 @@ export type QueryApiConfig = ConfigOf<typeof configSchema>;
 
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadQueryApiConfig(env: Record<string, string | undefined>): QueryApiConfig {
-  return loadConfig(configSchema, env);
+  return loadConfig(configSchema, env, [setTogether(configSchema, 's3AccessKeyId', 's3SecretAccessKey')]);
 }

@@ -7,8 +7,11 @@ export interface FieldSpec<T> {
   readonly secret: boolean;
   readonly doc: string;
   readonly default?: T;
-  /** Parses the raw string; returns the value or a message saying what is wrong. */
-  parse(raw: string): { ok: true; value: T } | { ok: false; message: string };
+  /**
+   * Parses the raw string; returns the value or a message saying what is wrong. A secret's
+   * message is shown only when `secretSafe` says it quotes no part of the value.
+   */
+  parse(raw: string): { ok: true; value: T } | { ok: false; message: string; secretSafe?: boolean };
 }
 
 interface Common<T> {
@@ -21,10 +24,14 @@ function field<T>(env: string, opts: Common<T>, parse: FieldSpec<T>['parse']): F
   return { env, secret: opts.secret ?? false, doc: opts.doc ?? '', default: opts.default, parse };
 }
 
-/** A string; `pattern` restricts it. */
-export function str(env: string, opts: Common<string> & { pattern?: RegExp; allowEmpty?: boolean } = {}): FieldSpec<string> {
+/**
+ * A string; `pattern` restricts it. `noEdgeSpace` refuses whitespace at either end: a credential
+ * read from a file with its trailing newline would otherwise fail every request as "denied".
+ */
+export function str(env: string, opts: Common<string> & { pattern?: RegExp; allowEmpty?: boolean; noEdgeSpace?: boolean } = {}): FieldSpec<string> {
   return field(env, opts, (raw) => {
-    if (!opts.allowEmpty && raw.length === 0) return { ok: false, message: 'must not be empty' };
+    if (!opts.allowEmpty && raw.length === 0) return { ok: false, message: 'must not be empty', secretSafe: true };
+    if (opts.noEdgeSpace && raw.trim() !== raw) return { ok: false, message: 'must not begin or end with whitespace', secretSafe: true };
     if (opts.pattern && !opts.pattern.test(raw)) return { ok: false, message: `must match ${opts.pattern}` };
     return { ok: true, value: raw };
   });

@@ -1,6 +1,6 @@
 import { SluiceError } from '@sluice/errors';
 import { bool, int, list, MAX_TIMER_MS, oneOf, str, timerMs, url } from './fields';
-import { describeConfig, loadConfig } from './load-config';
+import { describeConfig, loadConfig, setTogether } from './load-config';
 
 const schema = {
   port: int('PORT', { default: 8080, min: 1, max: 65535 }),
@@ -71,5 +71,35 @@ describe('field checks', () => {
     expect(bad).toEqual({ ok: false, message: 'must be an http(s) URL' });
     expect(url('R').parse('')).toEqual({ ok: false, message: 'must not be empty' });
   });
-});
 
+  describe('a key id and its secret', () => {
+    const creds = {
+      keyId: str('KEY_ID', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
+      secret: str('KEY_SECRET', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
+    };
+    const load = (env: Record<string, string>) => loadConfig(creds, env, [setTogether(creds, 'keyId', 'secret')]);
+
+    it('are both set or both empty: one alone would fall back to a default without a word', () => {
+      expect(load({})).toEqual({ keyId: '', secret: '' });
+      expect(load({ KEY_ID: 'id', KEY_SECRET: 's3cr3t' })).toEqual({ keyId: 'id', secret: 's3cr3t' });
+      expect(() => load({ KEY_ID: 'id' })).toThrow('KEY_ID and KEY_SECRET must be set together (KEY_SECRET is empty)');
+      expect(() => load({ KEY_SECRET: 's3cr3t' })).toThrow('KEY_ID and KEY_SECRET must be set together (KEY_ID is empty)');
+    });
+
+    it('are refused with whitespace at an end, saying so without quoting them', () => {
+      let err: unknown;
+      try {
+        load({ KEY_ID: 'id', KEY_SECRET: 's3cr3t\n' });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as SluiceError).details.problems).toEqual(['KEY_SECRET must not begin or end with whitespace']);
+      expect((err as SluiceError).message).not.toContain('s3cr3t');
+      expect(() => load({ KEY_ID: ' id', KEY_SECRET: 's' })).toThrow('KEY_ID must not begin or end with whitespace');
+    });
+
+    it('are checked together only once every field has parsed', () => {
+      expect(() => load({ KEY_ID: 'id ' })).toThrow(/^invalid configuration:\n {2}- KEY_ID must not begin or end with whitespace$/);
+    });
+  });
+});

@@ -4,11 +4,27 @@ import type { FieldSpec } from './fields';
 export type ConfigSchema = Record<string, FieldSpec<unknown>>;
 export type ConfigOf<S extends ConfigSchema> = { readonly [K in keyof S]: S[K] extends FieldSpec<infer T> ? T : never };
 
+/** A rule over several fields; returns what is wrong, or undefined. */
+export type ConfigCheck<S extends ConfigSchema> = (config: ConfigOf<S>) => string | undefined;
+
+/**
+ * Two fields that mean nothing alone (an access key id and its secret): both set or both empty.
+ * With one of them set, the other would silently fall back to a default.
+ */
+export function setTogether<S extends ConfigSchema>(schema: S, a: keyof S & string, b: keyof S & string): ConfigCheck<S> {
+  return (config) => {
+    const values = config as Record<string, unknown>;
+    const isSet = (key: string) => values[key] !== '' && values[key] !== undefined;
+    return isSet(a) === isSet(b) ? undefined : `${schema[a].env} and ${schema[b].env} must be set together (${isSet(a) ? schema[b].env : schema[a].env} is empty)`;
+  };
+}
+
 /**
  * Reads every field of `schema` from `env`, reports all problems at once (CONFIG_INVALID with
- * `details.problems`), and returns a frozen object. Secrets never appear in messages.
+ * `details.problems`), and returns a frozen object. Secrets never appear in messages. `checks`
+ * run once every field has parsed.
  */
-export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string, string | undefined>): ConfigOf<S> {
+export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string, string | undefined>, checks: readonly ConfigCheck<S>[] = []): ConfigOf<S> {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [key, spec] of Object.entries(schema)) {
@@ -20,7 +36,13 @@ export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string
     }
     const parsed = spec.parse(raw);
     if (parsed.ok) out[key] = parsed.value;
-    else problems.push(`${spec.env} ${spec.secret ? 'is invalid' : parsed.message}`);
+    else problems.push(`${spec.env} ${spec.secret && !parsed.secretSafe ? 'is invalid' : parsed.message}`);
+  }
+  if (problems.length === 0) {
+    for (const check of checks) {
+      const problem = check(out as ConfigOf<S>);
+      if (problem !== undefined) problems.push(problem);
+    }
   }
   if (problems.length > 0) {
     throw new SluiceError('CONFIG_INVALID', `invalid configuration:\n  - ${problems.join('\n  - ')}`, {

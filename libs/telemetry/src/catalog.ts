@@ -35,6 +35,8 @@ const ALL = SERVICES;
 const CONSUMERS = ['validate', 'merge-compaction'] as const;
 const PRODUCERS = ['ingest', 'validate'] as const;
 const HTTP = ['ingest', 'query-api'] as const;
+/** The services events flow through (query-api serves tables, not events). */
+const PIPELINE = ['ingest', 'validate', 'merge-compaction'] as const;
 
 /** Latency buckets in seconds: 1 ms … 60 s. */
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
@@ -53,16 +55,16 @@ export const METRICS = {
     unit: 'total',
     type: 'counter',
     labels: ['outcome'],
-    services: ALL,
-    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|consumed|below_offset (merge-compaction: skipped, below bronze\'s offset).',
+    services: PIPELINE,
+    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|unavailable|refused|consumed|below_offset (ingest: throttled = producer queue full, unavailable = Kafka failed the publish, refused = the topic refused an event as too large; merge-compaction: below_offset = skipped, below bronze\'s offset).',
   },
   eventsOut: {
     thing: 'events_out',
     unit: 'total',
     type: 'counter',
     labels: ['outcome'],
-    services: ALL,
-    help: 'Events handed on (produced, written or served); outcome: ok|valid|invalid|dlq|duplicate|error.',
+    services: CONSUMERS,
+    help: 'Events handed on (produced or written); outcome: valid|dlq (validate), ok|duplicate|dlq (merge-compaction).',
   },
   consumerLag: {
     thing: 'consumer_lag',

@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadConfig } from '@sluice/config';
 import { CONTRACTS, encodeSingleObject, validTopicName, type AnyContract } from '@sluice/contracts';
 import { KafkaAdmin, KafkaProducer, TransactionalProducer } from '@sluice/kafka';
 import { LakeQueryEngine, LakeTable, tableStorageFactory, type Storage, type TableStorageFactory } from '@sluice/lake';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { build, type MergeApp } from '../../src/app';
-import { mergeConfigSchema, type MergeConfig } from '../../src/config';
+import { loadMergeConfig, type MergeConfig } from '../../src/config';
 import { expectedBronze, expectedGold, expectedSilver, flatten, type OracleContractSpec, type OracleEvent, type Send, type StreamOptions } from '../../src/oracle/oracle';
 
 /** Broker address from the environment; a missing variable fails the test, never skips it. */
@@ -172,7 +171,7 @@ export class TestEnv {
   }
 
   config(extra: Record<string, string> = {}): MergeConfig {
-    return loadConfig(mergeConfigSchema, this.env(extra));
+    return loadMergeConfig(this.env(extra));
   }
 
   async createTopics(): Promise<void> {
