@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => {
       // Something did not return (a hung producer call would also hold up process.exit()).
       log.error('shutdown timed out');
-      hardExit(log);
+      hardExit(telemetry);
     }, config.shutdownTimeoutMs + 5000);
     timer.unref();
     ingest
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   // A wedged producer never delivers again and cannot be flushed: exit at once (nothing
   // unacknowledged is lost; producers retry what got no answer) for a fresh one.
-  exitWhenNotLive(log, () => stopping || ingest.isLive(), 'ingest producer wedged: deliveries keep failing while the broker answers; exiting', () => ({ wedgeAfterMs: config.wedgeAfterMs }));
+  exitWhenNotLive(telemetry, () => stopping || ingest.isLive(), 'ingest producer wedged: deliveries keep failing while the broker answers; exiting', () => ({ wedgeAfterMs: config.wedgeAfterMs }));
 }
 
 main().catch((err) => {

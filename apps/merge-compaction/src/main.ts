@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) {
       // A second signal: leave at once. Safe: a commit is atomic, unreferenced files are vacuumed.
-      hardExit(log);
+      hardExit(telemetry);
       return;
     }
     stopping = true;
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => {
       // Something did not return (a hung client call would also hold up process.exit()).
       log.error('shutdown timed out; exiting (nothing partial is committed)');
-      hardExit(log);
+      hardExit(telemetry);
     }, config.shutdownTimeoutMs);
     timer.unref();
     app
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   // left partitions without an owner while this worker held none (a wedged join). A hung
   // call cannot be closed (nor can process.exit() join its thread), so report it and end at once;
   // the next start resumes from bronze's offsets.
-  exitWhenNotLive(log, () => stopping || app.live(), 'merge-compaction is not live (tier 1 stopped or hung, or its group left partitions without an owner); exiting', () => ({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs, assignment: app.tier1?.assignment() }));
+  exitWhenNotLive(telemetry, () => stopping || app.live(), 'merge-compaction is not live (tier 1 stopped or hung, or its group left partitions without an owner); exiting', () => ({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs, assignment: app.tier1?.assignment() }));
 }
 
 main().catch((err) => {

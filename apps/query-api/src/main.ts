@@ -14,6 +14,9 @@ import { Limiter } from './limits/limiter';
 import { type EntityLookup, QueryService } from './query/query-service';
 import { servedMetrics } from './query/served-metrics';
 
+/** Longest wait for the tables' first snapshots before /readyz turns ready. */
+const WARM_UP_MS = 20_000;
+
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
   const config = loadQueryApiConfig(process.env);
@@ -35,9 +38,10 @@ async function main(): Promise<void> {
   // checkpoint reads of reloads beside them (pinned in the same cache, outside the budget).
   const maxReadBytes = s3 ? Math.floor(config.s3CacheBytesPerTable * (PINNED_OVERSHOOT - 0.5)) : undefined;
   const lake = new LakeAdapter({ tables: config.tables, storageFor: storageFactory(config), engine, maxReadBytes });
+  const snapshots = new SnapshotTracker(lake, config.snapshotRefreshMs);
   const service = new QueryService(
     lake,
-    new SnapshotTracker(lake, config.snapshotRefreshMs),
+    snapshots,
     new ResultCache(config.cacheEntries, config.cacheBytes),
     new Limiter(config.maxConcurrent, config.maxQueued, config.queueWaitMs),
     {
@@ -73,6 +77,9 @@ async function main(): Promise<void> {
     logger: log,
   });
   const address = await app.listen({ host: config.host, port: config.port });
+  // /healthz answers while the tables load; /readyz only once they are loaded (or have failed).
+  const notLoaded = await snapshots.warm(config.tables, WARM_UP_MS);
+  if (notLoaded.length > 0) log.warn({ tables: notLoaded }, 'tables not loaded before taking traffic; requests load them');
   ready = true;
   log.info({ address, tables: config.tables }, 'query-api listening');
 
@@ -85,7 +92,7 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => {
       log.error('shutdown timed out');
       // Not process.exit: a DuckDB call still running on a worker thread can hold a normal exit.
-      hardExit(log);
+      hardExit(telemetry);
     }, config.shutdownTimeoutMs);
     timer.unref();
     // fastify.close() stops accepting and waits for in-flight requests.

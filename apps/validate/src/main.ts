@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   // A hung Kafka call never returns, so close() would hang too: report it and end at once; a
   // fresh instance fences the open transaction and resumes from the committed offsets. The same
   // for a consumer stuck without progress: a fresh one rejoins the group and fetches anew.
-  exitWhenNotLive(log, service.live, 'validate not live (a Kafka call did not return, or no progress through raw); exiting', () => ({
+  exitWhenNotLive(telemetry, service.live, 'validate not live (a Kafka call did not return, or no progress through raw); exiting', () => ({
     running: service.running(),
     stallTimeoutMs: config.stallTimeoutMs,
     progress: service.progress(),
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     // A close that does not return means a hung client call, which would hold up process.exit() too.
     setTimeout(() => {
       log.error('shutdown timed out');
-      hardExit(log);
+      hardExit(telemetry);
     }, 30_000).unref();
     service
       .close()
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     // Bounded: after a hung transactional call (KAFKA_FATAL) the native client may never close,
     // and its blocked worker thread would keep process.exit() waiting too.
     await Promise.race([service.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 15_000))]);
-    hardExit(log);
+    hardExit(telemetry);
   }
 }
 

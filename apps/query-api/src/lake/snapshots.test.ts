@@ -92,4 +92,27 @@ describe('SnapshotTracker', () => {
     const tracker = new SnapshotTracker({ latest: () => Promise.reject(queryError('QUERY_TABLE_UNKNOWN')) } as unknown as LakePort, 100);
     await expect(tracker.latest('t')).rejects.toMatchObject({ code: 'QUERY_TABLE_UNKNOWN' });
   });
+
+  it('warms every table before traffic, within a bound, naming those it could not load', async () => {
+    const loadedAt: string[] = [];
+    const lake = {
+      latest: (table: string) => {
+        if (table === 'missing') return Promise.reject(queryError('QUERY_TABLE_UNKNOWN'));
+        if (table === 'stuck') return new Promise<never>(() => undefined);
+        loadedAt.push(table);
+        return Promise.resolve(snap(1, {}));
+      },
+    };
+    const tracker = new SnapshotTracker(lake as unknown as LakePort, 60_000);
+    const started = Date.now();
+    const notLoaded = await tracker.warm(['a', 'missing', 'stuck', 'b'], 200);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(notLoaded).toEqual([
+      { table: 'missing', reason: 'QUERY_TABLE_UNKNOWN' },
+      { table: 'stuck', reason: 'not loaded within 200 ms' },
+    ]);
+    // The warmed tables are served without another log read.
+    await tracker.latest('a');
+    expect(loadedAt).toEqual(['a', 'b']);
+  });
 });

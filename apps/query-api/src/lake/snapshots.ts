@@ -65,6 +65,28 @@ export class SnapshotTracker {
   }
 
   /**
+   * Loads the latest snapshot of each table before the instance takes traffic, so the first
+   * dashboards after a rollout do not each wait on a cold log read. Waits at most `withinMs`;
+   * returns the tables not loaded by then, with why (a table not created yet is one: requests
+   * load it when it exists). Never throws: readiness must not hang on one table.
+   */
+  async warm(tables: readonly string[], withinMs: number): Promise<Array<{ table: string; reason: string }>> {
+    const failed = new Map<string, string>();
+    const loaded = new Set<string>();
+    const loads = tables.map((table) =>
+      this.latest(table).then(
+        () => void loaded.add(table),
+        (err: unknown) => void failed.set(table, (err as { code?: string }).code ?? (err as Error).message),
+      ),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
+    await Promise.race([Promise.all(loads), deadline]);
+    clearTimeout(timer);
+    return tables.filter((t) => !loaded.has(t)).map((table) => ({ table, reason: failed.get(table) ?? `not loaded within ${withinMs} ms` }));
+  }
+
+  /**
    * Read-your-writes: the latest snapshot once it has `wait.version` and every `wait.offsets`
    * appId at or past its offset, polling the log; QUERY_WAIT_TIMEOUT after `wait.timeoutMs`.
    */
