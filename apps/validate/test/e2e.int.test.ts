@@ -78,6 +78,8 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
     { value: Buffer.from(JSON.stringify(order({}, { customer_id: 'x'.repeat(5000) }))), reason: 'EVENT_TOO_LARGE' },
     { value: Buffer.from(JSON.stringify(order())), reason: 'CONTRACT_MISMATCH', headers: { [HEADERS.contract]: 'inventory' } },
     { value: Buffer.from(JSON.stringify(order()).replace('{', '{"__proto__":{"x":1},')), reason: 'EVENT_FORBIDDEN_KEY' },
+    // Older than EVENT_MAX_AGE_MS: a replay, which skips the age rule, lands it.
+    { value: Buffer.from(JSON.stringify(order({ event_time: new Date(Date.now() - 30 * 86_400_000).toISOString() }))), reason: 'RULE_TIMESTAMP_EXPIRED' },
   ];
   const producer = new KafkaProducer({ brokers, clientId: 'e2e-direct' });
   await producer.connect();
@@ -129,7 +131,7 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   expect(count.total).toBe(bad.length);
   expect(count.groups.find((g: { reason: string }) => g.reason === 'RULE_PATTERN')).toEqual({ reason: 'RULE_PATTERN', contract: 'orders', count: 1 });
   const listed = await cli('list', '--json', '--contract', 'orders');
-  expect(listed.map((l: { reason: string }) => l.reason).sort()).toEqual(['EVENT_FORBIDDEN_KEY', 'RULE_PATTERN', 'RULE_TIMESTAMP_FUTURE']);
+  expect(listed.map((l: { reason: string }) => l.reason).sort()).toEqual(['EVENT_FORBIDDEN_KEY', 'RULE_PATTERN', 'RULE_TIMESTAMP_EXPIRED', 'RULE_TIMESTAMP_FUTURE']);
   // Oversize records are refused before decoding and an unknown contract name is not trusted as
   // a label, so their contract is "unknown"; a mismatch
   // is filed under the contract the header named.
@@ -154,4 +156,21 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   expect(JSON.parse(again[0].value!.toString()).event_id).toBe(pattern.eventId);
   expect(again[0].headers['sluice-replay-of']?.toString()).toBe(`${t.dlq}/${pattern.at.replace(':', '/')}`);
   expect(again[0].repeatedHeaders?.tag.map(String)).toEqual(['first', 'second']);
+  // The replay went to raw under the original key, so it keeps its entity's partition and order.
+  const replayedRaw = (await readTopics(brokers, [t.raw], 1)).filter((m) => m.headers['sluice-replay-of'] !== undefined);
+  expect(replayedRaw.map((m) => m.key?.toString())).toEqual([`bad-${bad.findIndex((b) => b.reason === 'RULE_PATTERN')}`]);
+
+  // Replaying the same reason again sends the original once more, not also its failed copy:
+  // both held the event, and replaying both doubled its DLQ copies at every run.
+  expect((await cli('list', '--json', '--replays', 'only')).map((l: { replayOf: string }) => l.replayOf)).toEqual([`${t.dlq}/${pattern.at.replace(':', '/')}`]);
+  const [second] = await cli('replay', '--reason', 'RULE_PATTERN');
+  expect(second.replayed).toBe(1);
+  expect((await readTopics(brokers, [t.dlq], bad.length + 2)).length).toBe(bad.length + 2);
+
+  // A replay that now passes: the expired event, past the age rule, lands on its valid topic.
+  const expired = listed.find((l: { reason: string }) => l.reason === 'RULE_TIMESTAMP_EXPIRED');
+  const [landed] = await cli('replay', '--at', expired.at);
+  expect(landed.replayed).toBe(1);
+  const validAfter = await readTopics(brokers, [t.valid.orders], valid.filter((m) => m.topic === t.valid.orders).length + 1);
+  expect(validAfter.map(eventIdOfValid).filter((id) => id === expired.eventId)).toHaveLength(1);
 });

@@ -1,28 +1,18 @@
 /**
- * DLQ tool: count, list, show and replay dead-lettered events.
- *
- *   npx tsx tools/src/dlq/cli.ts count  [filters] [--json]
- *   npx tsx tools/src/dlq/cli.ts list   [filters] [--limit N] [--json]
- *   npx tsx tools/src/dlq/cli.ts show   <partition:offset>
- *   npx tsx tools/src/dlq/cli.ts replay [filters] [--dry-run]
- *
- * filters: --reason CODE (repeatable), --contract NAME (repeatable), --at P:O (repeatable),
- *          --since ISO-TIME (dead-lettered at or after)
- * options: --brokers host:port,... (default $KAFKA_BROKERS), --dlq-topic, --raw-topic
- *          (default the @sluice/contracts constants)
+ * DLQ tool: count, list, show and replay dead-lettered events (usage: args.ts).
  *
  * replay writes each selected record back to the raw topic with its original key, bytes and
  * headers (DLQ headers removed, `sluice-replay-of` added); the event keeps its event_id, so
  * replaying twice is harmless downstream. Replay only after the cause is fixed (a contract
- * change deployed, a producer bug fixed), or the events come straight back to the DLQ. A record
+ * change deployed, a producer bug fixed), or the events come straight back to the DLQ, each as
+ * a record marked as a failed replay, which the next replay leaves out (`--replays`). A record
  * cut to fit a Kafka message (`sluice-dlq-truncated`) is not replayed: the output lists it with
  * its source coordinates, where the original is while the raw topic keeps it. --limit counts
  * the records replayed.
  */
-import { parseArgs } from 'node:util';
-import { DLQ_TOPIC, RAW_TOPIC } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
-import { Counts, describe, matches, toReplayRecord, type DlqEntry, type DlqFilter } from './dlq-record';
+import { parseDlqArgs } from './args';
+import { Counts, describe, matches, toReplayRecord, type DlqEntry } from './dlq-record';
 import { scanTopic } from './read-dlq';
 
 /** How long a DLQ scan may go without progress before the tool gives up, ms. */
@@ -32,34 +22,11 @@ const DLQ_IDLE_TIMEOUT_MS = 60_000;
 const REPLAY_BATCH_RECORDS = 1000;
 const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
 
-const USAGE = 'usage: cli.ts count|list|show|replay [--reason R] [--contract C] [--at P:O] [--since ISO] [--limit N] [--json] [--dry-run] [--brokers B] [--dlq-topic T] [--raw-topic T]';
-
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      reason: { type: 'string', multiple: true },
-      contract: { type: 'string', multiple: true },
-      at: { type: 'string', multiple: true },
-      since: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      'dry-run': { type: 'boolean', default: false },
-      brokers: { type: 'string' },
-      'dlq-topic': { type: 'string' },
-      'raw-topic': { type: 'string' },
-    },
-  });
-  const [command, position] = positionals;
-  const brokers = values.brokers ?? process.env.KAFKA_BROKERS;
-  if (!brokers) return fail('no brokers: pass --brokers or set KAFKA_BROKERS');
-  const dlqTopic = values['dlq-topic'] ?? DLQ_TOPIC.name;
-  const rawTopic = values['raw-topic'] ?? RAW_TOPIC.name;
-  const filter: DlqFilter = { reasons: values.reason, contracts: values.contract, positions: values.at, since: values.since };
-  if (values.at?.some((p) => !/^\d+:\d+$/.test(p))) return fail('--at takes partition:offset, e.g. 0:42');
-  const limit = values.limit === undefined ? Infinity : Number(values.limit);
-  if (!(limit > 0)) return fail('--limit must be a positive number');
+  const parsed = parseDlqArgs(argv, process.env);
+  if (!parsed.ok) return fail(parsed.message);
+  const { command, brokers, dlqTopic, rawTopic, filter, position, limit, warnings } = parsed.invocation;
+  for (const w of warnings) console.error(`note: ${w}`);
 
   // Every command scans the DLQ once, holding only what it prints (a DLQ of millions of records
   // would not fit in memory), and fails only when the scan stops making progress.
@@ -73,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     case 'count': {
       const counts = new Counts();
       await scan((e) => counts.add(e));
-      if (values.json) print({ total: counts.total, groups: counts.rows() });
+      if (parsed.invocation.json) print({ total: counts.total, groups: counts.rows() });
       else {
         console.log(`total ${counts.total}`);
         for (const r of counts.rows()) console.log(`${String(r.count).padStart(8)}  ${r.reason.padEnd(28)} ${r.contract}`);
@@ -83,22 +50,21 @@ async function main(argv: string[]): Promise<number> {
     case 'list': {
       let listed = 0;
       await scan((e) => {
-        if (values.json) print(summary(e));
-        else console.log(`${e.partition}:${e.offset}\t${e.time}\t${e.reason}\t${printable(e.contract)}\t${printable(e.producer)}\t${printable(e.eventId ?? '-')}`);
+        if (parsed.invocation.json) print(summary(e));
+        else console.log(`${e.partition}:${e.offset}\t${e.time}\t${e.reason}\t${printable(e.contract)}\t${printable(e.producer)}\t${printable(e.eventId ?? '-')}${e.replayOf ? `\treplay of ${printable(e.replayOf)}` : ''}`);
         return ++listed < limit;
       });
       return 0;
     }
     case 'show': {
-      if (!position || !/^\d+:\d+$/.test(position)) return fail('show takes partition:offset, e.g. show 0:42');
-      const [partition, offset] = position.split(':').map(Number);
+      const { partition, offset } = position!;
       let entry: DlqEntry | undefined;
       // Only that partition, from that offset: the first record read is the one, or it is gone.
       await scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, from: { partition, offset } }, (m) => {
         if (m.offset === offset) entry = describe(m);
         return false;
       });
-      if (!entry) return fail(`no DLQ record at ${position}`);
+      if (!entry) return fail(`no DLQ record at ${partition}:${offset}`);
       const { message } = entry;
       const value = message.value;
       print({
@@ -118,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
       // land once downstream).
       const replayed = new Counts();
       const notReplayed: Record<string, unknown>[] = [];
-      const dryRun = values['dry-run'];
+      const dryRun = parsed.invocation.dryRun;
       const producer = dryRun ? undefined : new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
       await producer?.connect();
       try {
@@ -151,13 +117,11 @@ async function main(argv: string[]): Promise<number> {
       else print({ replayed: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
       return 0;
     }
-    default:
-      return fail(USAGE);
   }
 }
 
 function summary(e: DlqEntry): Record<string, unknown> {
-  return { at: `${e.partition}:${e.offset}`, time: e.time, reason: e.reason, contract: e.contract, producer: e.producer, eventId: e.eventId ?? null, source: e.source, detail: e.detail };
+  return { at: `${e.partition}:${e.offset}`, time: e.time, reason: e.reason, contract: e.contract, producer: e.producer, eventId: e.eventId ?? null, source: e.source, replayOf: e.replayOf ?? null, detail: e.detail };
 }
 
 function isUtf8Text(b: Buffer): boolean {

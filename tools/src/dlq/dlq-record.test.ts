@@ -50,7 +50,7 @@ describe('DLQ records', () => {
     expect(entries.filter((e) => matches(e, { reasons: ['RULE_RANGE'] })).length).toBe(2);
     expect(entries.filter((e) => matches(e, { contracts: ['inventory'] })).map((e) => e.offset)).toEqual([3]);
     expect(entries.filter((e) => matches(e, { positions: ['0:2', '1:3'] })).map((e) => e.offset)).toEqual([2, 3]);
-    expect(entries.filter((e) => matches(e, { since: '2026-11-29T10:00:02.000Z' })).map((e) => e.offset)).toEqual([2, 3]);
+    expect(entries.filter((e) => matches(e, { sinceMs: Date.parse('2026-11-29T10:00:02.000Z') })).map((e) => e.offset)).toEqual([2, 3]);
     const counts = new Counts();
     for (const e of entries) counts.add(e);
     expect(counts.total).toBe(3);
@@ -75,5 +75,35 @@ describe('DLQ records', () => {
     const r = toReplayRecord(describeDlq(m), 'sluice.dlq');
     expect(r.headers.tag).toEqual([Buffer.from('a'), Buffer.from('b')]);
     expect(r.headers.traceparent).toEqual(Buffer.from('00-abc-def-01'));
+  });
+
+  // --since compared text: "10:00:02Z" sorted after "10:00:02.000Z", and another zone not at all.
+  it('selects by the instant of dead-lettering, and leaves out a record without one', () => {
+    const entries = [1, 2, 3].map((o) => describeDlq(message(0, o, 'RULE_RANGE', 'orders')));
+    const noTime = message(0, 4, 'RULE_RANGE', 'orders');
+    delete noTime.headers[DLQ_HEADERS.time];
+    entries.push(describeDlq(noTime));
+    const since = (iso: string) => entries.filter((e) => matches(e, { sinceMs: Date.parse(iso) })).map((e) => e.offset);
+    expect(since('2026-11-29T10:00:02Z')).toEqual([2, 3]);
+    expect(since('2026-11-29T11:00:02+01:00')).toEqual([2, 3]);
+    expect(since('2026-11-29T10:00:02.001Z')).toEqual([3]);
+  });
+
+  it('tells failed replays from first dead letters, and filters on it', () => {
+    const first = describeDlq(message(0, 1, 'RULE_RANGE', 'orders'));
+    const copy = message(0, 2, 'RULE_RANGE', 'orders');
+    copy.headers['sluice-replay-of'] = Buffer.from('sluice.dlq/0/1');
+    const again = describeDlq(copy);
+    expect(first.replayOf).toBeUndefined();
+    expect(again.replayOf).toBe('sluice.dlq/0/1');
+    const pick = (replays: 'include' | 'exclude' | 'only') => [first, again].filter((e) => matches(e, { replays })).map((e) => e.offset);
+    expect(pick('include')).toEqual([1, 2]);
+    expect(pick('exclude')).toEqual([1]);
+    expect(pick('only')).toEqual([2]);
+  });
+
+  it('replays under the original key, so the event keeps its entity partition', () => {
+    const r = toReplayRecord(describeDlq(message(2, 7, 'RULE_RANGE', 'orders')), 'sluice.dlq');
+    expect(r.key).toEqual(Buffer.from('k'));
   });
 });

@@ -43,6 +43,8 @@ export interface DlqEntry {
   /** event_id when the value is a JSON object that has one; undefined for Avro or broken bytes. */
   eventId?: string;
   detail: unknown;
+  /** `topic/partition/offset` of the DLQ record this one is a failed replay of (`sluice-replay-of`). */
+  replayOf?: string;
   /**
    * Set when the record was cut to fit a Kafka message (`sluice-dlq-truncated`: the original
    * sizes): its original is at `source`, while that topic keeps it, and it is never replayed.
@@ -51,14 +53,23 @@ export interface DlqEntry {
   message: DlqMessage;
 }
 
+/**
+ * Records that are themselves failed replays (they carry `sluice-replay-of`): `exclude` them,
+ * keep `only` them, or `include` them with the rest. A replay excludes them by default: each
+ * holds the same event as the DLQ record it came from, so replaying both doubled the DLQ copies
+ * of an event still failing at every run.
+ */
+export type ReplaysFilter = 'include' | 'exclude' | 'only';
+
 /** Which DLQ records a command applies to. Empty filter = all. */
 export interface DlqFilter {
   reasons?: readonly string[];
   contracts?: readonly string[];
-  /** `partition:offset` positions. */
+  /** `partition:offset` positions, as decimal numbers without leading zeros. */
   positions?: readonly string[];
-  /** Only records dead-lettered at or after this ISO time. */
-  since?: string;
+  /** Only records dead-lettered at or after this time (epoch ms); a record without a time is left out. */
+  sinceMs?: number;
+  replays?: ReplaysFilter;
 }
 
 function header(m: DlqMessage, name: string): string | undefined {
@@ -78,6 +89,7 @@ function parseOr(text: string | undefined): unknown {
 export function describe(m: DlqMessage): DlqEntry {
   const detail = parseOr(header(m, DLQ_HEADERS.detail));
   const truncated = header(m, DLQ_HEADERS.truncated);
+  const replayOf = header(m, REPLAY_HEADER);
   return {
     partition: m.partition,
     offset: m.offset,
@@ -92,6 +104,7 @@ export function describe(m: DlqMessage): DlqEntry {
     },
     eventId: eventIdOf(m.value),
     detail,
+    ...(replayOf === undefined ? {} : { replayOf }),
     ...(truncated === undefined ? {} : { truncated: parseOr(truncated) }),
     message: m,
   };
@@ -112,7 +125,10 @@ export function matches(e: DlqEntry, f: DlqFilter): boolean {
   if (f.reasons && f.reasons.length > 0 && !f.reasons.includes(e.reason)) return false;
   if (f.contracts && f.contracts.length > 0 && !f.contracts.includes(e.contract)) return false;
   if (f.positions && f.positions.length > 0 && !f.positions.includes(`${e.partition}:${e.offset}`)) return false;
-  if (f.since !== undefined && !(e.time >= f.since)) return false;
+  // By instant, not by text: "10:00:00Z" sorted after "10:00:00.500Z", and "+01:00" not at all.
+  if (f.sinceMs !== undefined && !(Date.parse(e.time) >= f.sinceMs)) return false;
+  if (f.replays === 'exclude' && e.replayOf !== undefined) return false;
+  if (f.replays === 'only' && e.replayOf === undefined) return false;
   return true;
 }
 
