@@ -23,12 +23,18 @@ afterAll(async () => {
 });
 
 it('429 with Retry-After when a request does not fit the producer queue, never a partial accept', async () => {
-  const res = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers, body: ndjson(Array.from({ length: 20 }, () => order())) });
+  const refused = Array.from({ length: 20 }, () => order());
+  const res = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers, body: ndjson(refused) });
   expect(res.status).toBe(429);
   expect(res.headers.get('retry-after')).toBe('1');
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INGEST_OVERLOADED');
-  const small = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers, body: ndjson([order(), order()]) });
+  const fits = [order(), order()];
+  const small = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers, body: ndjson(fits) });
   expect(small.status).toBe(200);
+  // The topic holds the two accepted events and none of the twenty refused ones (this file's
+  // first test: the topic was empty before it).
+  const ids = (await readTopic(brokers, rawTopic, 2)).map((r) => (JSON.parse(r.value!.toString()) as { event_id: string }).event_id);
+  expect(ids.sort()).toEqual(fits.map((e) => e.event_id as string).sort());
 });
 
 it('429 before reading the body when the in-flight byte budget is spent, and accepts again once it frees', async () => {

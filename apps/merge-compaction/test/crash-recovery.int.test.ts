@@ -12,6 +12,9 @@ import { diffAgainstOracle, ORACLE_SPECS, produce, streamOptions, TestEnv, waitF
 // with every step folding bronze into silver's files (fold percent 0), and with the default
 // amortised fold, where steps mostly append to silver's tail and fold a bucket only once its
 // pending rows pass a share of it.
+/** How long the stream flows, ms: about four cold starts of the service. */
+const STREAM_MS = 24_000;
+
 describe.each([
   ['every step folds', '0', 23, 99],
   ['default amortised fold', String(mergeConfigSchema.silverFoldPercent.default), 29, 101],
@@ -46,18 +49,26 @@ describe.each([
       children.push(c);
       return c;
     };
-    // The stream keeps flowing while the service dies and comes back.
-    const producing = produce(env, sends, { transactional: true, txnSize: 60, pauseMs: 120 });
+    // The stream keeps flowing while the service dies and comes back: it is spread over about
+    // as long as four cold starts take, so the kills land on a process with new events coming
+    // in, not on one that caught up before the first kill.
+    const txnSize = 60;
+    const producing = produce(env, sends, { transactional: true, txnSize, pauseMs: Math.round(STREAM_MS / Math.ceil(sends.length / txnSize)) });
+    let streaming = true;
+    void producing.finally(() => (streaming = false));
     const kills = 4;
+    let midStreamKills = 0;
     for (let i = 0; i < kills; i++) {
       const child = start();
       await waitFor('child ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, 60_000);
       await new Promise((r) => setTimeout(r, 400 + rng.int(2200)));
+      if (streaming) midStreamKills++;
       child.kill('SIGKILL');
       const exit = await child.exited;
       expect(exit.signal).toBe('SIGKILL');
     }
     await producing;
+    expect(midStreamKills).toBeGreaterThanOrEqual(2);
     const last = start();
     let problems: string[] = [];
     await waitFor('tables to equal the oracle after recovery', async () => (problems = await diffAgainstOracle(env, sends)).length === 0, 100_000, 1500).catch((err) => {

@@ -32,7 +32,7 @@ describe('merge-compaction dead letters', () => {
     const clickstream = generateStream([ORACLE_SPECS.clickstream], streamOptions(32, 1))[0];
     const bad = [
       { partition: 0, key: 'bad-empty', value: null, reason: 'MERGE_RECORD_EMPTY' },
-      { partition: 1, key: 'bad-bytes', value: Buffer.from('{"not":"avro"}'), reason: undefined },
+      { partition: 1, key: 'bad-bytes', value: Buffer.from('{"not":"avro"}'), reason: 'AVRO_FRAMING_UNKNOWN' },
       // This worker serves orders only, so its decoder does not know clickstream's schema.
       { partition: 2, key: 'bad-contract', value: encode(CONTRACTS.clickstream, clickstream.event), reason: 'AVRO_WRITER_UNKNOWN' },
     ];
@@ -64,15 +64,14 @@ describe('merge-compaction dead letters', () => {
         partition: String(reports[i].partition),
         offset: String(reports[i].offset),
       });
-      expect(header(HEADERS.dlqReason)).toBe(b.reason ?? header(HEADERS.dlqReason));
-      expect(header(HEADERS.dlqReason)).toMatch(/^[A-Z][A-Z0-9_]+$/);
+      expect(header(HEADERS.dlqReason)).toBe(b.reason);
       expect(JSON.parse(header(HEADERS.dlqDetail) ?? '[]')[0].code).toBe(header(HEADERS.dlqReason));
       expect({ contract: header(HEADERS.dlqContract), producer: header(HEADERS.dlqProducer) }).toEqual({ contract: 'orders', producer: 'test-producer' });
     });
     // Counted by reason and contract, as validate counts its dead letters.
     const metrics = await env.telemetry.metricsText();
-    for (const b of bad.filter((x) => x.reason !== undefined)) {
-      expect(sampleValue(metrics, 'sluice_merge_compaction_dlq_records_total', { reason: b.reason as string, contract: 'orders' })).toBe(1);
+    for (const b of bad) {
+      expect(sampleValue(metrics, 'sluice_merge_compaction_dlq_records_total', { reason: b.reason, contract: 'orders' })).toBe(1);
     }
     // Bronze went past them: its offsets for those partitions cover the dead letters' offsets.
     const bronze = await env.table(CONTRACTS.orders.tables.bronze);

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, goldTableName, tableName, validTopic, CONTRACTS } from '@sluice/contracts';
 import { parse } from 'yaml';
@@ -253,10 +255,23 @@ describe('the validation bites', () => {
     expect(r.output).toMatch(/maxReplicaCount': got string, want integer/);
   });
 
-  it('fails the CI check script on a broken overlay file tree', () => {
-    // deploy.sh is what CI runs; it must render both overlays cleanly from this checkout.
-    const script = readFileSync(join(REPO_ROOT, 'tools/checks.d/deploy.sh'), 'utf8');
-    expect(script).toContain('-strict');
-    expect(script).toContain('deploy/k8s/overlays/*/');
+  it('fails the CI check script on a broken overlay file tree, and passes it on this one', () => {
+    // deploy.sh is what CI runs: it is run here on a copy of deploy/ whose prod overlay has one
+    // unknown field, and on the copy before the break.
+    const tree = mkdtempSync(join(tmpdir(), 'deploy-check-'));
+    try {
+      for (const dir of ['deploy/k8s', 'deploy/prometheus', 'deploy/grafana', 'tools/checks.d', 'tools/setup/steps.d']) cpSync(join(REPO_ROOT, dir), join(tree, dir), { recursive: true });
+      const run = () => spawnSync('bash', [join(tree, 'tools/checks.d/deploy.sh')], { encoding: 'utf8', timeout: 60_000 });
+      const clean = run();
+      expect({ status: clean.status, stderr: clean.stderr }).toMatchObject({ status: 0, stderr: expect.stringContaining('ok: prod') });
+      const statefulset = join(tree, 'deploy/k8s/base/validate/statefulset.yaml');
+      writeFileSync(statefulset, readFileSync(statefulset, 'utf8').replace(/^spec:\n/m, 'spec:\n  replicaz: 2\n'));
+      const broken = run();
+      expect(broken.status).not.toBe(0);
+      expect(broken.stderr).toContain('invalid: prod');
+      expect(broken.stderr).toContain("additional properties 'replicaz' not allowed");
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
   });
 });

@@ -38,7 +38,7 @@ describe('decodeRecord', () => {
 
   it('reports an empty value, garbage and a record of another contract instead of throwing', () => {
     expect(decodeRecord(raw(null), orders, decoder)).toMatchObject({ ok: false, issues: [{ code: 'MERGE_RECORD_EMPTY' }] });
-    expect(decodeRecord(raw(Buffer.from('not avro')), orders, decoder)).toMatchObject({ ok: false });
+    expect(decodeRecord(raw(Buffer.from('not avro')), orders, decoder)).toMatchObject({ ok: false, issues: [{ code: 'AVRO_FRAMING_UNKNOWN' }] });
     const click = encodeSingleObject(CONTRACTS.clickstream.latest.schema, {
       ...event,
       order_id: undefined,

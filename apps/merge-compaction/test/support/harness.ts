@@ -376,6 +376,8 @@ export async function diffAgainstOracle(env: TestEnv, sends: readonly Send[]): P
           ex ||= `${JSON.stringify(w)} got ${JSON.stringify(r)}`;
         }
       }
+      // Two rows of one window and group collapse into one map entry: the row count tells them apart.
+      if (gotGold.size !== rows.length) problems.push(`${agg.table}: ${rows.length - gotGold.size} duplicate window rows`);
       if (gotGold.size !== wantGold.length) problems.push(`${agg.table}: ${gotGold.size} rows, want ${wantGold.length}`);
       if (bad) problems.push(`${agg.table}: ${bad} rows differ, e.g. ${ex}`);
     }
