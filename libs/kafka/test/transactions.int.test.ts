@@ -226,7 +226,11 @@ describe('Kafka transactions against the broker', () => {
   it('connects with a transaction timeout below the default delivery timeout (the delivery timeout follows it)', async () => {
     const topic = await createTestTopic(admin);
     const producer = new TransactionalProducer({ brokers, transactionalId: unique('tx'), transactionTimeoutMs: 5_000 });
-    await producer.connect();
+    // What librdkafka was handed (the producer does not expose it): the 30 s default capped to 5 s.
+    const handed = (producer as unknown as { native: { globalConfig: Record<string, unknown> } }).native.globalConfig;
+    expect(handed).toMatchObject({ 'transaction.timeout.ms': 5_000, 'message.timeout.ms': 5_000 });
+    // librdkafka refuses a delivery timeout longer than the transaction's at connect.
+    await expect(producer.connect()).resolves.toBeUndefined();
     try {
       await producer.begin();
       await producer.produce([{ topic, key: 'k', value: 'v' }]);

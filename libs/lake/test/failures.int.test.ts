@@ -123,13 +123,29 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     expect(outcomes.filter(Boolean).length).toBe(1);
     await fs.rm(path.join((storage as LocalStorage).root, '_delta_log/00000000000000000001.json'));
 
-    const a = await LakeTable.open(storage, { maxCommitAttempts: 3 });
+    // Left to the scheduler, the second writer may read the first's commit and never race at all;
+    // b committing from inside a's put makes both have read version 0, every run.
+    class RacingStorage extends LocalStorage {
+      intruder: (() => Promise<unknown>) | undefined;
+      override async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+        const run = key.startsWith('_delta_log/') ? this.intruder : undefined;
+        this.intruder = undefined;
+        if (run) await run();
+        return super.putIfAbsent(key, body);
+      }
+    }
+    const racing = new RacingStorage((storage as LocalStorage).root);
+    const a = await LakeTable.open(racing, { maxCommitAttempts: 3 });
     const b = await LakeTable.open(storage, { maxCommitAttempts: 3 });
-    const both = await Promise.allSettled([a.append({ rows: rows(0, 2) }, { txns: [{ appId: 'same', version: 1 }] }), b.append({ rows: rows(2, 4) }, { txns: [{ appId: 'same', version: 1 }] })]);
-    const rejected = both.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
-    // Either both serialised without overlap (the second read the first) or one got the conflict.
-    if (rejected.length === 1) expect(rejected[0].reason).toMatchObject({ code: 'LAKE_COMMIT_CONFLICT', retryable: true });
-    expect(rejected.length).toBeLessThanOrEqual(1);
+    racing.intruder = () => b.append({ rows: rows(2, 4) }, { txns: [{ appId: 'same', version: 1 }] });
+    await expect(a.append({ rows: rows(0, 2) }, { txns: [{ appId: 'same', version: 1 }] })).rejects.toMatchObject({
+      code: 'LAKE_COMMIT_CONFLICT',
+      retryable: true,
+      details: { readVersion: 0, winnerVersion: 1 },
+    });
+    const snap = await table.snapshot();
+    expect(snap.version).toBe(1);
+    expect(snap.files.reduce((sum, f) => sum + (snap.stats(f)?.numRecords ?? 0), 0)).toBe(2); // b's rows only
   });
 
   it('a commit whose answer was lost and whose retry then found the file is recognised as its own, not a rival (no second copy)', async () => {

@@ -1,6 +1,7 @@
 // S3Storage against a real S3-compatible server (SeaweedFS from tools/services.d/10-s3.sh).
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -211,6 +212,43 @@ describe('S3Storage on a real S3 server', () => {
 
   it('verifies that the server honours If-None-Match before trusting it', async () => {
     await expect(open().ensureConditionalPut()).resolves.toBeUndefined();
+
+    // A server that ignores the header, played by an HTTP proxy that stores every conditional PUT
+    // with a plain one (the header is signed, so it cannot just be dropped from the request).
+    const target = new URL(s3.endpoint);
+    const plain = open();
+    let stripped = 0;
+    const proxy = http.createServer((req, res) => {
+      void (async () => {
+        const body = Buffer.concat(await req.toArray());
+        if (req.method === 'PUT' && req.headers['if-none-match'] !== undefined) {
+          stripped++;
+          const key = decodeURIComponent(new URL(req.url ?? '/', 'http://proxy').pathname).slice(`/${s3.bucket}/${root}/`.length);
+          await plain.put(key, body);
+          res.writeHead(200).end();
+          return;
+        }
+        const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => res.destroy());
+        upstream.end(body);
+      })().catch(() => res.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as net.AddressInfo).port;
+      const storage = open({ endpoint: `http://127.0.0.1:${port}` });
+      await expect(storage.ensureConditionalPut()).rejects.toMatchObject({ code: 'LAKE_STORAGE_CONDITIONAL_PUT_UNSUPPORTED', details: { uri: storage.uri } });
+      expect(stripped).toBe(2); // both probe PUTs went through the header-less path
+      // Nor does a commit go through it: the refusal, not a silent overwrite.
+      await expect(storage.putIfAbsent('unconditional/_delta_log/00000000000000000000.json', bytes('x'))).rejects.toMatchObject({ code: 'LAKE_STORAGE_CONDITIONAL_PUT_UNSUPPORTED' });
+      expect(await plain.head('unconditional/_delta_log/00000000000000000000.json')).toBeUndefined();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it('single-writer mode still refuses to overwrite', async () => {

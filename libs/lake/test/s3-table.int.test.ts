@@ -26,7 +26,7 @@ function testS3() {
 
 const VENV_PYTHON = path.join(os.homedir(), '.cache/sluice/venv/bin/python');
 
-// delta-rs reading the table straight from S3: version, row count, key sum and txn versions.
+// delta-rs reading the table straight from S3: version, row count, distinct keys, key sum and txn versions.
 const DELTA_RS_READ = `
 import json, sys
 from deltalake import DeltaTable
@@ -42,6 +42,7 @@ print(json.dumps({
     "protocol": [p.min_reader_version, p.min_writer_version],
     "partitionColumns": dt.metadata().partition_columns,
     "rows": t.num_rows,
+    "distinctKeys": len(set(t.column("key").to_pylist())),
     "keySum": sum(t.column("key").to_pylist()),
     "txn": {a: dt.transaction_version(a) for a in sys.argv[5:]},
 }))
@@ -113,12 +114,14 @@ describe('Delta tables on S3', () => {
     return s;
   }
 
-  async function countRows(table: LakeTable): Promise<{ n: number; keySum: number }> {
+  // Keys are unique in every table here, so `distinct` must equal `n`: a file read twice in place
+  // of a lost one can match the count and even the sum, never the distinct count.
+  async function countRows(table: LakeTable): Promise<{ n: number; distinct: number; keySum: number }> {
     const engine = await LakeQueryEngine.create();
     const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
     try {
-      const [row] = await session.query('SELECT count(*) AS n, sum(key) AS s FROM t');
-      return { n: Number(row.n), keySum: Number(row.s) };
+      const [row] = await session.query('SELECT count(*) AS n, count(DISTINCT key) AS d, sum(key) AS s FROM t');
+      return { n: Number(row.n), distinct: Number(row.d), keySum: Number(row.s) };
     } finally {
       session.close();
     }
@@ -155,7 +158,7 @@ describe('Delta tables on S3', () => {
     expect(snap.version).toBe(3);
     expect(snap.txnVersion('orders-0')).toBe(299n);
     expect(snap.txnVersion('orders-1')).toBe(7n);
-    expect(await countRows(reader)).toEqual({ n: 300, keySum: sumTo(300) });
+    expect(await countRows(reader)).toEqual({ n: 300, distinct: 300, keySum: sumTo(300) });
   });
 
   it('reads a snapshot with more files than its cache holds: files a query was handed stay until it is done', async () => {
@@ -169,7 +172,7 @@ describe('Delta tables on S3', () => {
     expect(bytes).toBeLessThanOrEqual(Math.ceil(bytes * 0.6) * PINNED_OVERSHOOT);
     const tiny = storage('tiny', Math.ceil(bytes * 0.6));
     const engine = await LakeQueryEngine.create();
-    expect(await engine.read({ t: { storage: tiny, snapshot: snap } }, 'SELECT count(*) AS n, sum(key) AS s FROM t')).toEqual([{ n: '300', s: String(sumTo(300)) }]);
+    expect(await engine.read({ t: { storage: tiny, snapshot: snap } }, 'SELECT count(*) AS n, count(DISTINCT key) AS d, sum(key) AS s FROM t')).toEqual([{ n: '300', d: '300', s: String(sumTo(300)) }]);
     const session = await engine.open({ t: { storage: tiny, snapshot: snap } });
     try {
       const [row] = await session.query('SELECT count(*) AS n FROM t');
@@ -203,7 +206,7 @@ describe('Delta tables on S3', () => {
       await writer.append({ rows: versioned(300, 400, 1) });
       await writer.append({ rows: versioned(400, 500, 1) });
       expect((await writer.compact()).filesRemoved).toBeGreaterThan(4);
-      expect(await countRows(await LakeTable.open(at('reader')))).toEqual({ n: 500, keySum: sumTo(500) });
+      expect(await countRows(await LakeTable.open(at('reader')))).toEqual({ n: 500, distinct: 500, keySum: sumTo(500) });
     } finally {
       const cleaner = at('cleanup');
       await cleaner.delete((await cleaner.list('')).map((o) => o.key));
@@ -236,7 +239,7 @@ describe('Delta tables on S3', () => {
       await make([{ name: 'note', type: 'string' }], 3);
       const snap = await (await LakeTable.open(at())).snapshot(); // a new process, the same cache directory
       expect(snap.schema.fields.map((f) => f.name)).toEqual(['key', 'payload', 'bucket', 'note']);
-      expect(await countRows(await LakeTable.open(at()))).toEqual({ n: 6, keySum: sumTo(6) });
+      expect(await countRows(await LakeTable.open(at()))).toEqual({ n: 6, distinct: 6, keySum: sumTo(6) });
     } finally {
       await dropAll();
     }
@@ -269,7 +272,7 @@ describe('Delta tables on S3', () => {
     expect(snap.txnVersion('writer-b')).toBe(BigInt(rounds - 1));
     const added = 2 * rounds * 10;
     const addedKeySum = [1000, 2000].reduce((acc, base) => acc + rounds * 10 * base + sumTo(rounds * 10), 0);
-    expect(await countRows(a)).toEqual({ n: 300 + added, keySum: sumTo(300) + addedKeySum });
+    expect(await countRows(a)).toEqual({ n: 300 + added, distinct: 300 + added, keySum: sumTo(300) + addedKeySum });
   });
 
   it('delta-rs (Python deltalake) reads the S3 table as Sluice wrote it', async () => {
@@ -287,6 +290,7 @@ describe('Delta tables on S3', () => {
       protocol: [1, 2],
       partitionColumns: ['bucket'],
       rows: expected.n,
+      distinctKeys: expected.distinct,
       keySum: expected.keySum,
       txn: { 'orders-0': 299, 'orders-1': 7, 'writer-a': 3 },
     });
@@ -304,7 +308,7 @@ describe('Delta tables on S3', () => {
     expect(afterRs.version).toBe(before.version + 1);
     expect(afterRs.protocol).toMatchObject({ minReaderVersion: 1, minWriterVersion: 2 });
     const rsKeys = 40 * 5000 + sumTo(40);
-    expect(await countRows(table)).toEqual({ n: beforeCount.n + 40, keySum: beforeCount.keySum + rsKeys });
+    expect(await countRows(table)).toEqual({ n: beforeCount.n + 40, distinct: beforeCount.n + 40, keySum: beforeCount.keySum + rsKeys });
 
     const appended = await table.append({ rows: rows(6000, 6010) });
     expect(appended.version).toBe(before.version + 2);
