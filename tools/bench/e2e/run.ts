@@ -10,6 +10,8 @@
  * settings deploy/ gives it: `merge-compaction:NODE_OPTIONS=--max-old-space-size=512`.
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
  * (throughput, lag and freshness over time) and prints progress every 5 s. See docs/bench/e2e.md.
+ * Exit status: 0 every goal the run could judge was met; 3 a goal was missed; 1 the run failed
+ * or bronze did not hold exactly the acknowledged events (its numbers mean nothing then).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -32,7 +34,7 @@ function serviceEnv(settings: readonly string[], base: Record<string, Record<str
   return env;
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '60' },
@@ -57,6 +59,16 @@ async function main(): Promise<void> {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   let broker: OwnBroker | undefined;
+  const running: { stack?: Stack } = {};
+  // Ctrl-C / SIGTERM / SIGHUP: stop the services and the private broker rather than orphan them
+  // (the broker runs in a session of its own). Installed before the broker starts.
+  const onSignal = () => {
+    progress('interrupted: stopping the stack');
+    void Promise.resolve(running.stack?.close())
+      .then(() => broker?.stop())
+      .finally(() => process.exit(130));
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, onSignal);
   let brokers = values.brokers;
   if (!brokers) {
     broker = new OwnBroker(Number(values['broker-port']), path.join(work, 'kafka'));
@@ -76,16 +88,7 @@ async function main(): Promise<void> {
       'query-api': { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
     }),
   });
-  // Ctrl-C / SIGTERM: stop the services and the private broker rather than orphan them.
-  const onSignal = () => {
-    progress('interrupted: stopping the stack');
-    void stack
-      .close()
-      .then(() => broker?.stop())
-      .finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  running.stack = stack;
   try {
     await stack.createTopics();
     await stack.startAll();
@@ -105,16 +108,10 @@ async function main(): Promise<void> {
       drainTimeoutMs,
       progress,
     });
-    const backlog = Number(values.backlog) > 0 ? await runBacklog(stack, { events: Number(values.backlog), stream, drainTimeoutMs, brokerPid: broker?.pid(), progress }) : undefined;
     const s = e2e.sluice;
-    const goals = {
-      // A run that lost or doubled an event, or did not drain, measured nothing worth a number.
-      allDeliveredOnce: s.delivered.exactlyOnce && s.delivered.drained,
-      sustained50kPerSecond: s.sustainedEventsPerSecond >= 50_000,
-      freshnessP95Under2s: s.probesTimedOut === 0 && s.freshnessSeconds.p95 <= 2,
-      everyServiceUnder300MbRss: Object.entries(s.processes).filter(([k]) => !['broker', 'load-driver'].includes(k)).every(([, v]) => v.peakRssMb < 300),
-      backlogDrained: backlog ? backlog.drained : null,
-    };
+    const load = { acked: s.acked, digest: BigInt(s.delivered.idDigest), drained: s.delivered.drained };
+    const backlog = Number(values.backlog) > 0 ? await runBacklog(stack, { events: Number(values.backlog), stream, drainTimeoutMs, brokerPid: broker?.pid(), load, progress }) : undefined;
+    const goals = judgeGoals(e2e, backlog);
     const result = { command, at: new Date().toISOString(), ...e2e, backlog, goals };
     writeFileSync(path.join(out, 'result.json'), JSON.stringify(result, null, 2));
     const svg = renderSvg(`Sluice e2e: ${s.sustainedEventsPerSecond} ev/s sustained (${(s.ratioToCeiling * 100).toFixed(1)}% of bare Kafka ${Math.round(e2e.ceiling.eventsPerSecond)} ev/s), freshness p95 ${s.freshnessSeconds.p95?.toFixed(2)} s`, [
@@ -130,18 +127,19 @@ async function main(): Promise<void> {
         title: 'Consumer lag',
         unit: 'records',
         series: [
-          { name: 'validate (raw)', color: '#d62728', points: e2e.timeline.map((x) => [x.t, x.lagValidate || 0]) },
-          { name: 'merge-compaction (valid)', color: '#9467bd', points: e2e.timeline.map((x) => [x.t, x.lagMerge || 0]) },
+          // A failed lag read is a gap, not a zero.
+          { name: 'validate (raw)', color: '#d62728', points: e2e.timeline.filter((x) => !Number.isNaN(x.lagValidate)).map((x) => [x.t, x.lagValidate]) },
+          { name: 'merge-compaction (valid)', color: '#9467bd', points: e2e.timeline.filter((x) => !Number.isNaN(x.lagMerge)).map((x) => [x.t, x.lagMerge]) },
         ],
       },
       { title: 'Freshness: produced → visible via query-api', unit: 's', series: [{ name: 'probe', color: '#ff7f0e', points: e2e.freshness, dots: true }] },
       {
         title: 'RSS',
-        unit: 'MB',
+        unit: 'MiB',
         series: ['ingest', 'validate', 'merge-compaction', 'query-api', 'broker'].map((name, i) => ({
           name,
           color: ['#1f77b4', '#d62728', '#9467bd', '#2ca02c', '#7f7f7f'][i],
-          points: e2e.timeline.filter((x) => x.procs[name]).map((x): [number, number] => [x.t, x.procs[name].rssMb]),
+          points: e2e.timeline.filter((x) => x.procs[name]).map((x): [number, number] => [x.t, x.procs[name].rssMiB]),
         })),
       },
     ]);
@@ -150,14 +148,76 @@ async function main(): Promise<void> {
     const { timeline: _t, freshness: _f, ...summary } = result;
     process.stdout.write(`${JSON.stringify({ ...summary, backlog: backlog ? { ...backlog, timeline: undefined } : undefined }, null, 2)}\n`);
     progress(`wrote ${path.join(out, 'result.json')} and chart.png`);
+    const failed = Object.entries(goals).filter(([, g]) => g.met === false).map(([name]) => name);
+    if (failed.length > 0) progress(`goals not met: ${failed.join(', ')}`);
+    // A run whose delivery failed measured nothing (exit 1); a run that missed a goal exits 3.
+    return !goals.allDeliveredOnce.met ? 1 : failed.length > 0 ? 3 : 0;
   } finally {
     await stack.close();
+    if (values.brokers) await stack.deleteTopics().catch((err: Error) => progress(`could not delete the run's topics: ${err.message}`));
     await broker?.stop();
   }
 }
 
+/** The issue's goals, each met, missed, or not judged by this run (null, with why). */
+interface Goal {
+  readonly goal: string;
+  readonly met: boolean | null;
+  readonly measured: unknown;
+  readonly why?: string;
+}
+
+/** MB as the goals state them (10^6 bytes), from MiB as /proc reports them. */
+const mb = (mib: number) => Math.round((mib * 1048576) / 1e6);
+
+function judgeGoals(e2e: Awaited<ReturnType<typeof runE2e>>, backlog: Awaited<ReturnType<typeof runBacklog>> | undefined): Record<string, Goal> {
+  const s = e2e.sluice;
+  // The backlog phase when it ran (not skipped).
+  const ran = backlog?.ran ? backlog : undefined;
+  const atFullLoad = s.offeredRate === 0 || s.offeredRate >= 50_000;
+  const services = Object.entries(s.processes).filter(([k]) => !['broker', 'load-driver'].includes(k));
+  const backlogPeaks = Object.entries(ran?.peakRssMiB ?? {}).filter(([k]) => k !== 'broker');
+  const restarted = Object.keys(s.restarts).length > 0 || Object.keys(ran?.restarts ?? {}).length > 0;
+  const backlogJudged = ran !== undefined && ran.events >= 10_000_000;
+  return {
+    // A run that lost or doubled an event, or did not drain, measured nothing worth a number.
+    allDeliveredOnce: {
+      goal: 'bronze holds exactly the acknowledged events, once each, after the drain (and after the backlog, when one ran)',
+      met: s.delivered.exactlyOnce && s.delivered.drained && (backlog === undefined || (ran !== undefined && ran.drained && ran.delivered.exactlyOnce)),
+      measured: { load: s.delivered, backlog: ran?.delivered ?? null },
+    },
+    sustained50kFor10Minutes: {
+      goal: '≥ 50,000 events/s sustained for 10 minutes',
+      met: s.loadSeconds >= 600 ? s.sustainedEventsPerSecond >= 50_000 : null,
+      measured: { sustainedEventsPerSecond: s.sustainedEventsPerSecond, loadSeconds: s.loadSeconds },
+      ...(s.loadSeconds >= 600 ? {} : { why: `the load ran ${s.loadSeconds} s, not 600` }),
+    },
+    freshnessP95Under2sAt50k: {
+      goal: 'freshness p95 ≤ 2 s at the 50k events/s load (every probe visible)',
+      met: atFullLoad ? s.probesTimedOut === 0 && s.freshnessSeconds.p95 <= 2 : null,
+      measured: { p95Seconds: s.freshnessSeconds.p95, probesTimedOut: s.probesTimedOut, offeredRate: s.offeredRate },
+      ...(atFullLoad ? {} : { why: `offered ${s.offeredRate} events/s, below the goal's load` }),
+    },
+    everyServiceUnder300MB: {
+      goal: 'every service under 300 MB RSS (peak, VmHWM, 10^6 bytes) in the load and the backlog, with no restart',
+      met: !restarted && [...services.map(([, v]) => v.peakRssMiB), ...backlogPeaks.map(([, v]) => v)].every((mib) => mb(mib) < 300),
+      measured: {
+        peakMb: Object.fromEntries(services.map(([k, v]) => [k, mb(v.peakRssMiB)])),
+        backlogPeakMb: ran ? Object.fromEntries(backlogPeaks.map(([k, v]) => [k, mb(v)])) : null,
+        restarts: { load: s.restarts, backlog: ran?.restarts ?? null },
+      },
+    },
+    backlog10MDrains: {
+      goal: 'a backlog of 10M events drains, exactly once, without a restart',
+      met: backlogJudged ? ran.drained && ran.delivered.exactlyOnce && Object.keys(ran.restarts).length === 0 : null,
+      measured: ran ? { events: ran.events, drained: ran.drained, drainSeconds: ran.drainSeconds, delivered: ran.delivered, restarts: ran.restarts } : (backlog ?? null),
+      ...(backlogJudged ? {} : { why: backlog === undefined ? 'no backlog run (--backlog)' : ran === undefined ? 'the backlog was skipped: the load did not drain' : `a backlog of ${ran.events} events, not 10M` }),
+    },
+  };
+}
+
 main().then(
-  () => process.exit(0),
+  (code) => process.exit(code),
   (err) => {
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);

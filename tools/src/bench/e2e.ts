@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { loadavg, cpus } from 'node:os';
 import * as path from 'node:path';
 import { CONTRACTS, CONTRACT_NAMES } from '@sluice/contracts';
@@ -39,7 +40,7 @@ export interface Sample {
   readonly visiblePerSecond: number;
   readonly lagValidate: number;
   readonly lagMerge: number;
-  readonly procs: Record<string, { cpuPercent: number; rssMb: number; peakRssMb: number }>;
+  readonly procs: Record<string, { cpuPercent: number; rssMiB: number; peakRssMiB: number }>;
 }
 
 /** Percentiles of a list of numbers. */
@@ -49,25 +50,45 @@ export function percentiles(values: readonly number[]): { p50: number; p95: numb
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99), max: s[s.length - 1] ?? NaN, n: s.length };
 }
 
+/**
+ * Bronze rows visible through query-api, or NaN when a read failed: a failed read counted as 0
+ * rows made the next sample's jump count twice in the steady rate.
+ */
 async function visibleRows(stack: Stack): Promise<number> {
   let total = 0;
   for (const c of CONTRACT_NAMES) {
     const r = await fetch(`${stack.queryUrl}/v1/tables/${CONTRACTS[c].tables.bronze}`, { headers: { authorization: `Bearer ${DEMO_QUERY_TOKEN}` }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
-    if (r?.status === 200) total += Number(((await r.json()) as { rowCount?: number }).rowCount ?? 0);
+    if (r?.status !== 200) return NaN;
+    total += Number(((await r.json()) as { rowCount?: number }).rowCount ?? 0);
   }
   return total;
 }
 
-/** Rows and distinct event ids of every bronze table, read from the lake (not through query-api's metadata). */
-async function bronzeCounts(lakeRoot: string): Promise<{ rows: number; eventIds: number }> {
+/** 48 bits of an id's MD5 as a BigInt; summed over a set of ids, a digest that bronze's SQL reproduces. */
+export function idDigest(eventId: string): bigint {
+  return BigInt(`0x${createHash('md5').update(eventId).digest('hex').slice(0, 12)}`);
+}
+
+/**
+ * Rows, distinct event ids and the digest of the distinct ids ({@link idDigest}) of every bronze
+ * table, read from the lake (not through query-api's metadata). Counts alone let a lost event and
+ * a stray one cancel out; the digest tells the two sets apart.
+ */
+export async function bronzeCounts(lakeRoot: string): Promise<{ rows: number; eventIds: number; digest: bigint }> {
   let rows = 0;
   let eventIds = 0;
+  let digest = 0n;
   for (const c of CONTRACT_NAMES) {
-    const [r] = await readTable({ root: lakeRoot }, CONTRACTS[c].tables.bronze, 'SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM t');
+    const [r] = await readTable(
+      { root: lakeRoot },
+      CONTRACTS[c].tables.bronze,
+      "SELECT count(*) AS n, count(DISTINCT event_id) AS d, (SELECT coalesce(sum(('0x' || substr(md5(id), 1, 12))::BIGINT), 0) FROM (SELECT DISTINCT event_id AS id FROM t))::VARCHAR AS h FROM t",
+    );
     rows += Number(r?.n ?? 0);
     eventIds += Number(r?.d ?? 0);
+    digest += BigInt(String(r?.h ?? '0'));
   }
-  return { rows, eventIds };
+  return { rows, eventIds, digest };
 }
 
 /**
@@ -139,11 +160,23 @@ export function loadStream(seed: number): EventStream {
   return new EventStream({ seed, runId: `b${seed}`, clock: () => Date.now(), invalidRate: 0 });
 }
 
+/** One freshness probe: an order of its own entity, sent on its own timer. */
+interface Probe {
+  readonly key: string;
+  readonly createdAt: number;
+}
+
+/** Probes sent per second: one every this many ms, whatever ingest's backpressure. */
+const PROBE_EVERY_MS = 500;
+/** Outstanding probes looked up per round, oldest first: one that never shows holds no other. */
+const PROBES_PER_ROUND = 5;
+
 /**
- * The measured run: ceiling first (bare pass-through), then Sluice under load for `seconds`
- * with per-second samples (acked and visible throughput, consumer lag, CPU/RSS per process),
- * freshness probes (a marker order per 500 ms, looked up through query-api until visible), the
- * drain after the load, the lake's file layout, and optionally a backlog drain.
+ * The measured run: the ceiling (bare pass-through) before and after, then Sluice under load for
+ * `seconds` with per-second samples (acked and visible throughput, consumer lag, CPU/RSS per
+ * process), freshness probes (a marker order every 500 ms, sent on a timer of their own and
+ * looked up through query-api until visible), the drain after the load, the lake's file layout,
+ * and whether bronze holds exactly the acknowledged events.
  */
 export async function runE2e(o: E2eOptions) {
   const { stack, stream } = o;
@@ -151,50 +184,50 @@ export async function runE2e(o: E2eOptions) {
   // duplicates it had scheduled for them went to ingest without their originals, and bronze held
   // rows nobody counted as acknowledged (6 per run), which hid as many lost events.
   const values = new EventStream({ seed: o.seed + 1_000_003, runId: `c${o.seed}`, clock: () => Date.now(), invalidRate: 0 }).take(2000).map((e) => e.body);
-
-  o.progress(`ceiling: ${o.ceilingEvents} records produce → consume → produce → consume, no processing`);
-  const ceiling: CeilingResult = await measurePassThrough({ brokers: stack.options.brokers, values, events: o.ceilingEvents, partitions: 8 });
-  o.progress(`ceiling: ${Math.round(ceiling.eventsPerSecond)} events/s`);
+  const ceilingRun = async (when: string): Promise<CeilingResult> => {
+    o.progress(`ceiling ${when}: ${o.ceilingEvents} records produce → consume → produce → consume, no processing`);
+    const c = await measurePassThrough({ brokers: stack.options.brokers, values, events: o.ceilingEvents, partitions: 8 });
+    o.progress(`ceiling ${when}: ${Math.round(c.eventsPerSecond)} events/s`);
+    return c;
+  };
+  const ceilingBefore = await ceilingRun('before');
 
   const admin = new KafkaAdmin({ brokers: stack.options.brokers, clientId: 'sluice-bench' });
   const watcher = new ProcWatcher();
   const pids = () => ({ ...stack.pids(), ...(o.brokerPid ? { broker: o.brokerPid } : {}), 'load-driver': process.pid });
+  const restartsAtStart = restartsOf(stack);
   const timeline: Sample[] = [];
   const freshness: [number, number][] = [];
-  const probes: { key: string; createdAt: number }[] = [];
-  let probeN = 0;
-  let lastProbe = 0;
-  /** Unique valid events acknowledged (duplicates excluded: bronze holds each once). */
+  const probes: Probe[] = [];
+  let probesSent = 0;
+  /** Unique valid events acknowledged (duplicates excluded: bronze holds each once), and their id digest. */
   let acked = 0;
+  let ackedDigest = 0n;
+  const countAcked = (batch: readonly GeneratedEvent[]) => {
+    for (const e of batch) {
+      if (e.kind !== 'valid') continue;
+      acked++;
+      ackedDigest += idDigest(e.eventId);
+    }
+  };
   const started = Date.now();
   const t = () => (Date.now() - started) / 1000;
-
-  // A probe is an order of its own entity; its lookup through query-api says when it became visible.
-  const next = (): GeneratedEvent => {
-    const now = Date.now();
-    if (now - lastProbe >= 500) {
-      lastProbe = now;
-      const key = `probe-${o.seed}-${probeN++}`;
-      const event = { event_id: `b${o.seed}-probe-${probeN}`, event_time: now, producer: 'bench', schema_version: 2, version: 1, op: 'upsert' as const, order_id: key, payload: { customer_id: 'probe', status: 'paid', total_cents: 1, currency: 'EUR', item_count: 1, coupon_code: null } };
-      probes.push({ key, createdAt: now });
-      return { seq: -1, contract: 'orders', key, eventId: event.event_id, kind: 'valid', event, body: JSON.stringify({ contract: 'orders', ...event, event_time: new Date(now).toISOString() }) };
-    }
-    return stream.next();
-  };
 
   let sampling = true;
   let prev = { acked: 0, visible: 0, at: Date.now() };
   const sampler = (async () => {
     while (sampling) {
-      const [visible, lagValidate, lagMerge] = await Promise.all([visibleRows(stack), lagOf(admin, `${stack.options.prefix}validate`, [stack.topics.raw]), mergeLag(admin, stack)]);
+      const [read, lagValidate, lagMerge] = await Promise.all([visibleRows(stack), lagOf(admin, `${stack.options.prefix}validate`, [stack.topics.raw]), mergeLag(admin, stack)]);
       const now = Date.now();
       const dt = (now - prev.at) / 1000;
+      // A failed read keeps the last count: the next good one carries the whole increase.
+      const visible = Number.isNaN(read) ? prev.visible : read;
       const s: Sample = {
         t: +t().toFixed(1),
         acked,
         visible,
         ackedPerSecond: Math.round((acked - prev.acked) / dt),
-        visiblePerSecond: Math.max(0, Math.round((visible - prev.visible) / dt)),
+        visiblePerSecond: Math.round((visible - prev.visible) / dt),
         lagValidate,
         lagMerge,
         procs: watcher.sample(pids()),
@@ -202,25 +235,39 @@ export async function runE2e(o: E2eOptions) {
       prev = { acked, visible, at: now };
       timeline.push(s);
       if (timeline.length % 5 === 0) {
-        const rss = Object.entries(s.procs).map(([k, v]) => `${k} ${Math.round(v.rssMb)}MB/${Math.round(v.cpuPercent)}%`).join(', ');
+        const rss = Object.entries(s.procs).map(([k, v]) => `${k} ${Math.round(v.rssMiB)}MiB/${Math.round(v.cpuPercent)}%`).join(', ');
         const f = percentiles(freshness.slice(-20).map(([, v]) => v));
         o.progress(`t=${s.t}s acked ${s.acked} (${s.ackedPerSecond}/s) visible ${s.visible} (${s.visiblePerSecond}/s) lag raw ${s.lagValidate} valid ${s.lagMerge} freshness p50 ${f.p50}s; ${rss}`);
       }
       await sleep(Math.max(0, 1000 - (Date.now() - now)));
     }
   })();
+
+  // Probes go out on a timer, each as its own request: made only between load batches, none
+  // were made while ingest pushed back, and the stalls went unmeasured.
+  let loading = true;
+  const probeSender = new HttpSender(() => stack.ingestUrl, DEMO_API_KEY, undefined, o.drainTimeoutMs);
+  const probeSends = new Set<Promise<void>>();
+  const probeTimer = (async () => {
+    while (loading) {
+      const probe = probeEvent(o.seed, probesSent++);
+      probes.push({ key: probe.key, createdAt: Date.now() });
+      const sent: Promise<void> = probeSender
+        .send([probe])
+        .then(() => countAcked([probe]))
+        .catch((err: Error) => o.progress(`probe ${probe.key} not acknowledged: ${err.message}`))
+        .finally(() => probeSends.delete(sent));
+      probeSends.add(sent);
+      await sleep(PROBE_EVERY_MS);
+    }
+  })();
   const prober = (async () => {
     while (sampling || probes.length > 0) {
-      for (let k = 0; k < 3 && probes.length > 0; k++) {
-        const p = probes[0];
+      for (const p of probes.slice(0, PROBES_PER_ROUND)) {
         const r = await fetch(`${stack.queryUrl}/v1/tables/${CONTRACTS.orders.tables.silver}/entities/${p.key}`, { headers: { authorization: `Bearer ${DEMO_QUERY_TOKEN}` }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
         if (r) await r.arrayBuffer();
-        if (r?.status !== 200) {
-          if (Date.now() - p.createdAt > o.drainTimeoutMs) probes.shift();
-          break;
-        }
-        freshness.push([+((p.createdAt - started) / 1000).toFixed(1), (Date.now() - p.createdAt) / 1000]);
-        probes.shift();
+        if (r?.status === 200) freshness.push([+((p.createdAt - started) / 1000).toFixed(1), (Date.now() - p.createdAt) / 1000]);
+        if (r?.status === 200 || Date.now() - p.createdAt > o.drainTimeoutMs) probes.splice(probes.indexOf(p), 1);
       }
       await sleep(100);
     }
@@ -228,7 +275,10 @@ export async function runE2e(o: E2eOptions) {
 
   const http = new HttpSender(() => stack.ingestUrl, DEMO_API_KEY, undefined);
   o.progress(`load: ${o.rate || 'max'} events/s offered for ${o.seconds} s, batches of ${o.batchSize}, ${o.concurrency} in flight`);
-  await driveLoad({ next, sender: http, rate: o.rate, durationMs: o.seconds * 1000, batchSize: o.batchSize, concurrency: o.concurrency, onAcked: (_at, b) => (acked += b.filter((e) => e.kind === 'valid').length) });
+  await driveLoad({ next: () => stream.next(), sender: http, rate: o.rate, durationMs: o.seconds * 1000, batchSize: o.batchSize, concurrency: o.concurrency, onAcked: (_at, b) => countAcked(b) });
+  loading = false;
+  await probeTimer;
+  await Promise.all(probeSends);
   const loadSeconds = t();
   const visibleAtLoadEnd = timeline[timeline.length - 1]?.visible ?? 0;
   o.progress(`load done after ${loadSeconds.toFixed(1)} s: ${acked} acknowledged; draining`);
@@ -244,26 +294,22 @@ export async function runE2e(o: E2eOptions) {
   const visibleEnd = await visibleRows(stack);
   const totalSeconds = t();
   const steady = timeline.filter((s) => s.t > 10 && s.t <= loadSeconds);
-  const perProc: Record<string, { peakRssMb: number; avgCpuPercent: number }> = {};
-  for (const s of timeline) {
-    for (const [name, v] of Object.entries(s.procs)) {
-      const id = name.replace(/-\d+$/, '');
-      const cur = perProc[id] ?? { peakRssMb: 0, avgCpuPercent: 0 };
-      // VmHWM: the peak between samples too (samples come every 1-6 s).
-      perProc[id] = { peakRssMb: Math.max(cur.peakRssMb, v.rssMb, v.peakRssMb), avgCpuPercent: cur.avgCpuPercent + v.cpuPercent / timeline.length };
-    }
-  }
-  for (const v of Object.values(perProc)) v.avgCpuPercent = Math.round(v.avgCpuPercent);
+  const perProc = processSummary(timeline, watcher);
   // A probe that never became visible counts as infinitely late (JSON null), not as absent: the
   // percentiles of the probes that arrived alone are a lower bound.
-  const probesTimedOut = probeN - freshness.length;
+  const probesTimedOut = probesSent - freshness.length;
   const fresh = percentiles([...freshness.map(([, v]) => v), ...new Array<number>(probesTimedOut).fill(Infinity)]);
-  // Delivery, read from the lake itself: bronze must hold every acknowledged event exactly once.
+  // Delivery, read from the lake itself: bronze must hold exactly the acknowledged events, once.
   const delivered = await bronzeCounts(stack.lakeRoot);
+  const ceilingAfter = await ceilingRun('after');
+  // The higher of the two: a ceiling taken on a cold broker, or while it still compacts the
+  // load's segments, would flatter the ratio.
+  const ceiling = ceilingBefore.eventsPerSecond >= ceilingAfter.eventsPerSecond ? ceilingBefore : ceilingAfter;
   const sustained = visibleEnd / totalSeconds;
   const result = {
     machine: { cpus: cpus().length, loadavgAtEnd: loadavg().map((x) => +x.toFixed(2)) },
     ceiling,
+    ceilings: { before: ceilingBefore, after: ceilingAfter },
     sluice: {
       offeredRate: o.rate,
       loadSeconds: +loadSeconds.toFixed(1),
@@ -276,11 +322,24 @@ export async function runE2e(o: E2eOptions) {
       steadyVisiblePerSecond: Math.round(steady.reduce((s, x) => s + x.visiblePerSecond, 0) / Math.max(1, steady.length)),
       ratioToCeiling: +(sustained / ceiling.eventsPerSecond).toFixed(3),
       freshnessSeconds: fresh,
+      probesSent,
       probesTimedOut,
-      delivered: { acked, bronzeRows: delivered.rows, bronzeEventIds: delivered.eventIds, drained: !Number.isNaN(drainSeconds), exactlyOnce: delivered.rows === acked && delivered.eventIds === acked },
+      delivered: {
+        acked,
+        bronzeRows: delivered.rows,
+        bronzeEventIds: delivered.eventIds,
+        sameIds: delivered.digest === ackedDigest,
+        /** Sum of {@link idDigest} over the acknowledged ids, as decimal text (JSON has no BigInt). */
+        idDigest: ackedDigest.toString(),
+        drained: !Number.isNaN(drainSeconds),
+        exactlyOnce: delivered.rows === acked && delivered.eventIds === acked && delivered.digest === ackedDigest,
+      },
       maxLag: { validate: Math.max(0, ...timeline.map((s) => s.lagValidate || 0)), merge: Math.max(0, ...timeline.map((s) => s.lagMerge || 0)) },
       processes: perProc,
-      retries: http.retries,
+      restarts: restartsSince(stack, restartsAtStart),
+      retries: http.retries + probeSender.retries,
+      // Valid events ingest refused: counted as acknowledged nowhere, they would show as lost.
+      mismatches: [...http.mismatches, ...probeSender.mismatches],
     },
     files: await fileLayout(stack.lakeRoot),
     timeline,
@@ -289,29 +348,78 @@ export async function runE2e(o: E2eOptions) {
   return result;
 }
 
+/** The `n`th freshness probe of a run: an order of an entity no other event touches. */
+function probeEvent(seed: number, n: number): GeneratedEvent {
+  const now = Date.now();
+  const key = `probe-${seed}-${n}`;
+  const event = { event_id: `b${seed}-probe-${n}`, event_time: now, producer: 'bench', schema_version: 2, version: 1, op: 'upsert' as const, order_id: key, payload: { customer_id: 'probe', status: 'paid', total_cents: 1, currency: 'EUR', item_count: 1, coupon_code: null } };
+  return { seq: -1, contract: 'orders', key, eventId: event.event_id, kind: 'valid', event, body: JSON.stringify({ contract: 'orders', ...event, event_time: new Date(now).toISOString() }) };
+}
+
+/** Restarts per service instance so far (the supervisor restarts a service that died). */
+function restartsOf(stack: Stack): Map<string, number> {
+  return new Map([...stack.procs.values()].map((p) => [p.id, p.restarts]));
+}
+
+/** Restarts since `before`, per instance that had any. */
+function restartsSince(stack: Stack, before: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [id, n] of restartsOf(stack)) if (n > (before.get(id) ?? 0)) out[id] = n - (before.get(id) ?? 0);
+  return out;
+}
+
+/** Peak RSS (VmHWM, so peaks between samples too) and average CPU per service, instances merged. */
+function processSummary(timeline: readonly Sample[], watcher: ProcWatcher): Record<string, { peakRssMiB: number; avgCpuPercent: number }> {
+  const out: Record<string, { peakRssMiB: number; avgCpuPercent: number }> = {};
+  for (const s of timeline) {
+    for (const [name, v] of Object.entries(s.procs)) {
+      const id = name.replace(/-\d+$/, '');
+      out[id] = { peakRssMiB: Math.max(out[id]?.peakRssMiB ?? 0, v.rssMiB, v.peakRssMiB), avgCpuPercent: 0 };
+    }
+  }
+  for (const [name, cpu] of Object.entries(watcher.averageCpuPercent())) {
+    const id = name.replace(/-\d+$/, '');
+    if (out[id]) out[id].avgCpuPercent += Math.round(cpu);
+  }
+  return out;
+}
+
 /**
  * Backlog: `events` produced to raw while validate and merge-compaction are stopped, then both
- * started again; reports the drain time, the drain rate and each process's peak RSS while it drains.
+ * started again; reports the drain time, the drain rate, each process's peak RSS (VmHWM) while it
+ * drains, restarts, and whether bronze then holds exactly the load's and the backlog's events.
+ * `load` is what the load phase acknowledged; a load that did not drain leaves the backlog
+ * unjudged (its remaining events would be credited to the backlog's drain).
  */
-export async function runBacklog(stack: Stack, o: { events: number; stream: EventStream; drainTimeoutMs: number; brokerPid?: number; progress: (l: string) => void }) {
+export async function runBacklog(stack: Stack, o: { events: number; stream: EventStream; drainTimeoutMs: number; brokerPid?: number; load: { acked: number; digest: bigint; drained: boolean }; progress: (l: string) => void }) {
+  if (!o.load.drained) {
+    o.progress('backlog: skipped, the load did not drain');
+    return { ran: false as const, events: o.events, skipped: 'the load phase did not drain: its remaining events would be counted as the backlog\'s' };
+  }
   // The load's stream goes on: entities keep their version sequences, as a real backlog would.
   // (A stream of its own reused the load's entity keys with versions from 1 again, so silver
   // ignored those updates and the drain flattered tier 2.) Its duplicates land once in bronze.
   const { stream } = o;
   const raw = new RawSender(stack.options.brokers, stack.topics.raw, undefined);
-  const before = await visibleRows(stack);
+  const before = o.load.acked;
+  const restartsAtStart = restartsOf(stack);
   await stack.stop('validate');
   await stack.stop('merge-compaction');
   o.progress(`backlog: producing ${o.events} events into raw with validate and merge-compaction stopped`);
   const p0 = Date.now();
   const inFlight = new Set<Promise<void>>();
-  /** Events bronze must hold once the backlog drained (duplicates excluded). */
+  /** Events bronze must hold once the backlog drained (duplicates excluded), and their id digest. */
   let unique = 0;
+  let digest = 0n;
   for (let sent = 0; sent < o.events; ) {
     const n = Math.min(5000, o.events - sent);
     sent += n;
     const batch = stream.take(n);
-    unique += batch.filter((e) => e.kind === 'valid').length;
+    for (const e of batch) {
+      if (e.kind !== 'valid') continue;
+      unique++;
+      digest += idDigest(e.eventId);
+    }
     const p: Promise<void> = raw.send(batch).finally(() => inFlight.delete(p));
     inFlight.add(p);
     if (inFlight.size >= 4) await Promise.race(inFlight);
@@ -329,14 +437,30 @@ export async function runBacklog(stack: Stack, o: { events: number; stream: Even
   const deadline = d0 + o.drainTimeoutMs;
   while (visible < before + unique && Date.now() < deadline) {
     await sleep(1000);
-    visible = await visibleRows(stack);
+    const read = await visibleRows(stack);
+    if (!Number.isNaN(read)) visible = read;
     const procs = watcher.sample({ ...stack.pids(), ...(o.brokerPid ? { broker: o.brokerPid } : {}) });
-    const rss = Object.fromEntries(Object.entries(procs).map(([k, v]) => [k, v.rssMb]));
-    for (const [k, v] of Object.entries(rss)) peak[k] = Math.max(peak[k] ?? 0, v);
+    const rss = Object.fromEntries(Object.entries(procs).map(([k, v]) => [k, v.rssMiB]));
+    // VmHWM: the peak between samples too.
+    for (const [k, v] of Object.entries(procs)) peak[k] = Math.max(peak[k] ?? 0, v.rssMiB, v.peakRssMiB);
     timeline.push({ t: +((Date.now() - d0) / 1000).toFixed(1), visible: visible - before, rss });
-    if (timeline.length % 10 === 0) o.progress(`backlog drain t=${timeline[timeline.length - 1].t}s: ${visible - before}/${unique} visible; RSS ${JSON.stringify(rss)}`);
+    if (timeline.length % 10 === 0) o.progress(`backlog drain t=${timeline[timeline.length - 1].t}s: ${visible - before}/${unique} visible; RSS MiB ${JSON.stringify(rss)}`);
   }
   const drainSeconds = (Date.now() - d0) / 1000;
   const drained = visible >= before + unique;
-  return { events: o.events, uniqueEvents: unique, produceSeconds: +produceSeconds.toFixed(1), drained, drainSeconds: +drainSeconds.toFixed(1), drainEventsPerSecond: Math.round((visible - before) / drainSeconds), peakRssMb: peak, timeline };
+  const delivered = await bronzeCounts(stack.lakeRoot);
+  const want = before + unique;
+  return {
+    ran: true as const,
+    events: o.events,
+    uniqueEvents: unique,
+    produceSeconds: +produceSeconds.toFixed(1),
+    drained,
+    drainSeconds: +drainSeconds.toFixed(1),
+    drainEventsPerSecond: Math.round((visible - before) / drainSeconds),
+    peakRssMiB: peak,
+    restarts: restartsSince(stack, restartsAtStart),
+    delivered: { bronzeRows: delivered.rows, bronzeEventIds: delivered.eventIds, want, exactlyOnce: delivered.rows === want && delivered.eventIds === want && delivered.digest === o.load.digest + digest },
+    timeline,
+  };
 }

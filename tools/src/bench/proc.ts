@@ -31,19 +31,32 @@ export function sampleProc(pid: number): ProcSample | undefined {
 /** CPU % (100 = one core) and RSS per process between two sample rounds. */
 export class ProcWatcher {
   private last = new Map<number, { at: number; s: ProcSample }>();
+  /** Per name: CPU seconds and wall seconds between samples of the same pid (a restart starts over). */
+  private readonly busy = new Map<string, { cpuSeconds: number; wallSeconds: number }>();
 
-  /** Samples every pid; returns CPU % since the previous call for that pid (0 on the first) and RSS MB. */
-  sample(pids: Readonly<Record<string, number>>): Record<string, { cpuPercent: number; rssMb: number; peakRssMb: number }> {
-    const out: Record<string, { cpuPercent: number; rssMb: number; peakRssMb: number }> = {};
+  /** Samples every pid; returns CPU % since the previous call for that pid (0 on the first) and RSS in MiB. */
+  sample(pids: Readonly<Record<string, number>>): Record<string, { cpuPercent: number; rssMiB: number; peakRssMiB: number }> {
+    const out: Record<string, { cpuPercent: number; rssMiB: number; peakRssMiB: number }> = {};
     const now = performance.now();
     for (const [name, pid] of Object.entries(pids)) {
       const s = sampleProc(pid);
       if (!s) continue;
       const prev = this.last.get(pid);
-      const cpuPercent = prev ? (100 * (s.cpuSeconds - prev.s.cpuSeconds)) / ((now - prev.at) / 1000) : 0;
+      const cpuSeconds = prev ? s.cpuSeconds - prev.s.cpuSeconds : 0;
+      const wallSeconds = prev ? (now - prev.at) / 1000 : 0;
+      const cpuPercent = wallSeconds > 0 ? (100 * cpuSeconds) / wallSeconds : 0;
+      if (prev) {
+        const b = this.busy.get(name) ?? { cpuSeconds: 0, wallSeconds: 0 };
+        this.busy.set(name, { cpuSeconds: b.cpuSeconds + cpuSeconds, wallSeconds: b.wallSeconds + wallSeconds });
+      }
       this.last.set(pid, { at: now, s });
-      out[name] = { cpuPercent: Math.round(cpuPercent * 10) / 10, rssMb: Math.round((s.rssBytes / 1048576) * 10) / 10, peakRssMb: Math.round((s.peakRssBytes / 1048576) * 10) / 10 };
+      out[name] = { cpuPercent: Math.round(cpuPercent * 10) / 10, rssMiB: Math.round((s.rssBytes / 1048576) * 10) / 10, peakRssMiB: Math.round((s.peakRssBytes / 1048576) * 10) / 10 };
     }
     return out;
+  }
+
+  /** Average CPU % per name over the time it was watched: CPU seconds over wall seconds, not a mean of samples. */
+  averageCpuPercent(): Record<string, number> {
+    return Object.fromEntries([...this.busy].map(([name, b]) => [name, b.wallSeconds > 0 ? (100 * b.cpuSeconds) / b.wallSeconds : 0]));
   }
 }

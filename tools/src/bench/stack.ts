@@ -163,6 +163,16 @@ export class Stack {
     }
   }
 
+  /** Deletes the topics {@link createTopics} made (a run on a shared broker leaves nothing behind). */
+  async deleteTopics(): Promise<void> {
+    const admin = new KafkaAdmin({ brokers: this.options.brokers, clientId: 'sluice-stack' });
+    try {
+      await admin.deleteTopics([RAW_TOPIC, DLQ_TOPIC, ...CONTRACT_NAMES.map((c) => validTopic(c))].map((s) => `${this.options.prefix}${s.name}`));
+    } finally {
+      await admin.close();
+    }
+  }
+
   /** Starts all four services (one instance each) and waits until each is ready. */
   async startAll(timeoutMs = 120_000): Promise<void> {
     await Promise.all((['ingest', 'validate', 'merge-compaction', 'query-api'] as const).map((s) => this.start(s, 0, timeoutMs)));

@@ -128,7 +128,10 @@ export class EventStream {
 
   /** The next event. */
   next(): GeneratedEvent {
-    const due = this.dupes.length > 0 && this.dupes[0].at <= this.seq ? this.dupes.shift() : undefined;
+    // A copy waits for its original: in a swapped pair the original can still be in `ready`
+    // when the copy falls due, and a copy first would be labelled a duplicate of nothing yet.
+    const head = this.dupes[0];
+    const due = head !== undefined && head.at <= this.seq && !this.ready.some((r) => r.eventId === head.event.event_id) ? this.dupes.shift() : undefined;
     if (due) return { seq: this.seq++, contract: due.contract, key: due.key, eventId: due.event.event_id, body: due.body, kind: 'duplicate', event: due.event };
     if (this.ready.length === 0) this.produce();
     const ev = { ...this.ready.shift()!, seq: this.seq++ };
