@@ -155,9 +155,13 @@ export async function fileLayout(lakeRoot: string): Promise<Record<string, { fil
   return out;
 }
 
-/** The stream of the load: every contract, duplicates, no invalid events (ingest would refuse them). */
+/**
+ * The stream of the load: every contract, duplicates up to 20,000 events later, older versions
+ * up to 5,000 events after their newer one (past a micro-batch at these rates), no invalid
+ * events (ingest would refuse them).
+ */
 export function loadStream(seed: number): EventStream {
-  return new EventStream({ seed, runId: `b${seed}`, clock: () => Date.now(), invalidRate: 0 });
+  return new EventStream({ seed, runId: `b${seed}`, clock: () => Date.now(), invalidRate: 0, reorderDistance: 5000, duplicateDistance: 20_000 });
 }
 
 /** One freshness probe: an order of its own entity, sent on its own timer. */

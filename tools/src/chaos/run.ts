@@ -179,7 +179,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     log(`stack ready; ${scenario.name}: ${scenario.what}`);
 
     const oracle = new Oracle();
-    const stream = new EventStream({ seed: o.seed, runId, clock: () => Date.now(), entities: { orders: 2000, inventory: 800, clickstream: 1000 } });
+    // Older versions held back up to 3,000 events and copies up to 5,000 (seconds at the scenarios'
+    // rates): they arrive after the newer version, or the original, was committed and folded.
+    const stream = new EventStream({ seed: o.seed, runId, clock: () => Date.now(), entities: { orders: 2000, inventory: 800, clickstream: 1000 }, reorderDistance: 3000, duplicateDistance: 5000 });
     const st = stack;
     const http = new HttpSender(() => st.ingestUrl, DEMO_API_KEY, oracle, SEND_GIVE_UP_MS);
     const raw = new RawSender(brokers, stack.topics.raw, oracle, { giveUpMs: SEND_GIVE_UP_MS, deliveryTimeoutMs: RAW_DELIVERY_TIMEOUT_MS });

@@ -72,6 +72,31 @@ describe('EventStream', () => {
     expect(early).toBe(0);
   });
 
+  it('holds the older version of a swapped pair back up to reorderDistance events, its copies after it', () => {
+    const events = stream(9, { reorderDistance: 2000, reorderRate: 0.2, duplicateRate: 0.2, duplicateDistance: 50, invalidRate: 0 }).take(30_000);
+    const newest = new Map<string, { version: number; at: number }>();
+    const sent = new Set<string>();
+    const gaps: number[] = [];
+    for (const [i, e] of events.entries()) {
+      if (e.kind === 'duplicate') {
+        expect(sent.has(e.eventId)).toBe(true);
+        continue;
+      }
+      sent.add(e.eventId);
+      const id = `${e.contract}/${e.key}`;
+      const seen = newest.get(id);
+      if (seen && seen.version > e.event!.version) gaps.push(i - seen.at);
+      if (!seen || seen.version < e.event!.version) newest.set(id, { version: e.event!.version, at: i });
+    }
+    expect(gaps.length).toBeGreaterThan(500);
+    // About the distance: copies and other held-back versions falling due can come in between.
+    expect(Math.max(...gaps)).toBeLessThan(2 * 2000);
+    // Measured from the newest version so far, which for a popular entity is often a later one.
+    expect(gaps.filter((g) => g > 500).length).toBeGreaterThan(gaps.length / 5);
+    // Same seed, same stream.
+    expect(stream(9, { reorderDistance: 2000 }).take(3000).map((e) => e.body)).toEqual(stream(9, { reorderDistance: 2000 }).take(3000).map((e) => e.body));
+  });
+
   it('skews popularity: the top 1% of entities get far more than 1% of the events', () => {
     const events = stream(5, { contracts: ['orders'], entities: { orders: 10_000 }, invalidRate: 0 }).take(20_000);
     const counts = new Map<string, number>();

@@ -49,6 +49,12 @@ export interface StreamOptions {
   readonly duplicateDistance?: number;
   /** Share of entity updates whose two next versions are sent swapped; default 0.05. */
   readonly reorderRate?: number;
+  /**
+   * How many events after its newer version the older one of a swapped pair comes, at most;
+   * default 0: right after it. A distance past a micro-batch brings the older version after the
+   * newer one is committed and folded, which is what version resolution must get right.
+   */
+  readonly reorderDistance?: number;
   /** Share of state-contract updates that are tombstones (never an entity's first version); default 0.03. */
   readonly tombstoneRate?: number;
   /** Share of invalid events; default 0.01. */
@@ -96,6 +102,10 @@ export class EventStream {
   private readonly states: ContractState[];
   private readonly ready: GeneratedEvent[] = [];
   private readonly dupes: { at: number; body: string; event: GenEvent; contract: ContractName; key: string }[] = [];
+  /** Older versions of swapped pairs held back until `at` ({@link StreamOptions.reorderDistance}). */
+  private readonly late: { at: number; event: GeneratedEvent }[] = [];
+  /** Ids of events made but not sent yet (in `ready` or `late`): their copies wait for them. */
+  private readonly waiting = new Set<string>();
   private seq = 0;
   private made = 0;
   private readonly runId: string;
@@ -113,6 +123,7 @@ export class EventStream {
       duplicateRate: options.duplicateRate ?? 0.02,
       duplicateDistance: options.duplicateDistance ?? 500,
       reorderRate: options.reorderRate ?? 0.05,
+      reorderDistance: options.reorderDistance ?? 0,
       tombstoneRate: options.tombstoneRate ?? 0.03,
       invalidRate: options.invalidRate ?? 0.01,
       startMs,
@@ -128,13 +139,15 @@ export class EventStream {
 
   /** The next event. */
   next(): GeneratedEvent {
-    // A copy waits for its original: in a swapped pair the original can still be in `ready`
+    // A copy waits for its original: in a swapped pair the original can still be held back
     // when the copy falls due, and a copy first would be labelled a duplicate of nothing yet.
     const head = this.dupes[0];
-    const due = head !== undefined && head.at <= this.seq && !this.ready.some((r) => r.eventId === head.event.event_id) ? this.dupes.shift() : undefined;
+    const due = head !== undefined && head.at <= this.seq && !this.waiting.has(head.event.event_id) ? this.dupes.shift() : undefined;
     if (due) return { seq: this.seq++, contract: due.contract, key: due.key, eventId: due.event.event_id, body: due.body, kind: 'duplicate', event: due.event };
-    if (this.ready.length === 0) this.produce();
-    const ev = { ...this.ready.shift()!, seq: this.seq++ };
+    const late = this.late[0] !== undefined && this.late[0].at <= this.seq ? this.late.shift()!.event : undefined;
+    if (late === undefined && this.ready.length === 0) this.produce();
+    const ev = { ...(late ?? this.ready.shift()!), seq: this.seq++ };
+    this.waiting.delete(ev.eventId);
     return ev;
   }
 
@@ -150,7 +163,9 @@ export class EventStream {
     const st = this.rng.pick(this.states);
     const n = this.made++;
     if (this.rng.chance(this.o.invalidRate)) {
-      this.ready.push(this.invalid(st.name, n));
+      const bad = this.invalid(st.name, n);
+      this.waiting.add(bad.eventId);
+      this.ready.push(bad);
       return;
     }
     const entity = st.zipf.draw(this.rng);
@@ -184,6 +199,16 @@ export class EventStream {
         if (slot < 0) this.dupes.push(dup);
         else this.dupes.splice(slot, 0, dup);
       }
+    }
+    for (const e of pair) this.waiting.add(e.eventId);
+    if (swap && this.o.reorderDistance > 0) {
+      // The newer version goes now, the older one up to reorderDistance events after it.
+      this.ready.push(pair[1]);
+      const at = this.seq + this.ready.length + 1 + this.rng.int(this.o.reorderDistance);
+      const slot = this.late.findIndex((l) => l.at > at);
+      if (slot < 0) this.late.push({ at, event: pair[0] });
+      else this.late.splice(slot, 0, { at, event: pair[0] });
+      return;
     }
     if (swap) pair.reverse();
     this.ready.push(...pair);
