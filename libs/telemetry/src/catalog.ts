@@ -90,6 +90,14 @@ export const METRICS = {
     services: CONSUMERS,
     help: 'Records written to the dead-letter topic, by reason code and contract.',
   },
+  dedupLookups: {
+    thing: 'dedup_bronze_lookups',
+    unit: 'total',
+    type: 'counter',
+    labels: ['outcome'],
+    services: ['merge-compaction'],
+    help: 'Records tier 1 looked up in bronze because their event time was inside the dedup watermark but older than its id memory holds (SLUICE_DEDUP_MAX_IDS), or a DLQ replay before the watermark; outcome: duplicate|new. A steady rate means the memory is too small for the rate.',
+  },
   batchDuration: {
     thing: 'batch_duration',
     unit: 'seconds',

@@ -170,7 +170,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         // within the senders' give-up time.
         ingest: { INGEST_WEDGE_AFTER_MS: '30000' },
         validate: { VALIDATE_MAX_EVENT_BYTES: '524288', VALIDATE_MAX_BATCH_WAIT_MS: '50', VALIDATE_STALL_TIMEOUT_MS: '75000', VALIDATE_PROGRESS_WINDOW_MS: '30000' },
-        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000', SLUICE_STALL_TIMEOUT_MS: '60000', SLUICE_ASSIGNMENT_WINDOW_MS: '30000' },
+        // Dedup memory of 2,000 ids (about one 5 s slice at these rates): copies and older versions
+        // that come seconds later are looked up in bronze, the path a production window takes for
+        // what falls out of its memory, here under every fault.
+        'merge-compaction': { SLUICE_BATCH_MAX_MS: '500', SLUICE_MERGE_INTERVAL_MS: '500', SLUICE_COMPACTION_INTERVAL_MS: '5000', SLUICE_STALL_TIMEOUT_MS: '60000', SLUICE_ASSIGNMENT_WINDOW_MS: '30000', SLUICE_DEDUP_MAX_IDS: '2000' },
       },
       lakeS3: s3Proxy && o.s3 ? { ...o.s3, endpoint: s3Proxy.url, prefix: `chaos/${runId}` } : undefined,
     });

@@ -409,6 +409,8 @@ export class Tier1Worker {
       duplicates += verdict.duplicates.length + inBronze.size;
       this.stats.dedupBronzeChecks += verdict.unsure.length;
       this.stats.dedupBronzeDuplicates += inBronze.size;
+      if (inBronze.size > 0) this.options.metrics.dedupLookups.add(inBronze.size, { outcome: 'duplicate' });
+      if (verdict.unsure.length > inBronze.size) this.options.metrics.dedupLookups.add(verdict.unsure.length - inBronze.size, { outcome: 'new' });
     }
     const last = lastOffsets(records);
     const partitions: PartitionCommit[] = [...last.values()].map(({ tp, offset }) => ({
