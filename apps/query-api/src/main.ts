@@ -77,11 +77,7 @@ async function main(): Promise<void> {
     logger: log,
   });
   const address = await app.listen({ host: config.host, port: config.port });
-  // /healthz answers while the tables load; /readyz only once they are loaded (or have failed).
-  const notLoaded = await snapshots.warm(config.tables, WARM_UP_MS);
-  if (notLoaded.length > 0) log.warn({ tables: notLoaded }, 'tables not loaded before taking traffic; requests load them');
-  ready = true;
-  log.info({ address, tables: config.tables }, 'query-api listening');
+  log.info({ address, tables: config.tables }, 'query-api listening; loading the tables before ready');
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -109,6 +105,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+
+  // /healthz answers while the tables load; /readyz only once they are loaded (or have failed),
+  // unless a signal came first. The handlers above are in place already: a pod deleted while it
+  // warms up drains like any other.
+  const notLoaded = await snapshots.warm(config.tables, WARM_UP_MS);
+  if (notLoaded.length > 0) log.warn({ tables: notLoaded }, 'tables not loaded before taking traffic; requests load them');
+  if (stopping) return;
+  ready = true;
+  log.info({ notLoaded: notLoaded.length }, 'query-api ready');
 }
 
 function storageFactory(config: QueryApiConfig) {

@@ -160,12 +160,17 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   const replayedRaw = (await readTopics(brokers, [t.raw], 1)).filter((m) => m.headers['sluice-replay-of'] !== undefined);
   expect(replayedRaw.map((m) => m.key?.toString())).toEqual([`bad-${bad.findIndex((b) => b.reason === 'RULE_PATTERN')}`]);
 
-  // Replaying the same reason again sends the original once more, not also its failed copy:
-  // both held the event, and replaying both doubled its DLQ copies at every run.
-  expect((await cli('list', '--json', '--replays', 'only')).map((l: { replayOf: string }) => l.replayOf)).toEqual([`${t.dlq}/${pattern.at.replace(':', '/')}`]);
+  // Replaying the same reason again sends the event once, not also from its failed copy: both
+  // held it, and replaying both doubled its DLQ copies at every run.
+  const failedCopies = await cli('list', '--json', '--replays', 'only');
+  expect(failedCopies.map((l: { replayOf: string }) => l.replayOf)).toEqual([`${t.dlq}/${pattern.at.replace(':', '/')}`]);
   const [second] = await cli('replay', '--reason', 'RULE_PATTERN');
-  expect(second.replayed).toBe(1);
+  expect(second).toMatchObject({ replayed: 1, failedReplaysOfReplayedRecords: 1 });
   expect((await readTopics(brokers, [t.dlq], bad.length + 2)).length).toBe(bad.length + 2);
+  // Selected alone (its original not selected, or gone with the DLQ's retention), a failed copy is replayed.
+  const [copyAlone] = await cli('replay', '--at', failedCopies[0].at);
+  expect(copyAlone.replayed).toBe(1);
+  expect((await readTopics(brokers, [t.dlq], bad.length + 3)).length).toBe(bad.length + 3);
 
   // A replay that now passes: the expired event, past the age rule, lands on its valid topic.
   const expired = listed.find((l: { reason: string }) => l.reason === 'RULE_TIMESTAMP_EXPIRED');

@@ -98,8 +98,12 @@ describe('field checks', () => {
       expect(() => load({ KEY_ID: ' id', KEY_SECRET: 's' })).toThrow('KEY_ID must not begin or end with whitespace');
     });
 
-    it('are checked together only once every field has parsed', () => {
+    it('are checked together once both have parsed, whatever else is wrong', () => {
       expect(() => load({ KEY_ID: 'id ' })).toThrow(/^invalid configuration:\n {2}- KEY_ID must not begin or end with whitespace$/);
+      const withPort = { ...creds, port: int('PORT', { default: 80, max: 65535 }) };
+      expect(() => loadConfig(withPort, { PORT: '70000', KEY_ID: 'id' }, [setTogether(withPort, 'keyId', 'secret')])).toThrow(
+        /PORT must be ≤ 65535\n {2}- KEY_ID and KEY_SECRET must be set together/,
+      );
     });
   });
 });

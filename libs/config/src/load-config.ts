@@ -4,45 +4,57 @@ import type { FieldSpec } from './fields';
 export type ConfigSchema = Record<string, FieldSpec<unknown>>;
 export type ConfigOf<S extends ConfigSchema> = { readonly [K in keyof S]: S[K] extends FieldSpec<infer T> ? T : never };
 
-/** A rule over several fields; returns what is wrong, or undefined. */
-export type ConfigCheck<S extends ConfigSchema> = (config: ConfigOf<S>) => string | undefined;
+/** A rule over several fields: the fields it reads, and what is wrong with them, or undefined. */
+export interface ConfigCheck<S extends ConfigSchema> {
+  readonly fields: readonly (keyof S & string)[];
+  problem(config: ConfigOf<S>): string | undefined;
+}
 
 /**
  * Two fields that mean nothing alone (an access key id and its secret): both set or both empty.
  * With one of them set, the other would silently fall back to a default.
  */
 export function setTogether<S extends ConfigSchema>(schema: S, a: keyof S & string, b: keyof S & string): ConfigCheck<S> {
-  return (config) => {
-    const values = config as Record<string, unknown>;
-    const isSet = (key: string) => values[key] !== '' && values[key] !== undefined;
-    return isSet(a) === isSet(b) ? undefined : `${schema[a].env} and ${schema[b].env} must be set together (${isSet(a) ? schema[b].env : schema[a].env} is empty)`;
+  return {
+    fields: [a, b],
+    problem(config) {
+      const values = config as Record<string, unknown>;
+      const isSet = (key: string) => values[key] !== '' && values[key] !== undefined;
+      return isSet(a) === isSet(b) ? undefined : `${schema[a].env} and ${schema[b].env} must be set together (${isSet(a) ? schema[b].env : schema[a].env} is empty)`;
+    },
   };
 }
 
 /**
  * Reads every field of `schema` from `env`, reports all problems at once (CONFIG_INVALID with
- * `details.problems`), and returns a frozen object. Secrets never appear in messages. `checks`
- * run once every field has parsed.
+ * `details.problems`), and returns a frozen object. Secrets never appear in messages. Each of
+ * `checks` runs when the fields it reads have parsed (a check over a field already reported would
+ * only repeat it).
  */
 export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string, string | undefined>, checks: readonly ConfigCheck<S>[] = []): ConfigOf<S> {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
+  const invalid = new Set<string>();
   for (const [key, spec] of Object.entries(schema)) {
     const raw = env[spec.env];
     if (raw === undefined || raw === '') {
-      if (spec.default === undefined) problems.push(`${spec.env} is required${spec.doc ? ` (${spec.doc})` : ''}`);
-      else out[key] = spec.default;
+      if (spec.default === undefined) {
+        problems.push(`${spec.env} is required${spec.doc ? ` (${spec.doc})` : ''}`);
+        invalid.add(key);
+      } else out[key] = spec.default;
       continue;
     }
     const parsed = spec.parse(raw);
     if (parsed.ok) out[key] = parsed.value;
-    else problems.push(`${spec.env} ${spec.secret && !parsed.secretSafe ? 'is invalid' : parsed.message}`);
-  }
-  if (problems.length === 0) {
-    for (const check of checks) {
-      const problem = check(out as ConfigOf<S>);
-      if (problem !== undefined) problems.push(problem);
+    else {
+      problems.push(`${spec.env} ${spec.secret && !parsed.secretSafe ? 'is invalid' : parsed.message}`);
+      invalid.add(key);
     }
+  }
+  for (const check of checks) {
+    if (check.fields.some((f) => invalid.has(f))) continue;
+    const problem = check.problem(out as ConfigOf<S>);
+    if (problem !== undefined) problems.push(problem);
   }
   if (problems.length > 0) {
     throw new SluiceError('CONFIG_INVALID', `invalid configuration:\n  - ${problems.join('\n  - ')}`, {

@@ -60,13 +60,21 @@ async function main(): Promise<number> {
   mkdirSync(work, { recursive: true });
   let broker: OwnBroker | undefined;
   const running: { stack?: Stack } = {};
-  // Ctrl-C / SIGTERM / SIGHUP: stop the services and the private broker rather than orphan them
-  // (the broker runs in a session of its own). Installed before the broker starts.
+  // Stops the services, deletes the run's topics from a broker it did not start, and stops the
+  // private broker: once, whether the run ends or is interrupted.
+  let cleaning: Promise<void> | undefined;
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      const stack = running.stack;
+      await stack?.close();
+      if (stack && values.brokers) await stack.deleteTopics().catch((err: Error) => progress(`could not delete the run's topics: ${err.message}`));
+      await broker?.stop();
+    })());
+  // Ctrl-C / SIGTERM / SIGHUP: clean up rather than orphan the broker (it runs in a session of
+  // its own). Installed before the broker starts.
   const onSignal = () => {
     progress('interrupted: stopping the stack');
-    void Promise.resolve(running.stack?.close())
-      .then(() => broker?.stop())
-      .finally(() => process.exit(130));
+    void cleanUp().finally(() => process.exit(130));
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, onSignal);
   let brokers = values.brokers;
@@ -120,7 +128,7 @@ async function main(): Promise<number> {
         unit: 'events/s',
         series: [
           { name: 'acknowledged by ingest', color: '#1f77b4', points: e2e.timeline.map((x) => [x.t, x.ackedPerSecond]) },
-          { name: 'visible in query-api', color: '#2ca02c', points: e2e.timeline.map((x) => [x.t, x.visiblePerSecond]) },
+          { name: 'visible in query-api', color: '#2ca02c', points: e2e.timeline.filter((x) => !Number.isNaN(x.visiblePerSecond)).map((x) => [x.t, x.visiblePerSecond]) },
         ],
       },
       {
@@ -153,9 +161,7 @@ async function main(): Promise<number> {
     // A run whose delivery failed measured nothing (exit 1); a run that missed a goal exits 3.
     return !goals.allDeliveredOnce.met ? 1 : failed.length > 0 ? 3 : 0;
   } finally {
-    await stack.close();
-    if (values.brokers) await stack.deleteTopics().catch((err: Error) => progress(`could not delete the run's topics: ${err.message}`));
-    await broker?.stop();
+    await cleanUp();
   }
 }
 
@@ -174,8 +180,10 @@ function judgeGoals(e2e: Awaited<ReturnType<typeof runE2e>>, backlog: Awaited<Re
   const s = e2e.sluice;
   // The backlog phase when it ran (not skipped).
   const ran = backlog?.ran ? backlog : undefined;
-  const atFullLoad = s.offeredRate === 0 || s.offeredRate >= 50_000;
-  const services = Object.entries(s.processes).filter(([k]) => !['broker', 'load-driver'].includes(k));
+  // Judged at the goal's load only when the pipeline took it: a max-rate run that reached 15k/s says nothing of 50k/s.
+  const atFullLoad = s.ackedPerSecond >= 50_000;
+  const services = Object.entries(s.processes).filter(([k]) => SERVICES.includes(k));
+  const allSampled = SERVICES.every((k) => s.processes[k] !== undefined);
   const backlogPeaks = Object.entries(ran?.peakRssMiB ?? {}).filter(([k]) => k !== 'broker');
   const restarted = Object.keys(s.restarts).length > 0 || Object.keys(ran?.restarts ?? {}).length > 0;
   const backlogJudged = ran !== undefined && ran.events >= 10_000_000;
@@ -195,12 +203,13 @@ function judgeGoals(e2e: Awaited<ReturnType<typeof runE2e>>, backlog: Awaited<Re
     freshnessP95Under2sAt50k: {
       goal: 'freshness p95 ≤ 2 s at the 50k events/s load (every probe visible)',
       met: atFullLoad ? s.probesTimedOut === 0 && s.freshnessSeconds.p95 <= 2 : null,
-      measured: { p95Seconds: s.freshnessSeconds.p95, probesTimedOut: s.probesTimedOut, offeredRate: s.offeredRate },
-      ...(atFullLoad ? {} : { why: `offered ${s.offeredRate} events/s, below the goal's load` }),
+      measured: { p95Seconds: s.freshnessSeconds.p95, probesTimedOut: s.probesTimedOut, ackedPerSecond: s.ackedPerSecond },
+      ...(atFullLoad ? {} : { why: `ingest took ${s.ackedPerSecond} events/s, below the goal's load` }),
     },
     everyServiceUnder300MB: {
       goal: 'every service under 300 MB RSS (peak, VmHWM, 10^6 bytes) in the load and the backlog, with no restart',
-      met: !restarted && [...services.map(([, v]) => v.peakRssMiB), ...backlogPeaks.map(([, v]) => v)].every((mib) => mb(mib) < 300),
+      met: allSampled ? !restarted && [...services.map(([, v]) => v.peakRssMiB), ...backlogPeaks.map(([, v]) => v)].every((mib) => mb(mib) < 300) : null,
+      ...(allSampled ? {} : { why: `not every service was sampled (${services.map(([k]) => k).join(', ') || 'none'}: /proc missing?)` }),
       measured: {
         peakMb: Object.fromEntries(services.map(([k, v]) => [k, mb(v.peakRssMiB)])),
         backlogPeakMb: ran ? Object.fromEntries(backlogPeaks.map(([k, v]) => [k, mb(v)])) : null,

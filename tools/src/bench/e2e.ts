@@ -218,25 +218,28 @@ export async function runE2e(o: E2eOptions) {
   const t = () => (Date.now() - started) / 1000;
 
   let sampling = true;
-  let prev = { acked: 0, visible: 0, at: Date.now() };
+  let prev = { acked: 0, at: Date.now() };
+  /** The last good read of visible rows: a failed read leaves it, so the next good one spans both intervals. */
+  let lastRead = { visible: 0, at: Date.now() };
   const sampler = (async () => {
     while (sampling) {
       const [read, lagValidate, lagMerge] = await Promise.all([visibleRows(stack), lagOf(admin, `${stack.options.prefix}validate`, [stack.topics.raw]), mergeLag(admin, stack)]);
       const now = Date.now();
       const dt = (now - prev.at) / 1000;
-      // A failed read keeps the last count: the next good one carries the whole increase.
-      const visible = Number.isNaN(read) ? prev.visible : read;
+      const failed = Number.isNaN(read);
       const s: Sample = {
         t: +t().toFixed(1),
         acked,
-        visible,
+        visible: failed ? lastRead.visible : read,
         ackedPerSecond: Math.round((acked - prev.acked) / dt),
-        visiblePerSecond: Math.round((visible - prev.visible) / dt),
+        // A failed read is a gap (JSON null); the next good one is a rate over both intervals.
+        visiblePerSecond: failed ? NaN : Math.round((read - lastRead.visible) / ((now - lastRead.at) / 1000)),
         lagValidate,
         lagMerge,
         procs: watcher.sample(pids()),
       };
-      prev = { acked, visible, at: now };
+      prev = { acked, at: now };
+      if (!failed) lastRead = { visible: read, at: now };
       timeline.push(s);
       if (timeline.length % 5 === 0) {
         const rss = Object.entries(s.procs).map(([k, v]) => `${k} ${Math.round(v.rssMiB)}MiB/${Math.round(v.cpuPercent)}%`).join(', ');
@@ -280,10 +283,11 @@ export async function runE2e(o: E2eOptions) {
   const http = new HttpSender(() => stack.ingestUrl, DEMO_API_KEY, undefined);
   o.progress(`load: ${o.rate || 'max'} events/s offered for ${o.seconds} s, batches of ${o.batchSize}, ${o.concurrency} in flight`);
   await driveLoad({ next: () => stream.next(), sender: http, rate: o.rate, durationMs: o.seconds * 1000, batchSize: o.batchSize, concurrency: o.concurrency, onAcked: (_at, b) => countAcked(b) });
+  // The load's length is the driver's, not the wait for the last probes' acknowledgements.
+  const loadSeconds = t();
   loading = false;
   await probeTimer;
   await Promise.all(probeSends);
-  const loadSeconds = t();
   const visibleAtLoadEnd = timeline[timeline.length - 1]?.visible ?? 0;
   o.progress(`load done after ${loadSeconds.toFixed(1)} s: ${acked} acknowledged; draining`);
   let drainSeconds = NaN;
@@ -297,7 +301,9 @@ export async function runE2e(o: E2eOptions) {
   // Sustained = what became visible over the whole run (load + drain) per second of load+drain.
   const visibleEnd = await visibleRows(stack);
   const totalSeconds = t();
+  // Steady = the increase over the load after its first 10 s, end to end (not a mean of samples).
   const steady = timeline.filter((s) => s.t > 10 && s.t <= loadSeconds);
+  const steadyRate = steady.length >= 2 ? (steady[steady.length - 1].visible - steady[0].visible) / (steady[steady.length - 1].t - steady[0].t) : NaN;
   const perProc = processSummary(timeline, watcher);
   // A probe that never became visible counts as infinitely late (JSON null), not as absent: the
   // percentiles of the probes that arrived alone are a lower bound.
@@ -305,10 +311,11 @@ export async function runE2e(o: E2eOptions) {
   const fresh = percentiles([...freshness.map(([, v]) => v), ...new Array<number>(probesTimedOut).fill(Infinity)]);
   // Delivery, read from the lake itself: bronze must hold exactly the acknowledged events, once.
   const delivered = await bronzeCounts(stack.lakeRoot);
-  const ceilingAfter = await ceilingRun('after');
+  // A failure of the second ceiling costs its number, not the run's results.
+  const ceilingAfter = await ceilingRun('after').catch((err: Error) => ({ error: err.message }));
   // The higher of the two: a ceiling taken on a cold broker, or while it still compacts the
   // load's segments, would flatter the ratio.
-  const ceiling = ceilingBefore.eventsPerSecond >= ceilingAfter.eventsPerSecond ? ceilingBefore : ceilingAfter;
+  const ceiling = 'error' in ceilingAfter || ceilingBefore.eventsPerSecond >= ceilingAfter.eventsPerSecond ? ceilingBefore : ceilingAfter;
   const sustained = visibleEnd / totalSeconds;
   const result = {
     machine: { cpus: cpus().length, loadavgAtEnd: loadavg().map((x) => +x.toFixed(2)) },
@@ -323,7 +330,7 @@ export async function runE2e(o: E2eOptions) {
       visibleAtEnd: visibleEnd,
       drainSeconds: +drainSeconds.toFixed(1),
       sustainedEventsPerSecond: Math.round(sustained),
-      steadyVisiblePerSecond: Math.round(steady.reduce((s, x) => s + x.visiblePerSecond, 0) / Math.max(1, steady.length)),
+      steadyVisiblePerSecond: Math.round(steadyRate),
       ratioToCeiling: +(sustained / ceiling.eventsPerSecond).toFixed(3),
       freshnessSeconds: fresh,
       probesSent,
@@ -372,15 +379,19 @@ function restartsSince(stack: Stack, before: Map<string, number>): Record<string
   return out;
 }
 
-/** Peak RSS (VmHWM, so peaks between samples too) and average CPU per service, instances merged. */
-function processSummary(timeline: readonly Sample[], watcher: ProcWatcher): Record<string, { peakRssMiB: number; avgCpuPercent: number }> {
-  const out: Record<string, { peakRssMiB: number; avgCpuPercent: number }> = {};
-  for (const s of timeline) {
-    for (const [name, v] of Object.entries(s.procs)) {
-      const id = name.replace(/-\d+$/, '');
-      out[id] = { peakRssMiB: Math.max(out[id]?.peakRssMiB ?? 0, v.rssMiB, v.peakRssMiB), avgCpuPercent: 0 };
-    }
+/** Raises `peak` (MiB per service, instances merged) to one sample's RSS and VmHWM (peaks between samples too). */
+function addPeaks(peak: Record<string, number>, procs: Sample['procs']): void {
+  for (const [name, v] of Object.entries(procs)) {
+    const id = name.replace(/-\d+$/, '');
+    peak[id] = Math.max(peak[id] ?? 0, v.rssMiB, v.peakRssMiB);
   }
+}
+
+/** Peak RSS and average CPU per service, instances merged. */
+function processSummary(timeline: readonly Sample[], watcher: ProcWatcher): Record<string, { peakRssMiB: number; avgCpuPercent: number }> {
+  const peak: Record<string, number> = {};
+  for (const s of timeline) addPeaks(peak, s.procs);
+  const out = Object.fromEntries(Object.entries(peak).map(([id, mib]) => [id, { peakRssMiB: mib, avgCpuPercent: 0 }]));
   for (const [name, cpu] of Object.entries(watcher.averageCpuPercent())) {
     const id = name.replace(/-\d+$/, '');
     if (out[id]) out[id].avgCpuPercent += Math.round(cpu);
@@ -406,7 +417,6 @@ export async function runBacklog(stack: Stack, o: { events: number; stream: Even
   const { stream } = o;
   const raw = new RawSender(stack.options.brokers, stack.topics.raw, undefined);
   const before = o.load.acked;
-  const restartsAtStart = restartsOf(stack);
   await stack.stop('validate');
   await stack.stop('merge-compaction');
   o.progress(`backlog: producing ${o.events} events into raw with validate and merge-compaction stopped`);
@@ -437,6 +447,8 @@ export async function runBacklog(stack: Stack, o: { events: number; stream: Even
   const timeline: { t: number; visible: number; rss: Record<string, number> }[] = [];
   const d0 = Date.now();
   await Promise.all([stack.start('validate'), stack.start('merge-compaction')]);
+  // Taken once both run again: a stopped service's process is replaced, its count starts over.
+  const restartsAtStart = restartsOf(stack);
   let visible = before;
   const deadline = d0 + o.drainTimeoutMs;
   while (visible < before + unique && Date.now() < deadline) {
@@ -445,8 +457,7 @@ export async function runBacklog(stack: Stack, o: { events: number; stream: Even
     if (!Number.isNaN(read)) visible = read;
     const procs = watcher.sample({ ...stack.pids(), ...(o.brokerPid ? { broker: o.brokerPid } : {}) });
     const rss = Object.fromEntries(Object.entries(procs).map(([k, v]) => [k, v.rssMiB]));
-    // VmHWM: the peak between samples too.
-    for (const [k, v] of Object.entries(procs)) peak[k] = Math.max(peak[k] ?? 0, v.rssMiB, v.peakRssMiB);
+    addPeaks(peak, procs);
     timeline.push({ t: +((Date.now() - d0) / 1000).toFixed(1), visible: visible - before, rss });
     if (timeline.length % 10 === 0) o.progress(`backlog drain t=${timeline[timeline.length - 1].t}s: ${visible - before}/${unique} visible; RSS MiB ${JSON.stringify(rss)}`);
   }

@@ -256,8 +256,8 @@ describe('the validation bites', () => {
   });
 
   it('fails the CI check script on a broken overlay file tree, and passes it on this one', () => {
-    // deploy.sh is what CI runs: it is run here on a copy of deploy/ whose prod overlay has one
-    // unknown field, and on the copy before the break.
+    // deploy.sh is what CI runs: it is run here on a copy of deploy/ whose base (so every
+    // overlay) has one unknown field, and on the copy before the break.
     const tree = mkdtempSync(join(tmpdir(), 'deploy-check-'));
     try {
       for (const dir of ['deploy/k8s', 'deploy/prometheus', 'deploy/grafana', 'tools/checks.d', 'tools/setup/steps.d']) cpSync(join(REPO_ROOT, dir), join(tree, dir), { recursive: true });
@@ -268,6 +268,7 @@ describe('the validation bites', () => {
       writeFileSync(statefulset, readFileSync(statefulset, 'utf8').replace(/^spec:\n/m, 'spec:\n  replicaz: 2\n'));
       const broken = run();
       expect(broken.status).not.toBe(0);
+      expect(broken.stderr).toContain('invalid: dev');
       expect(broken.stderr).toContain('invalid: prod');
       expect(broken.stderr).toContain("additional properties 'replicaz' not allowed");
     } finally {

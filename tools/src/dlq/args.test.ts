@@ -24,7 +24,7 @@ describe('the DLQ tool command line', () => {
     expect(refusal('replay', '--all', '--reason', 'RULE_RANGE')).toBe('replay takes filters or --all, not both');
     expect(refusal('count', '--all')).toMatch(/^--all applies to replay only/);
     const all = parse('replay', '--all');
-    expect(all.ok && all.invocation.filter).toEqual({ positions: [], replays: 'exclude' });
+    expect(all.ok && all.invocation.filter).toEqual({ positions: [], replays: 'include' });
   });
 
   it('reads --since as an instant and refuses what is not one', () => {
@@ -53,13 +53,14 @@ describe('the DLQ tool command line', () => {
     expect(r.ok && r.invocation.limit).toBe(10);
   });
 
-  it('leaves failed replays out of a replay by default, and keeps them elsewhere', () => {
+  it('includes failed replays by default, and does not take --replays for a filter', () => {
     const replay = parse('replay', '--reason', 'RULE_RANGE');
-    expect(replay.ok && replay.invocation.filter.replays).toBe('exclude');
-    const list = parse('list');
-    expect(list.ok && list.invocation.filter.replays).toBe('include');
-    const only = parse('replay', '--replays', 'only');
+    expect(replay.ok && replay.invocation.filter.replays).toBe('include');
+    const only = parse('list', '--replays', 'only');
     expect(only.ok && only.invocation.filter.replays).toBe('only');
+    // Every failed replay of every reason: as wide as --all, so it needs it.
+    expect(refusal('replay', '--replays', 'only')).toMatch(/^replay needs a filter/);
+    expect(parse('replay', '--all', '--replays', 'only').ok).toBe(true);
     expect(refusal('list', '--replays', 'some')).toBe('--replays takes include, exclude or only (got "some")');
   });
 

@@ -8,7 +8,7 @@ export const USAGE = [
   '       cli.ts show   <partition:offset>',
   '       cli.ts replay <filters | --all> [--limit N] [--dry-run]',
   'filters: --reason CODE, --contract NAME, --at P:O (each repeatable), --since TIME (ISO 8601 with a zone),',
-  '         --replays include|exclude|only (records that are themselves failed replays; replay: exclude, else include)',
+  '         --replays include|exclude|only (records that are themselves failed replays; default include)',
   'options: --brokers host:port,... (default $KAFKA_BROKERS), --dlq-topic T, --raw-topic T',
 ].join('\n');
 
@@ -90,7 +90,7 @@ export function parseDlqArgs(argv: readonly string[], env: Readonly<Record<strin
     sinceMs = ZONED_TIME.test(values.since) ? Date.parse(values.since) : NaN;
     if (Number.isNaN(sinceMs)) return { ok: false, message: `--since takes an ISO 8601 time with its zone, e.g. 2026-11-29T10:00:00Z (got "${values.since}")` };
   }
-  const replays = values.replays ?? (command === 'replay' ? 'exclude' : 'include');
+  const replays = values.replays ?? 'include';
   if (!isReplaysFilter(replays)) return { ok: false, message: `--replays takes include, exclude or only (got "${replays}")` };
 
   let limit = Infinity;
@@ -133,9 +133,9 @@ function isReplaysFilter(r: string): r is ReplaysFilter {
   return r === 'include' || r === 'exclude' || r === 'only';
 }
 
-/** Whether `f` narrows the selection (the `--replays` default alone does not). */
+/** Whether `f` narrows the selection by what went wrong, where or when (`--replays` alone does not: it spans every reason). */
 function selects(f: DlqFilter): boolean {
-  return (f.reasons?.length ?? 0) > 0 || (f.contracts?.length ?? 0) > 0 || (f.positions?.length ?? 0) > 0 || f.sinceMs !== undefined || f.replays === 'only';
+  return (f.reasons?.length ?? 0) > 0 || (f.contracts?.length ?? 0) > 0 || (f.positions?.length ?? 0) > 0 || f.sinceMs !== undefined;
 }
 
 /** Reason codes and contracts this version does not write. Not refused: a 30-day DLQ can hold older codes. */

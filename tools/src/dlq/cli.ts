@@ -5,14 +5,15 @@
  * headers (DLQ headers removed, `sluice-replay-of` added); the event keeps its event_id, so
  * replaying twice is harmless downstream. Replay only after the cause is fixed (a contract
  * change deployed, a producer bug fixed), or the events come straight back to the DLQ, each as
- * a record marked as a failed replay, which the next replay leaves out (`--replays`). A record
+ * a record marked as a failed replay; a replay sends each event once, however many of its DLQ
+ * records it selects (ReplayOnce). A record
  * cut to fit a Kafka message (`sluice-dlq-truncated`) is not replayed: the output lists it with
  * its source coordinates, where the original is while the raw topic keeps it. --limit counts
  * the records replayed.
  */
 import { KafkaProducer } from '@sluice/kafka';
 import { parseDlqArgs } from './args';
-import { Counts, describe, matches, toReplayRecord, type DlqEntry } from './dlq-record';
+import { Counts, describe, matches, ReplayOnce, toReplayRecord, type DlqEntry } from './dlq-record';
 import { scanTopic } from './read-dlq';
 
 /** How long a DLQ scan may go without progress before the tool gives up, ms. */
@@ -84,6 +85,8 @@ async function main(argv: string[]): Promise<number> {
       // land once downstream).
       const replayed = new Counts();
       const notReplayed: Record<string, unknown>[] = [];
+      const once = new ReplayOnce(dlqTopic);
+      let alreadyReplayed = 0;
       const dryRun = parsed.invocation.dryRun;
       const producer = dryRun ? undefined : new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
       await producer?.connect();
@@ -100,6 +103,10 @@ async function main(argv: string[]): Promise<number> {
             if (notReplayed.length < limit) notReplayed.push({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated });
             return true;
           }
+          if (!once.take(e)) {
+            alreadyReplayed++;
+            return true;
+          }
           replayed.add(e);
           const record = toReplayRecord(e, dlqTopic);
           pending.push(record);
@@ -112,7 +119,11 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await producer?.close();
       }
-      const skipped = notReplayed.length > 0 ? { truncatedNotReplayed: notReplayed } : {};
+      const skipped = {
+        ...(notReplayed.length > 0 ? { truncatedNotReplayed: notReplayed } : {}),
+        // Failed replays of records this run replays: the same events, sent once.
+        ...(alreadyReplayed > 0 ? { failedReplaysOfReplayedRecords: alreadyReplayed } : {}),
+      };
       if (dryRun) print({ wouldReplay: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
       else print({ replayed: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
       return 0;

@@ -1,5 +1,5 @@
 import { HEADERS } from '@sluice/contracts';
-import { Counts, DLQ_HEADERS, describe as describeDlq, matches, toReplayRecord, type DlqMessage } from './dlq-record';
+import { Counts, DLQ_HEADERS, describe as describeDlq, matches, ReplayOnce, toReplayRecord, type DlqMessage } from './dlq-record';
 
 function message(partition: number, offset: number, reason: string, contract: string, value = `{"event_id":"e-${offset}"}`): DlqMessage {
   return {
@@ -105,5 +105,17 @@ describe('DLQ records', () => {
   it('replays under the original key, so the event keeps its entity partition', () => {
     const r = toReplayRecord(describeDlq(message(2, 7, 'RULE_RANGE', 'orders')), 'sluice.dlq');
     expect(r.key).toEqual(Buffer.from('k'));
+  });
+
+  it('replays each event once per run: a failed replay only when its original is not replayed', () => {
+    const at = (offset: number, replayOf?: number) => ({ partition: 0, offset, replayOf: replayOf === undefined ? undefined : `sluice.dlq/0/${replayOf}` });
+    const once = new ReplayOnce('sluice.dlq');
+    // R0 at 1, its failed replay R1 at 5, R1's failed replay R2 at 9; an unrelated record at 6.
+    expect([at(1), at(5, 1), at(6), at(9, 5)].map((e) => once.take(e))).toEqual([true, false, true, false]);
+    // R0 gone (retention) or not selected: its failed replay is the event's only copy, replayed.
+    const alone = new ReplayOnce('sluice.dlq');
+    expect([at(5, 1), at(9, 5)].map((e) => alone.take(e))).toEqual([true, false]);
+    // The position names the topic: a record replayed from another DLQ topic is another record.
+    expect(new ReplayOnce('other.dlq').take(at(5, 1))).toBe(true);
   });
 });

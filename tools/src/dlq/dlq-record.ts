@@ -55,9 +55,8 @@ export interface DlqEntry {
 
 /**
  * Records that are themselves failed replays (they carry `sluice-replay-of`): `exclude` them,
- * keep `only` them, or `include` them with the rest. A replay excludes them by default: each
- * holds the same event as the DLQ record it came from, so replaying both doubled the DLQ copies
- * of an event still failing at every run.
+ * keep `only` them, or `include` them with the rest (the default). A replay sends each event
+ * once however it is selected ({@link ReplayOnce}).
  */
 export type ReplaysFilter = 'include' | 'exclude' | 'only';
 
@@ -162,4 +161,24 @@ export function toReplayRecord(e: DlqEntry, dlqTopic: string): { key: Buffer | n
   for (const [name, value] of Object.entries(e.message.headers)) if (!dlqNames.has(name)) headers[name] = e.message.repeatedHeaders?.[name] ?? value;
   headers[REPLAY_HEADER] = `${dlqTopic}/${e.partition}/${e.offset}`;
   return { key: e.message.key, value: e.message.value, headers };
+}
+
+/**
+ * One replay per event per run. A failed replay R1 (`sluice-replay-of` R0) holds the same event
+ * as R0: replaying both doubled the DLQ copies of an event still failing, at every run. R1 is
+ * left out when this run replays R0, or left R0 out for this reason; it is replayed when R0 is
+ * gone (the DLQ's retention) or not selected. A record's copies share its key, hence its DLQ
+ * partition, and a scan reads a partition in order, so R0 comes before R1. Holds one position
+ * per record selected (about 100 bytes each).
+ */
+export class ReplayOnce {
+  private readonly covered = new Set<string>();
+
+  constructor(private readonly dlqTopic: string) {}
+
+  /** True when `e` is to be replayed; false when a record earlier in this run replays its event. */
+  take(e: Pick<DlqEntry, 'partition' | 'offset' | 'replayOf'>): boolean {
+    this.covered.add(`${this.dlqTopic}/${e.partition}/${e.offset}`);
+    return e.replayOf === undefined || !this.covered.has(e.replayOf);
+  }
 }

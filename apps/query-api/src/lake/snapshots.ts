@@ -76,7 +76,7 @@ export class SnapshotTracker {
     const loads = tables.map((table) =>
       this.latest(table).then(
         () => void loaded.add(table),
-        (err: unknown) => void failed.set(table, (err as { code?: string }).code ?? (err as Error).message),
+        (err: unknown) => void failed.set(table, (err as { code?: string } | null | undefined)?.code ?? String(err)),
       ),
     );
     let timer: NodeJS.Timeout | undefined;
