@@ -62,8 +62,11 @@ install() {
   # Outside any module, so the workspace's own go.mod (if one appears) cannot interfere.
   src="$(cd / && GOFLAGS= go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
   [ -n "$src" ] && [ -d "$src/weed" ] || die "could not download $module@$version through the module proxy"
-  (cd "$src" && GOFLAGS= go build -o "$bin.tmp" ./weed) || { rm -f "$bin.tmp"; die "go build of SeaweedFS failed"; }
-  mv -f "$bin.tmp" "$bin"
+  # A temporary name of this process's own: two setups on one machine (a checkout and a CI clone
+  # share the cache) must not move each other's half-built file.
+  local tmp="$bin.tmp.$$"
+  (cd "$src" && GOFLAGS= go build -o "$tmp" ./weed) || { rm -f "$tmp"; die "go build of SeaweedFS failed"; }
+  mv -f "$tmp" "$bin"
   say "built $bin in $((SECONDS - started))s"
 }
 

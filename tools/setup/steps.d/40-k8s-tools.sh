@@ -61,11 +61,11 @@ if [ ! -f "$schemas/.complete" ]; then
   keda_dir="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')"
   [ -f "$k8s_dir/api/openapi-spec/swagger.json" ] || { say "no OpenAPI spec in $k8s_dir"; exit 1; }
   [ -f "$keda_dir/config/crd/bases/keda.sh_scaledobjects.yaml" ] || { say "no ScaledObject CRD in $keda_dir"; exit 1; }
-  rm -rf "$schemas.partial"
+  rm -rf "$schemas.partial.$$"
   (cd "$root" && npx --no-install tsx tools/src/deploy/k8s-schemas.ts \
-    "$k8s_dir/api/openapi-spec/swagger.json" "$schemas.partial" \
+    "$k8s_dir/api/openapi-spec/swagger.json" "$schemas.partial.$$" \
     "$keda_dir/config/crd/bases/keda.sh_scaledobjects.yaml" >&2)
-  touch "$schemas.partial/.complete"
+  touch "$schemas.partial.$$/.complete"
   rm -rf "$schemas"
-  mv "$schemas.partial" "$schemas"
+  mv "$schemas.partial.$$" "$schemas"
 fi
