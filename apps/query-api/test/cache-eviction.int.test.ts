@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { SluiceError } from '@sluice/errors';
@@ -20,7 +21,12 @@ class EvictingCacheStorage extends LocalStorage {
   }
   override async localPath(key: string): Promise<string> {
     const copy = path.join(this.cacheDir, key.replace(/[/\\]/g, '__'));
-    await fs.copyFile(await super.localPath(key), copy);
+    // Into place by rename, as LocalFileCache does: a copy made in place truncates the file under
+    // a read of the same path (a timed-out read of an earlier case still fetching in the
+    // background; DuckDB then saw the file at size 0).
+    const tmp = `${copy}.${randomUUID()}.tmp`;
+    await fs.copyFile(await super.localPath(key), tmp);
+    await fs.rename(tmp, copy);
     if (!this.evicted.has(key)) {
       this.evicted.add(key);
       await fs.rm(copy);
