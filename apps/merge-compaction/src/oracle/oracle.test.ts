@@ -55,6 +55,31 @@ describe('oracle generator', () => {
     expect(dates.size).toBe(2);
   });
 
+  it('holds the older version of a swapped pair back up to reorderDistance sends, its copies after it', () => {
+    const late = generateStream([orders, clicks], { ...options, reorderDistance: 400 });
+    const fresh = late.filter((s) => !s.duplicate);
+    expect(new Set(fresh.map((s) => s.event.event_id)).size).toBe(4000);
+    expect(fresh).toHaveLength(4000);
+    // Per late older version: how many sends after its newer version it came.
+    const at = new Map<string, number>();
+    const gaps: number[] = [];
+    late.forEach((s, i) => {
+      if (s.duplicate) {
+        expect(at.has(s.event.event_id)).toBe(true); // a copy never precedes its original
+        return;
+      }
+      const newer = at.get(`${s.contract}/${s.key}/${s.event.version + 1}`);
+      if (newer !== undefined) gaps.push(i - newer);
+      at.set(s.event.event_id, i);
+      at.set(`${s.contract}/${s.key}/${s.event.version}`, i);
+    });
+    expect(gaps.length).toBeGreaterThan(300);
+    expect(Math.max(...gaps)).toBeGreaterThan(200);
+    // Counted from the newer version's send; a few sends due at the same moment go first.
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(400 + 10);
+    expect(gaps.filter((g) => g === 1).length).toBeLessThan(gaps.length / 10);
+  });
+
   it('expected tables follow from the definitions', () => {
     const bronze = expectedBronze(sends);
     expect(bronze.get('orders')).toHaveLength(2000);

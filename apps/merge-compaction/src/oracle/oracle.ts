@@ -63,6 +63,11 @@ export interface StreamOptions {
   readonly stepMs: number;
   /** How far back (in events) a duplicate may be re-sent; keep its event time inside the dedup watermark. */
   readonly duplicateDistance: number;
+  /**
+   * How many sends (all contracts) the older version of a swapped pair may be held back after
+   * the newer one; 0 or absent: the two are sent next to each other in their contract's order.
+   */
+  readonly reorderDistance?: number;
 }
 
 /** One generated send: which contract, the entity key, the event. */
@@ -76,31 +81,44 @@ export interface Send {
 
 /**
  * Generates the send order for all contracts, interleaved. Per entity, versions go 1, 2, 3, …;
- * with `reorderRate` two consecutive versions of an entity are emitted swapped. Duplicates are
- * exact copies of an earlier send, re-emitted up to `duplicateDistance` sends later.
+ * with `reorderRate` two consecutive versions of an entity are emitted swapped, the older one up
+ * to `reorderDistance` sends after the newer. Duplicates are exact copies of an earlier send,
+ * re-emitted up to `duplicateDistance` sends later.
  */
 export function generateStream(contracts: readonly OracleContractSpec[], options: StreamOptions): Send[] {
   const rng = new Rng(options.seed);
   const out: Send[] = [];
   const perContract = contracts.map((c) => makeContractEvents(c, options, rng));
   const cursors = perContract.map(() => 0);
-  const pendingDup: { at: number; send: Send }[] = [];
+  /** Per contract, where its last send taken in order went (for an older version: its newer one). */
+  const lastAt = perContract.map(() => 0);
+  // Sends due later: copies of earlier sends, and held-back older versions (`late`).
+  const pending: { at: number; send: Send; late: boolean }[] = [];
+  const emit = (send: Send) => {
+    out.push(send);
+    if (rng.chance(options.duplicateRate)) {
+      pending.push({ at: out.length + 1 + rng.int(Math.max(1, options.duplicateDistance)), send, late: false });
+    }
+  };
+  const release = (p: { send: Send; late: boolean }) => (p.late ? emit(p.send) : out.push({ ...p.send, duplicate: true }));
   for (;;) {
-    // Re-emit duplicates that are due, in the order they became due.
-    for (let d = 0; d < pendingDup.length; ) {
-      if (pendingDup[d].at <= out.length) out.push({ ...pendingDup.splice(d, 1)[0].send, duplicate: true });
+    // Re-emit what is due, in the order it became due.
+    for (let d = 0; d < pending.length; ) {
+      if (pending[d].at <= out.length) release(pending.splice(d, 1)[0]);
       else d++;
     }
     const open = perContract.map((l, j) => (cursors[j] < l.length ? j : -1)).filter((j) => j >= 0);
     if (open.length === 0) {
-      for (const d of pendingDup.splice(0)) out.push({ ...d.send, duplicate: true });
+      while (pending.length > 0) release(pending.shift()!);
       break;
     }
     const j = rng.pick(open);
-    const send = perContract[j][cursors[j]++];
-    out.push(send);
-    if (rng.chance(options.duplicateRate)) {
-      pendingDup.push({ at: out.length + 1 + rng.int(Math.max(1, options.duplicateDistance)), send });
+    const { send, older } = perContract[j][cursors[j]++];
+    if (older && (options.reorderDistance ?? 0) > 0) {
+      pending.push({ at: lastAt[j] + 1 + rng.int(options.reorderDistance!), send, late: true });
+    } else {
+      lastAt[j] = out.length;
+      emit(send);
     }
   }
   // Event times follow send order (a producer's clock), so reordering is by version, not time.
@@ -110,10 +128,11 @@ export function generateStream(contracts: readonly OracleContractSpec[], options
   return out;
 }
 
-function makeContractEvents(c: OracleContractSpec, options: StreamOptions, rng: Rng): Send[] {
+/** A contract's events in version order per entity, swapped pairs newer first (`older` marks the second). */
+function makeContractEvents(c: OracleContractSpec, options: StreamOptions, rng: Rng): { send: Send; older: boolean }[] {
   const versions = new Array<number>(c.entities).fill(0);
   const deleted = new Array<boolean>(c.entities).fill(false);
-  const sends: Send[] = [];
+  const sends: { send: Send; older: boolean }[] = [];
   while (sends.length < options.eventsPerContract) {
     const entity = rng.int(c.entities);
     const swap = rng.chance(options.reorderRate) && sends.length + 2 <= options.eventsPerContract;
@@ -138,7 +157,7 @@ function makeContractEvents(c: OracleContractSpec, options: StreamOptions, rng: 
       batch.push({ contract: c.name, key: Object.values(keyFields).join('|'), event, duplicate: false });
     }
     if (swap) batch.reverse();
-    sends.push(...batch);
+    sends.push(...batch.map((send, k) => ({ send, older: swap && k === 1 })));
   }
   return sends;
 }

@@ -90,6 +90,9 @@ export function streamOptions(seed: number, eventsPerContract: number): StreamOp
     startMs: Date.UTC(2026, 10, 28, 23, 59, 0),
     stepMs: 37,
     duplicateDistance: 200,
+    // Older versions arrive up to 300 sends (~11 s of event time) after the newer: past batch,
+    // commit and fold boundaries, and across midnight into the other date's partition.
+    reorderDistance: 300,
   };
 }
 
