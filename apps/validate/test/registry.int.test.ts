@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
 import { createTopics, order, randomName, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
@@ -21,6 +22,41 @@ async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes
     event: json,
     bytes: encodeConfluent(ids.get(version.version) as number, version.schema, decoded.event),
     unknownId: (n) => encodeConfluent(2_000_000_000 + n, version.schema, decoded.event),
+  };
+}
+
+/**
+ * A registry that goes away and comes back: a loopback listener that cuts every connection until
+ * `forward()`, then passes connections to `target` (the real registry). It holds its port from the
+ * start, so nothing else can take it between the outage and the return.
+ */
+async function flakyRegistry(target: URL): Promise<{ url: string; forward(): void; close(): Promise<void> }> {
+  let forwarding = false;
+  const sockets = new Set<net.Socket>();
+  const track = (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  };
+  const server = net.createServer((client) => {
+    track(client);
+    if (!forwarding) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = net.connect(Number(target.port), target.hostname);
+    track(upstream);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    forward: () => (forwarding = true),
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
   };
 }
 
@@ -65,15 +101,29 @@ describe('validate with a schema registry', () => {
     }
   });
 
-  it('retries the batch while the registry cannot be reached instead of dead-lettering its events', async () => {
+  it('retries the batch while the registry cannot be reached instead of dead-lettering its events, and passes it once the registry is back', async () => {
     const t = topicsFor('registry-down');
     await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
     const good = await confluentOrder();
     await feed(t.raw, [{ key: 'good', value: good.bytes }]);
-    // Nothing listens on port 9 of loopback: every registry request fails to connect.
-    validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9' }));
-    const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
-    expect(warning.code).toBe('VALIDATE_REGISTRY_UNAVAILABLE');
-    expect(await readTopics(brokers, [t.valid.orders, t.dlq], 0, 1000, 2000)).toEqual([]);
+    // Every registry connection is cut until the registry "comes back".
+    const registry = await flakyRegistry(new URL(registryUrl as string));
+    try {
+      validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registry.url }));
+      const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
+      expect(warning.code).toBe('VALIDATE_REGISTRY_UNAVAILABLE');
+      const retries = () => validate!.output.filter((line) => /batch aborted; retrying/.test(line)).length;
+      for (const deadline = Date.now() + 30_000; retries() < 3 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 200));
+      expect(retries()).toBeGreaterThanOrEqual(3);
+      expect(await readTopics(brokers, [t.valid.orders, t.dlq], 0, 1000, 2000)).toEqual([]);
+
+      // The registry is back: the same batch passes, its event valid, once.
+      registry.forward();
+      const out = await readTopics(brokers, [t.valid.orders, t.dlq], 1, 60_000, 2000);
+      expect(out.map((m) => `${m.topic}:${m.key?.toString()}`)).toEqual([`${t.valid.orders}:${String(good.event.order_id)}`]);
+      expect(decodeEvent(out[0].value as Buffer, { now: Date.now() })).toMatchObject({ ok: true, event: { event_id: good.event.event_id } });
+    } finally {
+      await registry.close();
+    }
   });
 });
