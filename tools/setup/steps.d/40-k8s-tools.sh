@@ -66,6 +66,10 @@ if [ ! -f "$schemas/.complete" ]; then
     "$k8s_dir/api/openapi-spec/swagger.json" "$schemas.partial.$$" \
     "$keda_dir/config/crd/bases/keda.sh_scaledobjects.yaml" >&2)
   touch "$schemas.partial.$$/.complete"
-  rm -rf "$schemas"
-  mv "$schemas.partial.$$" "$schemas"
+  if [ -f "$schemas/.complete" ]; then
+    rm -rf "$schemas.partial.$$"   # another setup finished first: keep its copy (it may be in use)
+  else
+    rm -rf "$schemas"
+    mv -T "$schemas.partial.$$" "$schemas" || rm -rf "$schemas.partial.$$"
+  fi
 fi
