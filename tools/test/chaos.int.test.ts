@@ -5,26 +5,29 @@ import { chaosRun } from './support/chaos';
 import { testBrokers } from './support/env';
 
 // The short CI version of the chaos suite (the full runs: RELIABILITY.md). One stack on the
-// shared test broker under load; the hostile corpus, then a SIGKILL of each service (in random
-// order, each restarted by the supervisor), then a consumer tier scaled up and down; then the
-// oracle audit.
+// shared test broker under load; a replay of the DLQ with the DLQ tool and a SIGKILL of validate
+// while it routes the replayed records, the hostile corpus, then a SIGKILL of each service (in
+// random order, each restarted by the supervisor), then a consumer tier scaled up and down; then
+// the oracle audit.
 
-describe('chaos (short): poison, SIGKILL of each service, scale under load', () => {
-  const run = chaosRun('chaos', () => ({ scenarios: ['poison', 'kill-each', 'scale'], seconds: 40, rate: 150, seed: 42, brokers: testBrokers(), drainTimeoutMs: 150_000 }), 480_000);
+describe('chaos (short): DLQ replay, poison, SIGKILL of each service, scale under load', () => {
+  const run = chaosRun('chaos', () => ({ scenarios: ['replay', 'poison', 'kill-each', 'scale'], seconds: 40, rate: 150, seed: 42, brokers: testBrokers(), drainTimeoutMs: 150_000 }), 540_000);
 
   it('injected the faults it promises', () => {
     const result = run();
     expect(result.faults.some((f) => /hostile HTTP requests/.test(f))).toBe(true);
     expect(result.faults.some((f) => /hostile records produced to raw/.test(f))).toBe(true);
     expect(result.faults.some((f) => /validate scaled to 3/.test(f))).toBe(true);
-    expect(result.faults.filter((f) => /SIGKILL/.test(f)).length).toBe(4);
+    expect(result.faults.some((f) => /DLQ tool replayed \d+ records to raw/.test(f))).toBe(true);
+    expect(result.target.replaysSent).toBeGreaterThan(0);
+    expect(result.faults.filter((f) => /SIGKILL/.test(f)).length).toBe(5);
     // One restart per SIGKILL and none besides: a service crashing on the poison, or looping on
     // restarts, would converge before the drain and pass the audit.
-    expect(Object.values(result.restarts).reduce((a, b) => a + b, 0)).toBe(4);
+    expect(Object.values(result.restarts).reduce((a, b) => a + b, 0)).toBe(5);
     expect(result.eventsSent).toBeGreaterThan(1000);
   });
 
-  it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input', () => {
+  it('lost nothing, doubled nothing, silver and gold equal the oracle, the DLQ equals the invalid input and each replay came back once', () => {
     const result = run();
     expect([...result.problems, ...result.audit.problems]).toEqual([]);
     expect(result.audit.dlqRecords - result.audit.dlqRawRepeats).toBe(result.oracle.dlq.size + result.target.poisonIds!.size + result.target.poisonWithoutId!);

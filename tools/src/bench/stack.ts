@@ -356,6 +356,15 @@ export class Stack {
   }
 }
 
+/** True while `pid` is a running broker JVM (kafka.sh's test: a reaped or zombie process has no command line). */
+function isBroker(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka');
+  } catch {
+    return false;
+  }
+}
+
 /** A private Kafka broker for scenarios that stop it (never the shared test broker). */
 export class OwnBroker {
   readonly brokers: string;
@@ -390,9 +399,23 @@ export class OwnBroker {
     }
   }
 
-  /** Stops it (by its pid file). */
+  /** Stops it (by its pid file): SIGTERM, a controlled shutdown. */
   stop(): Promise<void> {
     return this.run('stop');
+  }
+
+  /**
+   * Crashes it: SIGKILL to the JVM (no controlled shutdown, no final flush; the next start
+   * recovers its logs), then waits until the process is gone. Throws when no broker runs.
+   */
+  async kill(): Promise<void> {
+    const pid = this.pid();
+    if (pid === undefined || !isBroker(pid)) throw new Error(`no broker runs from ${this.dataDir} to kill`);
+    process.kill(pid, 'SIGKILL');
+    for (let waited = 0; isBroker(pid); waited += 250) {
+      if (waited >= 30_000) throw new Error(`broker pid ${pid} still runs 30 s after SIGKILL`);
+      await sleep(250);
+    }
   }
 
   /** Pid of the broker JVM, or undefined when it does not run. */

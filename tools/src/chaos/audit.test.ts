@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CONTRACTS, columnsOf, type ColumnType, type ContractName } from '@sluice/contracts';
 import { LakeTable, LocalStorage, type DeltaType } from '@sluice/lake';
-import { DLQ_HEADERS } from '../dlq/dlq-record';
+import { DLQ_HEADERS, REPLAY_HEADER } from '../dlq/dlq-record';
 import { EventStream, Oracle, flatten, type GenEvent } from '../generator';
 import { diffAgainstOracle, type AuditTarget } from './audit';
 
@@ -64,7 +64,7 @@ async function audit(lake: Lake): Promise<string[]> {
   return (await report(lake)).problems;
 }
 
-async function report(lake: Lake): Promise<Awaited<ReturnType<typeof diffAgainstOracle>>> {
+async function report(lake: Lake, extra: Partial<AuditTarget> = {}): Promise<Awaited<ReturnType<typeof diffAgainstOracle>>> {
   const root = mkdtempSync(path.join(tmpdir(), 'sluice-audit-'));
   try {
     for (const contract of oracle.contracts()) {
@@ -83,7 +83,7 @@ async function report(lake: Lake): Promise<Awaited<ReturnType<typeof diffAgainst
         if (rows.length > 0) await table.append({ rows });
       }
     }
-    const target: AuditTarget = { lake: { root }, brokers: 'unused:1', dlqTopic: 'unused', readDlq: async () => lake.dlq };
+    const target: AuditTarget = { lake: { root }, brokers: 'unused:1', dlqTopic: 'unused', readDlq: async () => lake.dlq, ...extra };
     return await diffAgainstOracle(target, oracle);
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -105,6 +105,30 @@ describe('the chaos audit', () => {
     const sameSource = lakeOfOracle();
     sameSource.dlq.push({ ...sameSource.dlq[0], offset: 999 });
     expect((await audit(sameSource)).join('\n')).toMatch(/DLQ: 1 source records dead-lettered more than once/);
+  }, 60_000);
+
+  it('checks DLQ replays: each replayed record back once as a failed replay with its bytes', async () => {
+    // The DLQ tool replayed the first three records; validate dead-lettered each again from its new raw record.
+    const withReplays = (copies: number[]): Lake => {
+      const lake = lakeOfOracle();
+      copies.forEach((i, n) => {
+        const original = lake.dlq[i];
+        const headers = { ...original.headers, [DLQ_HEADERS.sourceOffset]: Buffer.from(String(5000 + n)), [REPLAY_HEADER]: Buffer.from(`unused/0/${original.offset}`) };
+        lake.dlq.push({ ...original, offset: 1000 + n, headers });
+      });
+      return lake;
+    };
+    expect(await report(withReplays([0, 1, 2]), { replaysSent: 3 })).toMatchObject({ problems: [], dlqRawRepeats: 3 });
+    expect((await audit(withReplays([0, 1, 2]))).join('\n')).toMatch(/DLQ: 3 failed replays for 0 records replayed/);
+    expect((await report(withReplays([0, 1]), { replaysSent: 3 })).problems.join('\n')).toMatch(/DLQ: 2 failed replays for 3 records replayed/);
+    const doubled = (await report(withReplays([0, 1, 1]), { replaysSent: 2 })).problems.join('\n');
+    expect(doubled).toMatch(/DLQ: 1 replayed records came back more than once \(e\.g\. unused\/0\/1 ×2\)/);
+    const changed = withReplays([0, 1, 2]);
+    changed.dlq[changed.dlq.length - 1].value = Buffer.from('{"event_id":"other"}');
+    expect((await report(changed, { replaysSent: 3 })).problems.join('\n')).toMatch(/DLQ: 1 failed replays do not hold the bytes of the record they name \(e\.g\. unused\/0\/2: other bytes\)/);
+    const nowhere = withReplays([0, 1, 2]);
+    nowhere.dlq[nowhere.dlq.length - 1].headers[REPLAY_HEADER] = Buffer.from('unused/0/77777');
+    expect((await report(nowhere, { replaysSent: 3 })).problems.join('\n')).toMatch(/unused\/0\/77777: no such DLQ record/);
   }, 60_000);
 
   it.each<[string, (lake: Lake) => void, RegExp]>([

@@ -2,7 +2,7 @@ import { columnsOf, CONTRACTS, type ContractName } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
 import { LakeQueryEngine, LakeTable, tableStorageFactory, type LakeRootS3Options, type Storage } from '@sluice/lake';
 import { sleep } from '../bench/stack';
-import { DLQ_HEADERS } from '../dlq/dlq-record';
+import { DLQ_HEADERS, REPLAY_HEADER, type DlqMessage } from '../dlq/dlq-record';
 import { readDlq, readTopic } from '../dlq/read-dlq';
 import { flatten, goldRowId, type Oracle } from '../generator';
 
@@ -28,6 +28,8 @@ export interface AuditTarget {
   readonly poisonIds?: ReadonlySet<string>;
   /** Every poison record produced to raw, by `topic/partition/offset`: each in the DLQ exactly once, cut when `cut`. */
   readonly poisonSources?: ReadonlyMap<string, { readonly name: string; readonly cut: boolean }>;
+  /** DLQ records the DLQ tool replayed to raw, still invalid: each must be back in the DLQ once, as a failed replay. */
+  readonly replaysSent?: number;
   /** Reads the DLQ (default: the topic, from the broker); a test of the audit hands its records in. */
   readonly readDlq?: () => ReturnType<typeof readDlq>;
 }
@@ -264,6 +266,7 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
     }
   }
   if (altered) problems.push(`DLQ: ${altered} records do not hold the bytes their event was sent with (e.g. ${alteredExample})`);
+  problems.push(...checkReplays(dlq, target));
   const poison = target.poisonIds ?? new Set<string>();
   const dlqMissing = [...oracle.dlq.keys(), ...poison].filter((id) => !seen.has(id));
   // An event_id dead-lettered more than once from as many raw records was produced to raw more
@@ -278,6 +281,35 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
   const wantUnidentified = target.poisonWithoutId ?? 0;
   if (unidentified !== wantUnidentified) problems.push(`DLQ: ${unidentified} records without an event_id, want ${wantUnidentified}`);
   return { problems, bronzeRows, silverRows, dlqRecords: dlq.length, dlqRawRepeats };
+}
+
+/**
+ * Every DLQ record the DLQ tool replayed came back once as a failed replay (`sluice-replay-of`
+ * naming it), holding its bytes: none lost, none doubled by a crash while validate routed them.
+ */
+function checkReplays(dlq: readonly DlqMessage[], target: AuditTarget): string[] {
+  const problems: string[] = [];
+  const replays = dlq.filter((m) => m.headers[REPLAY_HEADER] !== undefined);
+  const sent = target.replaysSent ?? 0;
+  if (replays.length !== sent) problems.push(`DLQ: ${replays.length} failed replays for ${sent} records replayed`);
+  const at = new Map(dlq.map((m) => [`${target.dlqTopic}/${m.partition}/${m.offset}`, m]));
+  const copies = new Map<string, number>();
+  let unlike = 0;
+  let example = '';
+  for (const m of replays) {
+    const of = m.headers[REPLAY_HEADER]!.toString('utf8');
+    copies.set(of, (copies.get(of) ?? 0) + 1);
+    const original = at.get(of);
+    const same = original !== undefined && (original.value === null ? m.value === null : m.value !== null && original.value.equals(m.value));
+    if (!same) {
+      unlike++;
+      example ||= `${of}: ${original === undefined ? 'no such DLQ record' : 'other bytes'}`;
+    }
+  }
+  const doubled = [...copies].filter(([, n]) => n > 1);
+  if (doubled.length) problems.push(`DLQ: ${doubled.length} replayed records came back more than once (e.g. ${doubled[0][0]} ×${doubled[0][1]})`);
+  if (unlike) problems.push(`DLQ: ${unlike} failed replays do not hold the bytes of the record they name (e.g. ${example})`);
+  return problems;
 }
 
 /**

@@ -7,8 +7,8 @@
  *   --scenario all runs every scenario in turn (a fresh stack each); --scenario a+b injects a then b
  *   during one load on one stack and audits once.
  *
- * Scenarios: kill, broker, storage-fail, storage-slow, disk-full, s3-slow, s3-fail,
- * s3-lost-answers, poison, scale (RELIABILITY.md). The s3-* scenarios put the lake on the S3
+ * Scenarios: kill, kill-each, broker, storage-fail, storage-slow, disk-full, s3-slow, s3-fail,
+ * s3-lost-answers, replay, poison, scale (RELIABILITY.md); replay before poison in an a+b list. The s3-* scenarios put the lake on the S3
  * server named by SLUICE_TEST_S3_* (`bash tools/services.d/10-s3.sh start`, then export what its
  * `env` prints); `all` leaves them out, saying so, when those are not set.
  * Exit code 0 when every audited run passed, 1 otherwise, 2 on bad usage.

@@ -1,9 +1,13 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { CONTRACTS, HEADERS, MAX_DLQ_RECORD_BYTES } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
 import { isS3Root } from '@sluice/lake';
 import { readdirSync } from 'node:fs';
-import { DEMO_API_KEY, sleep, type OwnBroker, type Stack } from '../bench/stack';
+import { DEMO_API_KEY, ROOT, sleep, type OwnBroker, type Stack } from '../bench/stack';
+import { DLQ_HEADERS } from '../dlq/dlq-record';
+import { readDlq } from '../dlq/read-dlq';
 import type { Rng } from '../generator';
 import { openTable, type LakeLocation } from './audit';
 import { poisonCorpus } from './poison';
@@ -32,6 +36,8 @@ export interface FaultContext {
   readonly poisonIds: Map<string, string>;
   /** Every poison record produced straight to raw, by `topic/partition/offset`: its name and whether its DLQ copy must be cut. */
   readonly poisonSources: Map<string, PoisonSource>;
+  /** DLQ records the DLQ tool replayed to raw: each must come back to the DLQ once, as a failed replay. */
+  replaysSent: number;
   /** Findings that fail the scenario independently of the audit (a crash on poison, a corrupt table). */
   readonly problems: string[];
 }
@@ -210,15 +216,16 @@ export const SCENARIOS: Record<string, Scenario> = {
 
   broker: {
     name: 'broker',
-    what: 'stop the (private) broker for 10–20 s during load, start it again; twice',
+    what: 'the (private) broker down for 10–20 s during load, then started again; twice: first crashed (SIGKILL), then stopped (SIGTERM)',
     ownBroker: true,
     async inject(ctx) {
       const broker = ctx.broker!;
-      for (let round = 0; round < 2; round++) {
+      // The crash first: a short run (the CI version) may end before the second round.
+      for (const how of ['SIGKILL', 'SIGTERM'] as const) {
         if (!(await pause(ctx, 5000 + ctx.rng.int(5000)))) return;
         const down = 10_000 + ctx.rng.int(10_000);
-        ctx.fault(`broker stopped for ${down} ms`);
-        await broker.stop();
+        ctx.fault(`broker stopped by ${how} for ${down} ms`);
+        await (how === 'SIGKILL' ? broker.kill() : broker.stop());
         ctx.log('broker process gone');
         await sleep(down);
         ctx.log('starting the broker again');
@@ -384,6 +391,45 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
 
+  replay: {
+    name: 'replay',
+    what: 'replay the whole DLQ to raw with the DLQ tool as an operator would (the events are still invalid: each must come back to the DLQ once, marked as a failed replay), validate frozen meanwhile and SIGKILLed 0–400 ms after it resumes',
+    async inject(ctx) {
+      if (!(await pause(ctx, 6000 + ctx.rng.int(3000)))) return;
+      // Replays of poison records without an event_id would change the count the audit expects of them.
+      if (ctx.poisonSources.size > 0) {
+        ctx.problems.push('replay: run it before poison (a replay of the poison records would change what the audit expects of them)');
+        return;
+      }
+      // Frozen, validate adds nothing to the DLQ: the tool replays exactly what is read here, and
+      // the replayed records wait in raw until it resumes.
+      const validate = ctx.stack.get('validate');
+      process.kill(validate.pid, 'SIGSTOP');
+      let resumed = false;
+      try {
+        const dlq = await readDlq(ctx.stack.options.brokers, ctx.stack.topics.dlq, 60_000);
+        const notFromRaw = dlq.filter((m) => m.headers[DLQ_HEADERS.sourceTopic]?.toString('utf8') !== ctx.stack.topics.raw).length;
+        if (notFromRaw > 0) ctx.problems.push(`replay: ${notFromRaw} DLQ records are not validate's (merge-compaction's own dead letters are valid events: replayed, they do not come back)`);
+        const replayable = dlq.filter((m) => m.headers[DLQ_HEADERS.truncated] === undefined).length;
+        const { replayed } = await dlqTool(ctx.stack, ['replay', '--all']);
+        if (replayed !== replayable || replayed === 0) {
+          ctx.problems.push(`replay: the DLQ tool replayed ${String(replayed)} records of the ${replayable} replayable ones the DLQ held (the load's invalid events should have been there)`);
+        }
+        ctx.replaysSent += replayed > 0 ? replayed : 0;
+        ctx.fault(`DLQ tool replayed ${replayed} records to raw while validate was frozen`);
+        process.kill(validate.pid, 'SIGCONT');
+        resumed = true;
+        const after = ctx.rng.int(400);
+        await sleep(after);
+        ctx.fault(`SIGKILL validate ${after} ms after it resumed with the replayed records waiting in raw`);
+        ctx.stack.kill('validate', 'SIGKILL');
+      } finally {
+        if (!resumed) process.kill(validate.pid, 'SIGCONT');
+      }
+      await ctx.stack.waitReady(ctx.stack.get('validate'), 120_000);
+    },
+  },
+
   scale: {
     name: 'scale',
     what: 'scale validate 1 → 3 → 1 and add/remove a tier-1-only merge-compaction instance during load (rebalances)',
@@ -406,3 +452,11 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
 };
+
+/** Runs the DLQ tool (tools/src/dlq/cli.ts) on the stack's topics, as an operator would; its JSON answer. */
+async function dlqTool(stack: Stack, args: readonly string[]): Promise<{ replayed: number }> {
+  const cli = [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), '--tsconfig', path.join(ROOT, 'tsconfig.base.json'), path.join(ROOT, 'tools/src/dlq/cli.ts')];
+  const topics = ['--brokers', stack.options.brokers, '--dlq-topic', stack.topics.dlq, '--raw-topic', stack.topics.raw];
+  const { stdout } = await promisify(execFile)(process.execPath, [...cli, ...args, ...topics], { cwd: ROOT, timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { replayed: number };
+}
