@@ -26,6 +26,11 @@ describe('splitJson', () => {
     ['[1,]', 'empty array element before byte 3'],
     ['["abc', 'unterminated string'],
     ['[}', 'unbalanced bracket at byte 1'],
+    // A closer of the other kind would hide the comma after it inside the element: the element
+    // boundaries, and with them the indexes of the answer, would be wrong.
+    ['[{"note":[1}, {"a":1}], {"b":2}]', 'mismatched bracket at byte 11'],
+    ['[[1}, {"a":1}]', 'mismatched bracket at byte 3'],
+    ['[{"a":[1,{"b":2]}]', 'mismatched bracket at byte 15'],
     ['[]', 'the batch is empty'],
     ['', 'the body is empty'],
     ['   \n ', 'the body is empty'],

@@ -86,7 +86,8 @@ export function splitNdjson(buf: Buffer, maxEvents: number): SplitResult {
 /**
  * JSON: a single value (one event) or a top-level array (a batch). Array elements are cut at
  * top-level commas; a malformed element fails on its own later, but a malformed array frame
- * (unbalanced brackets, text after the closing bracket, an unterminated string) fails the body.
+ * (unbalanced or mismatched brackets, text after the closing bracket, an unterminated string)
+ * fails the body: its element boundaries could not be trusted.
  */
 export function splitJson(buf: Buffer, maxEvents: number): SplitResult {
   const [s, e] = trimmed(buf, 0, buf.length);
@@ -95,7 +96,12 @@ export function splitJson(buf: Buffer, maxEvents: number): SplitResult {
 
   const events: EventSlice[] = [];
   let count = 0;
-  let depth = 1;
+  /**
+   * The brackets open inside the array, innermost last. Each closer must match its opener: with
+   * a depth count alone, `[{"a":[1}, B]` hid the comma before B inside element 0, and the
+   * indexes of the answer's errors pointed at other events than the client's.
+   */
+  const open: number[] = [];
   let maxDepth = 0;
   let inString = false;
   let elementStart = s + 1;
@@ -116,17 +122,17 @@ export function splitJson(buf: Buffer, maxEvents: number): SplitResult {
     }
     if (b === QUOTE) inString = true;
     else if (b === OPEN_CURLY || b === OPEN_SQUARE) {
-      depth++;
-      if (depth - 1 > maxDepth) maxDepth = depth - 1;
+      open.push(b);
+      if (open.length > maxDepth) maxDepth = open.length;
     } else if (b === CLOSE_CURLY || b === CLOSE_SQUARE) {
-      depth--;
-      if (depth < 0) return { ok: false, reason: `unbalanced bracket at byte ${i}` };
-      if (depth === 0) {
+      if (open.length === 0) {
+        // The array's own closer.
         if (b !== CLOSE_SQUARE) return { ok: false, reason: `unbalanced bracket at byte ${i}` };
         closedAt = i;
         break;
       }
-    } else if (b === COMMA && depth === 1) {
+      if (open.pop() !== (b === CLOSE_CURLY ? OPEN_CURLY : OPEN_SQUARE)) return { ok: false, reason: `mismatched bracket at byte ${i}` };
+    } else if (b === COMMA && open.length === 0) {
       const problem = push(elementStart, i, false);
       if (problem) return { ok: false, reason: `${problem} before byte ${i}` };
       elementStart = i + 1;
