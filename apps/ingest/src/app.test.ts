@@ -319,3 +319,42 @@ describe('events whose publish failed', () => {
     }
   });
 });
+
+// A 500 is retryable in the catalog but went without Retry-After, which every retryable answer carries.
+it('answers an unexpected failure with 500 INGEST_INTERNAL, Retry-After and none of its text', async () => {
+  const publisher: EventPublisher = {
+    hasCapacity: () => {
+      throw new TypeError('internal detail 7f3a');
+    },
+    isAvailable: () => true,
+    publish: async () => undefined,
+  };
+  const ingest = build(publisher);
+  try {
+    const port = await listen(ingest);
+    const body = JSON.stringify(order());
+    const res = await fetch(`http://127.0.0.1:${port}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body });
+    const text = await res.text();
+    expect({ status: res.status, retryAfter: res.headers.get('retry-after'), code: JSON.parse(text).error.code }).toEqual({ status: 500, retryAfter: '1', code: 'INGEST_INTERNAL' });
+    expect(text).not.toContain('7f3a');
+  } finally {
+    await ingest.app.close();
+  }
+});
+
+// Node removes the chunking and leaves the rest: a `gzip, chunked` body reached the splitter as
+// gzip bytes and was judged as broken JSON, as gzip under Content-Encoding once was.
+it('refuses a transfer coding other than chunked with 415 before reading the body', async () => {
+  const ingest = build(heldPublisher().publisher);
+  try {
+    const port = await listen(ingest);
+    const client = await rawConnection(port);
+    const head = `POST /v1/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ntransfer-encoding: gzip, chunked\r\n\r\n`;
+    client.socket.write(`${head}5\r\nabcde\r\n0\r\n\r\n`);
+    await until(() => client.received().includes('}'), 3_000);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 415 /);
+    expect(client.received()).toContain('Transfer-Encoding gzip is not accepted');
+  } finally {
+    await ingest.app.close();
+  }
+});

@@ -169,7 +169,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
         return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
       }
       req.principal = auth.principal;
-      const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type']);
+      const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding']);
       if (unreadable !== undefined) return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES, reason: unreadable });
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
@@ -244,7 +244,9 @@ export function buildApp(deps: IngestDeps): IngestApp {
       } catch (err) {
         // The registry is down or refuses us: the events are not judged, the producer retries.
         req.log.warn({ err }, 'schema registry lookup failed');
-        return replyError(reply, 'INGEST_REGISTRY_UNAVAILABLE', retryAfterSeconds, { reason: (err as Error).message });
+        // Only the code: the message quotes the registry's own answer (a proxy's page, the refusal
+        // of ingest's credentials), which is for the log, not for producers.
+        return replyError(reply, 'INGEST_REGISTRY_UNAVAILABLE', retryAfterSeconds, { registry: (err as { code?: string }).code ?? 'REGISTRY_UNAVAILABLE' });
       }
     }
     const accepted: AcceptedEvent[] = [];
@@ -356,22 +358,28 @@ function splitBody(body: Buffer, mediaType: string, maxEvents: number): SplitRes
 }
 
 /**
- * Whether a JSON body starts with a UTF-8 byte-order mark. The splitter does not skip one (a batch
- * behind it was taken for one event and refused as not an object, under-counting the batch) while
- * the decoder does (a single event went to Kafka with the mark in its bytes): refused instead.
+ * Whether a JSON body starts with a UTF-8 byte-order mark, after any leading whitespace. The
+ * splitter does not skip one (a batch behind it was taken for one event and refused as not an
+ * object, under-counting the batch) while the decoder does (RFC 8259 §8.1 lets a parser ignore
+ * it; contracts.md): refused as a body instead.
  */
 function startsWithBom(body: Buffer): boolean {
-  return body.length >= 3 && body.subarray(0, 3).equals(UTF8_BOM);
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x09 || body[i] === 0x0a || body[i] === 0x0d)) i++;
+  return body.length - i >= 3 && body.subarray(i, i + 3).equals(UTF8_BOM);
 }
 
 /**
  * Why a body cannot be read as sent, before any of it is: a content coding (ingest reads bytes as
- * they are; a gzip body was judged as broken JSON and a `br` label on plain JSON accepted), or a
- * charset other than UTF-8. Undefined when readable.
+ * they are; a gzip body was judged as broken JSON and a `br` label on plain JSON accepted), a
+ * transfer coding other than chunked (Node removes the chunking only: `gzip, chunked` would bring
+ * the gzip bytes back), or a charset other than UTF-8. Undefined when readable.
  */
-function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined): string | undefined {
+function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined, transferEncoding: string | undefined): string | undefined {
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) return `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed`;
+  const transfer = (transferEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'chunked');
+  if (transfer.length > 0) return `Transfer-Encoding ${transfer.join(', ')} is not accepted: send the body uncompressed (chunked alone is fine)`;
   // JSON is UTF-8 (RFC 8259 §8.1): US-ASCII labels are UTF-8 too; Avro is binary, a charset means nothing there.
   if (AVRO_TYPES.includes(mediaTypeOf(contentType))) return undefined;
   const params = (contentType ?? '').split(';').slice(1);

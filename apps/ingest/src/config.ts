@@ -1,4 +1,4 @@
-import { int, json, list, str, timerMs, type ConfigOf, url } from '@sluice/config';
+import { int, json, list, loadConfig, str, timerMs, type ConfigCheck, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
@@ -58,3 +58,20 @@ export const ingestConfigSchema = {
 };
 
 export type IngestConfig = ConfigOf<typeof ingestConfigSchema>;
+
+/** Rules over several fields of {@link ingestConfigSchema}. */
+export const ingestConfigChecks: readonly ConfigCheck<typeof ingestConfigSchema>[] = [
+  {
+    // A full batch could never fit the producer queue: it would get 429 and Retry-After forever.
+    fields: ['maxBatchEvents', 'maxQueueMessages'],
+    problem: (c) =>
+      c.maxBatchEvents <= c.maxQueueMessages
+        ? undefined
+        : `INGEST_MAX_BATCH_EVENTS (${c.maxBatchEvents}) must not exceed INGEST_MAX_QUEUE_MESSAGES (${c.maxQueueMessages}): a full batch would never fit the producer queue`,
+  },
+];
+
+/** Loads and checks ingest's configuration from `env`. */
+export function loadIngestConfig(env: Record<string, string | undefined>): IngestConfig {
+  return loadConfig(ingestConfigSchema, env, ingestConfigChecks);
+}

@@ -1,11 +1,11 @@
-import { describeConfig, loadConfig } from '@sluice/config';
+import { describeConfig } from '@sluice/config';
 import { PROMETHEUS_CONTENT_TYPE, createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
-import { ingestConfigSchema } from './config';
+import { ingestConfigSchema, loadIngestConfig } from './config';
 import { createIngest } from './runtime';
 
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
-  const config = loadConfig(ingestConfigSchema, process.env);
+  const config = loadIngestConfig(process.env);
   const telemetry = createTelemetry({ service: 'ingest', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(ingestConfigSchema, config) }, 'ingest starting');

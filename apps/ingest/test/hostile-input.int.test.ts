@@ -365,6 +365,32 @@ describe('hostile events are rejected one by one with a reason code', () => {
     }
   });
 
+  // The mark was looked for at byte 0 only: behind whitespace, a batch was taken for one event
+  // and refused as not an object, under-counting the batch.
+  it('a byte-order mark behind leading whitespace', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const behind = await post(Buffer.concat([Buffer.from('\n '), bom, Buffer.from(JSON.stringify([order(), order()]))]), { ...auth(), ...json });
+    expect({ status: behind.status, code: behind.body.error?.code }).toEqual({ status: 400, code: 'INGEST_BODY_INVALID' });
+    expect(behind.body.error.details.reason).toMatch(/byte-order mark/);
+  });
+
+  // Bracket depth was counted without matching kinds: in `[{"note":[1}, A], B, C]` the comma
+  // before A was hidden inside element 0, B answered at index 1 for A's place, A never sent.
+  it('an array whose brackets do not match', async () => {
+    const res = await post(`[{"note":[1}, ${JSON.stringify(order())}], ${JSON.stringify(order())}, ${JSON.stringify(order({}, { total_cents: -5 }))}]`, { ...auth(), ...json });
+    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 400, code: 'INGEST_BODY_INVALID' });
+    expect(res.body.error.details.reason).toMatch(/mismatched bracket at byte 11/);
+  });
+
+  // 0x00 and 0xC3 start Avro framings: such JSON-typed events were answered with Avro's reason.
+  it('a JSON event starting with a NUL byte or with é', async () => {
+    const e = order();
+    const res = await post(Buffer.concat([Buffer.from([0x00]), Buffer.from(`\n${JSON.stringify(e)}`)]), { ...auth(), ...ndjson });
+    expect({ status: res.status, errors: res.body.errors.map((x: { index: number; code: string }) => [x.index, x.code]) }).toEqual({ status: 207, errors: [[0, 'EVENT_NOT_JSON']] });
+    acceptedBytes.set(e.event_id as string, JSON.stringify(e));
+    await expectRejected('\u00e9{"a":1}', 'EVENT_NOT_JSON');
+  });
+
   it('a charset other than UTF-8', async () => {
     const res = await post(JSON.stringify(order()), { ...auth(), 'content-type': 'application/json; charset=utf-16le' });
     expect(res.status).toBe(415);

@@ -61,6 +61,8 @@ describe('ingest with a schema registry', () => {
     if (!event.ok) throw new Error('sample order invalid');
     const res = await post(url, encodeConfluent(77, CONTRACTS.orders.latest.schema, event.event));
     expect({ status: res.status, code: res.body.error?.code, retryable: res.body.error?.retryable }).toEqual({ status: 503, code: 'INGEST_REGISTRY_UNAVAILABLE', retryable: true });
+    // The registry's code, never its text (which may quote whatever answered in its place).
+    expect(res.body.error.details).toEqual({ registry: 'REGISTRY_UNAVAILABLE' });
     expect(Number(res.retryAfter)).toBeGreaterThan(0);
   });
 });

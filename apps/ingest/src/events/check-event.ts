@@ -97,8 +97,15 @@ export function checkEvent(
   // And a JSON request must not carry Avro: its schema ids would not be looked up in the registry
   // (a Confluent id ingest had not learned was refused as unknown, one it had went without the
   // contract header validate needs), and inside NDJSON binary bytes are cut at newlines.
-  if (!avro && readFraming(slice.bytes) !== undefined) {
-    return reject(slice, 'EVENT_NOT_JSON', 'the event is Avro-framed binary: send Avro with an Avro Content-Type (application/vnd.apache.avro or avro/binary)');
+  // Bytes 0x00 and 0xC3 start Avro framings and never JSON text: the decoder would take any such
+  // event for Avro and answer with an Avro reason (a NUL line in NDJSON got AVRO_FRAMING_UNKNOWN).
+  const first = slice.bytes[0];
+  if (!avro && (first === 0x00 || first === 0xc3)) {
+    const why =
+      readFraming(slice.bytes) !== undefined
+        ? 'the event is Avro-framed binary: send Avro with an Avro Content-Type (application/vnd.apache.avro or avro/binary)'
+        : `the event starts with byte 0x${first.toString(16).padStart(2, '0')}, which JSON text never does`;
+    return reject(slice, 'EVENT_NOT_JSON', why);
   }
   if (slice.depth > limits.maxDepth) {
     return reject(slice, 'EVENT_TOO_DEEP', `the event nests ${slice.depth} levels; the limit is ${limits.maxDepth}`);

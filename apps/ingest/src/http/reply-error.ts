@@ -10,6 +10,7 @@ export function replyError(
   extra: Record<string, unknown> = {},
 ): FastifyReply {
   const entry = INGEST_ERRORS[code];
-  if (entry.retryable && entry.status !== 500) reply.header('retry-after', String(retryAfterSeconds));
+  // Every retryable answer says when to come back (docs/design/ingest.md), a 500 included.
+  if (entry.retryable) reply.header('retry-after', String(retryAfterSeconds));
   return reply.code(entry.status).send({ error: { code, message: entry.message, retryable: entry.retryable, details }, ...extra });
 }

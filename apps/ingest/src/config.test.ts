@@ -1,0 +1,17 @@
+import { loadIngestConfig } from './config';
+
+describe('ingest configuration', () => {
+  const env = { KAFKA_BROKERS: '127.0.0.1:9092', INGEST_API_KEYS: JSON.stringify([{ producer: 'shop', key: 'k'.repeat(32), contracts: ['*'] }]) };
+
+  it('loads the defaults', () => {
+    expect(loadIngestConfig(env)).toMatchObject({ maxBatchEvents: 10_000, maxQueueMessages: 100_000 });
+  });
+
+  // A full batch could never fit the producer queue: every one would get 429 and Retry-After, for good.
+  it('refuses a batch limit above the producer queue bound', () => {
+    expect(() => loadIngestConfig({ ...env, INGEST_MAX_BATCH_EVENTS: '5000', INGEST_MAX_QUEUE_MESSAGES: '4000' })).toThrow(
+      /INGEST_MAX_BATCH_EVENTS \(5000\) must not exceed INGEST_MAX_QUEUE_MESSAGES \(4000\)/,
+    );
+    expect(loadIngestConfig({ ...env, INGEST_MAX_BATCH_EVENTS: '4000', INGEST_MAX_QUEUE_MESSAGES: '4000' }).maxBatchEvents).toBe(4000);
+  });
+});
