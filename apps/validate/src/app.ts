@@ -9,7 +9,7 @@ import { ProgressWatch, type ProgressVerdict } from './liveness/progress-watch';
 import { processBatch, type BatchCounts } from './pipeline/process-batch';
 import { traceRouted, type RouteTracer } from './pipeline/trace-route';
 import { contractsForValidate } from './routing/contracts-adapter';
-import type { ValidateContracts } from './routing/route';
+import type { RoutedRecord, ValidateContracts } from './routing/route';
 
 /** What `build` needs; main.ts passes the real ones. */
 export interface ValidateDeps {
@@ -89,7 +89,8 @@ export function build(deps: ValidateDeps): ValidateService {
       validTopicPrefix: config.validTopicPrefix,
       now: clock,
       avro: learner?.decoder,
-      limits: { maxFutureSkewMs: config.maxFutureSkewMs, maxAgeMs: config.maxEventAgeMs },
+      // maxBytes too: without it the decoder's own 1 MiB held whatever VALIDATE_MAX_EVENT_BYTES said.
+      limits: { maxBytes: config.maxEventBytes, maxFutureSkewMs: config.maxFutureSkewMs, maxAgeMs: config.maxEventAgeMs },
     });
   const totals: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
   let connected = false;
@@ -135,18 +136,23 @@ export function build(deps: ValidateDeps): ValidateService {
     // traces) the batch again, which shows as a second attempt in the trace, not a lost one.
     const traced = deps.tracer ? traceRouted(deps.tracer, batch, records) : 0;
     logger.debug({ input: batch.length, valid: counts.valid, dlq: counts.dlq, traced }, 'batch routed');
-    // Counted when routed; an aborted transaction routes the batch again, so metrics may
-    // over-count under failures, while the topics never do.
+    // Counted once the transaction commits (count()): each aborted attempt counted the whole
+    // batch again, and DLQ-rate alerts fired for records never written.
+    routed = { input: batch.length, counts, deadLetters: records.filter((r) => r.outcome === 'dlq') };
+    return records.map((r) => ({ topic: r.topic, key: r.key, value: r.value, headers: r.headers }));
+  };
+  /** The batch the current transaction routed, counted when it commits. */
+  let routed: { input: number; counts: BatchCounts; deadLetters: RoutedRecord[] } | undefined;
+  const count = (batch: NonNullable<typeof routed>): void => {
+    const { counts } = batch;
     totals.valid += counts.valid;
     totals.dlq += counts.dlq;
     for (const [reason, n] of Object.entries(counts.byReason)) totals.byReason[reason] = (totals.byReason[reason] ?? 0) + n;
-    if (metrics) {
-      metrics.eventsIn.add(batch.length, { outcome: 'consumed' });
-      metrics.eventsOut.add(counts.valid, { outcome: 'valid' });
-      metrics.eventsOut.add(counts.dlq, { outcome: 'dlq' });
-      for (const r of records) if (r.outcome === 'dlq') metrics.dlqRecords.add(1, { reason: r.reason ?? 'unknown', contract: r.contract ?? 'unknown' });
-    }
-    return records.map((r) => ({ topic: r.topic, key: r.key, value: r.value, headers: r.headers }));
+    if (!metrics) return;
+    metrics.eventsIn.add(batch.input, { outcome: 'consumed' });
+    metrics.eventsOut.add(counts.valid, { outcome: 'valid' });
+    metrics.eventsOut.add(counts.dlq, { outcome: 'dlq' });
+    for (const r of batch.deadLetters) metrics.dlqRecords.add(1, { reason: r.reason ?? 'unknown', contract: r.contract ?? 'unknown' });
   };
 
   const processor = new TransactionalProcessor({
@@ -200,8 +206,10 @@ export function build(deps: ValidateDeps): ValidateService {
     let backoff = retryBackoffMs.first;
     while (!closing) {
       watch.begin('batch');
+      routed = undefined;
       try {
         await processor.processOnce();
+        if (routed) count(routed);
         watch.end();
         progress.batchEnded();
         backoff = retryBackoffMs.first;

@@ -1,4 +1,6 @@
+import * as net from 'node:net';
 import { KafkaProducer } from '@sluice/kafka';
+import { sampleValue } from '@sluice/telemetry';
 import { click, createTopics, order, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
 
 const brokers = testBrokers();
@@ -18,7 +20,8 @@ it('a missing output topic stalls the batch visibly (aborted, retried), then it 
   await producer.sendBatch(events.map((e) => ({ topic: t.raw, key: 'k', value: Buffer.from(JSON.stringify(e)) })));
   await producer.close();
 
-  validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t));
+  const opsPort = await freePort();
+  validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { OPS_PORT: String(opsPort) }));
   const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
   expect(warning.code).toBe('KAFKA_TOPIC_NOT_FOUND');
   // Nothing of the aborted batch is visible, not even the orders that had a topic.
@@ -27,7 +30,20 @@ it('a missing output topic stalls the batch visibly (aborted, retried), then it 
   await createTopics(brokers, [t.valid.clickstream]);
   const out = await readTopics(brokers, [t.valid.orders, t.valid.clickstream, t.dlq], 3, 60_000);
   expect(out.map((m) => m.topic).sort()).toEqual([t.valid.clickstream, t.valid.orders, t.valid.orders].sort());
+  // Counted once, when the transaction committed: each aborted attempt used to count the batch again.
+  const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  expect(sampleValue(metrics, 'sluice_validate_events_in_total', { outcome: 'consumed' })).toBe(3);
+  expect(sampleValue(metrics, 'sluice_validate_events_out_total', { outcome: 'valid' })).toBe(3);
 
   validate.proc.kill('SIGTERM');
   expect(await validate.exited).toBe(0);
 });
+
+/** A loopback port free at the time of asking. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}

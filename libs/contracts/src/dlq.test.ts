@@ -110,6 +110,16 @@ describe('deadLetterRecord', () => {
     expect(JSON.parse(String(r.headers[HEADERS.dlqTruncated]))).toEqual({ valueBytes: 2, keyBytes: 300_000, droppedHeaders: 2 });
   });
 
+  it('keeps a short replay marker when it cuts (a cut failed replay is still told from a first dead letter)', () => {
+    const headers = { [HEADERS.replayOf]: Buffer.from('sluice.dlq/0/17'), big: Buffer.alloc(950_000) };
+    const r = deadLetterRecord({ key: null, value: Buffer.from('{}'), headers }, facts);
+    expect(size(r)).toBeLessThanOrEqual(MAX_DLQ_RECORD_BYTES);
+    expect('big' in r.headers).toBe(false);
+    expect(r.headers[HEADERS.replayOf]).toEqual(Buffer.from('sluice.dlq/0/17'));
+    const long = deadLetterRecord({ key: null, value: Buffer.from('{}'), headers: { [HEADERS.replayOf]: Buffer.alloc(950_000, 0x61) } }, facts);
+    expect(HEADERS.replayOf in long.headers).toBe(false);
+  });
+
   // Headers were read into one value per name: a record that repeated a name reached the DLQ, and
   // a replay, with its last value only.
   it('keeps every value of a repeated header, in order, and counts each one in its size', () => {

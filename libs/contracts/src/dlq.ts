@@ -89,6 +89,9 @@ export interface DeadLetterRecord {
   readonly headers: DeadLetterHeaders;
 }
 
+/** A replay marker longer than this is not the DLQ tool's (`<topic>/<partition>/<offset>`) and goes with the other headers when a record is cut. */
+const MAX_KEPT_REPLAY_MARKER_BYTES = 300;
+
 /**
  * The DLQ record of `original`: its key, bytes and headers with the `sluice-dlq-*` headers added
  * ({@link deadLetterHeaders}). A record over {@link MAX_DLQ_RECORD_BYTES} is cut to fit: the
@@ -112,10 +115,13 @@ export function deadLetterRecord(
   let key = original.key;
   if (recordBytes({ key, value: null, headers }) > MAX_DLQ_RECORD_BYTES / 2) {
     // Every header but the DLQ's own goes, `sluice-producer` and `sluice-contract` too (a direct
-    // producer may put anything in them; the DLQ headers say what matters).
+    // producer may put anything in them; the DLQ headers say what matters). A short replay marker
+    // stays: without it a cut failed replay was listed as a first dead letter.
     const own = new Set<string>(Object.entries(HEADERS).filter(([k]) => k.startsWith('dlq')).map(([, name]) => name));
     for (const name of Object.keys(headers)) {
       if (own.has(name)) continue;
+      const value = headers[name];
+      if (name === HEADERS.replayOf && !Array.isArray(value) && Buffer.byteLength(value as string | Buffer) <= MAX_KEPT_REPLAY_MARKER_BYTES) continue;
       const dropped = headers[name];
       cut.droppedHeaders += Array.isArray(dropped) ? dropped.length : 1;
       delete headers[name];

@@ -1,4 +1,5 @@
 import { decodeEvent, encodeSingleObject, HEADERS, validTopicName, type AvroDecoder, type ValidationLimits } from '@sluice/contracts';
+import { replayMarkerOf } from './headers';
 import type { ValidateContracts } from './route';
 
 /** Settings of {@link contractsForValidate}. */
@@ -26,7 +27,7 @@ export function contractsForValidate(options: ContractsAdapterOptions): Validate
   return {
     check(value, headers) {
       const header = headers[HEADERS.contract]?.toString('utf8');
-      const limits = headers[HEADERS.replayOf] === undefined ? options.limits : replayLimits;
+      const limits = replayMarkerOf(headers) === undefined ? options.limits : replayLimits;
       const decoded = decodeEvent(value, { contract: header, now: now(), limits, avro: options.avro });
       if (!decoded.ok) return { ok: false, contract: decoded.contract, issues: decoded.issues };
       const contract = decoded.contract;

@@ -130,6 +130,19 @@ describe('routeRecord', () => {
     expect(outcome(at(120_000, replayOf))).toBe('RULE_TIMESTAMP_FUTURE');
   });
 
+  // A producer writing to raw directly set a megabyte marker: carried onto the valid record, it
+  // made a record too large to produce, and the batch failed at every retry (a crash loop).
+  it('takes only a marker the DLQ tool could have written for a replay: others are neither carried nor exempt from the age rule', () => {
+    const tight = contractsForValidate({ validTopicPrefix: 'p.', now: () => NOW, limits: { maxFutureSkewMs: 60_000, maxAgeMs: 3_600_000 } });
+    const old = JSON.stringify({ ...order, event_time: new Date(NOW - 20 * 86_400_000).toISOString() });
+    for (const forged of ['x'.repeat(1_000_000), '', 'sluice.dlq/2', 'sluice dlq/2/7', 'sluice.dlq/2/7\n', `${'t'.repeat(250)}/2/7`]) {
+      const fresh = routeRecord(raw(JSON.stringify(order), { [HEADERS.replayOf]: forged }), contracts, options);
+      expect({ forged: forged.slice(0, 20), outcome: fresh.outcome, headers: fresh.headers }).toEqual({ forged: forged.slice(0, 20), outcome: 'valid', headers: {} });
+      const aged = routeRecord(raw(old, { [HEADERS.replayOf]: forged }), tight, options);
+      expect(aged.reason).toBe('RULE_TIMESTAMP_EXPIRED');
+    }
+  });
+
   it('never files a rejected event under a contract name that is not in the catalog (a metric label and a header)', () => {
     const hostile = 'x'.repeat(5000);
     for (const value of ['{}', JSON.stringify(order)]) {

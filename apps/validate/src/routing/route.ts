@@ -1,6 +1,6 @@
 import { contractByName, deadLetterRecord } from '@sluice/contracts';
 import { validateError } from '../errors';
-import { INGEST_HEADERS, REPLAY_HEADER } from './headers';
+import { INGEST_HEADERS, REPLAY_HEADER, replayMarkerOf } from './headers';
 
 /** One record read from the raw topic. */
 export interface RawMessage {
@@ -105,6 +105,6 @@ function deadLetter(msg: RawMessage, options: RouteOptions, issues: RouteIssue[]
 
 /** The DLQ tool's replay marker of a raw record, to carry onto its valid record; else no header. */
 function replayMarker(headers: Record<string, Buffer>): Record<string, Buffer> {
-  const marker = headers[REPLAY_HEADER];
+  const marker = replayMarkerOf(headers);
   return marker === undefined ? {} : { [REPLAY_HEADER]: marker };
 }
