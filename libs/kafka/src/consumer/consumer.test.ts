@@ -68,6 +68,18 @@ describe('BatchConsumer batches by bytes (scripted native client)', () => {
   }
   const offsets = (batch: ConsumedMessage[]) => batch.map((m) => `${m.partition}:${m.offset}`);
 
+  // The client's `size` is the value's alone: records with a tiny value and a large key or headers
+  // passed the byte bound by thousands.
+  it('counts keys and headers toward the byte bound, not only values', async () => {
+    const heavy = (offset: number, part: 'key' | 'headers') => ({
+      ...raw(0, offset, 1),
+      ...(part === 'key' ? { key: Buffer.alloc(150) } : { headers: [{ h: Buffer.alloc(140) }] }),
+    });
+    const { consumer } = scripted([[heavy(0, 'key'), heavy(1, 'key'), heavy(2, 'key'), heavy(3, 'headers'), heavy(4, 'headers'), heavy(5, 'headers')] as unknown as Raw[]]);
+    expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1']);
+    expect(offsets(await consumer.poll())).toEqual(['0:2', '0:3', '0:4']);
+  });
+
   it('ends a batch at the message that reaches the bound and hands the rest out next, in order', async () => {
     const { consumer, calls } = scripted([range(0, 0, 10)]);
     expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1', '0:2']);

@@ -320,12 +320,12 @@ export class BatchConsumer {
           continue;
         }
         taken.push(m);
-        bytes += m.size;
+        bytes += heldBytes(m);
       }
     };
     const ours = () => {
       taken = taken.filter((m) => this.assigned.has(partitionKey(m)));
-      bytes = taken.reduce((sum, m) => sum + m.size, 0);
+      bytes = taken.reduce((sum, m) => sum + heldBytes(m), 0);
     };
     try {
       await this.applyRebalances();
@@ -563,6 +563,17 @@ function toNative(p: PartitionRef): TopicPartition {
 
 function toNativeOffset(p: TopicPartitionOffset): { topic: string; partition: number; offset: number } {
   return { topic: p.topic, partition: p.partition, offset: p.offset };
+}
+
+/**
+ * Bytes a fetched message holds: value, key and headers. The client's `size` is the value's
+ * alone, so records with a tiny value and a large key or headers passed the batch byte bound by
+ * thousands (a backlog of them could exhaust memory and crash-loop the consumer).
+ */
+function heldBytes(m: Message): number {
+  let n = m.size + (m.key === undefined || m.key === null ? 0 : typeof m.key === 'string' ? Buffer.byteLength(m.key) : m.key.length);
+  for (const h of m.headers ?? []) for (const k in h) n += k.length + (Buffer.isBuffer(h[k]) ? (h[k] as Buffer).length : String(h[k]).length);
+  return n;
 }
 
 function toMessage(m: Message): ConsumedMessage {
