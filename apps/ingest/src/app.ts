@@ -1,7 +1,7 @@
 import http from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiKeyStore, type ApiKeyEntry, type Principal } from './auth/api-keys';
-import { splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
+import { isSpace, splitAvro, splitJson, splitNdjson, type SplitResult } from './body/split';
 import { InFlightBudget } from './delivery/in-flight';
 import type { EventPublisher, RawRecord } from './delivery/publisher';
 import { checkEvent, repeatsContract, withinIssueBudget, type AcceptedEvent, type RejectedEvent } from './events/check-event';
@@ -365,7 +365,7 @@ function splitBody(body: Buffer, mediaType: string, maxEvents: number): SplitRes
  */
 function startsWithBom(body: Buffer): boolean {
   let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x09 || body[i] === 0x0a || body[i] === 0x0d)) i++;
+  while (i < body.length && isSpace(body[i])) i++;
   return body.length - i >= 3 && body.subarray(i, i + 3).equals(UTF8_BOM);
 }
 

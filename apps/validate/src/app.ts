@@ -123,6 +123,8 @@ export function build(deps: ValidateDeps): ValidateService {
     progressTimer.unref();
   };
 
+  /** The batch the current transaction routed, counted when it commits. */
+  let routed: { input: number; counts: BatchCounts; deadLetters: RoutedRecord[] } | undefined;
   const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
     try {
       await learner?.prepare(batch.map((m) => m.value));
@@ -141,8 +143,6 @@ export function build(deps: ValidateDeps): ValidateService {
     routed = { input: batch.length, counts, deadLetters: records.filter((r) => r.outcome === 'dlq') };
     return records.map((r) => ({ topic: r.topic, key: r.key, value: r.value, headers: r.headers }));
   };
-  /** The batch the current transaction routed, counted when it commits. */
-  let routed: { input: number; counts: BatchCounts; deadLetters: RoutedRecord[] } | undefined;
   const count = (batch: NonNullable<typeof routed>): void => {
     const { counts } = batch;
     totals.valid += counts.valid;

@@ -1,4 +1,4 @@
-import { HEADERS } from './topics';
+import { HEADERS, MAX_REPLAY_MARKER_BYTES } from './topics';
 
 /** Most bytes of a DLQ record's detail header, so a record with many issues still fits a Kafka message. */
 export const MAX_DLQ_DETAIL_BYTES = 8 * 1024;
@@ -89,9 +89,6 @@ export interface DeadLetterRecord {
   readonly headers: DeadLetterHeaders;
 }
 
-/** A replay marker longer than this is not the DLQ tool's (`<topic>/<partition>/<offset>`) and goes with the other headers when a record is cut. */
-const MAX_KEPT_REPLAY_MARKER_BYTES = 300;
-
 /**
  * The DLQ record of `original`: its key, bytes and headers with the `sluice-dlq-*` headers added
  * ({@link deadLetterHeaders}). A record over {@link MAX_DLQ_RECORD_BYTES} is cut to fit: the
@@ -121,7 +118,7 @@ export function deadLetterRecord(
     for (const name of Object.keys(headers)) {
       if (own.has(name)) continue;
       const value = headers[name];
-      if (name === HEADERS.replayOf && !Array.isArray(value) && Buffer.byteLength(value as string | Buffer) <= MAX_KEPT_REPLAY_MARKER_BYTES) continue;
+      if (name === HEADERS.replayOf && !Array.isArray(value) && Buffer.byteLength(value as string | Buffer) <= MAX_REPLAY_MARKER_BYTES) continue;
       const dropped = headers[name];
       cut.droppedHeaders += Array.isArray(dropped) ? dropped.length : 1;
       delete headers[name];

@@ -104,6 +104,21 @@ export const HEADERS = Object.freeze({
   replayOf: 'sluice-replay-of',
 });
 
+/** A `replayOf` value longer than this is not one the DLQ tool wrote (`<topic>/<partition>/<offset>`). */
+export const MAX_REPLAY_MARKER_BYTES = 300;
+
+/** What the DLQ tool writes as `replayOf` (a Kafka topic name is 1–249 of these characters). */
+const REPLAY_MARKER = /^[A-Za-z0-9._-]{1,249}\/\d{1,10}\/\d{1,19}$/;
+
+/**
+ * Whether a `replayOf` value is one the DLQ tool could have written. A producer writing to raw
+ * directly may set the header to anything: a megabyte of it, carried onto a valid record, made
+ * that record too large to produce.
+ */
+export function isReplayMarker(value: Buffer): boolean {
+  return value.length <= MAX_REPLAY_MARKER_BYTES && REPLAY_MARKER.test(value.toString('latin1'));
+}
+
 /** Table name prefixes; tables are `<tier>_<contract>` and gold `gold_<contract>_<aggregate>`. */
 export function tableName(tier: 'bronze' | 'silver', contract: string): string {
   return `${tier}_${contract}`;

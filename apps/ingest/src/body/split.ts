@@ -30,7 +30,8 @@ const CLOSE_CURLY = 0x7d;
 const COMMA = 0x2c;
 const NEWLINE = 0x0a;
 
-function isSpace(b: number): boolean {
+/** JSON whitespace (RFC 8259): space, tab, line feed, carriage return. */
+export function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
 }
 

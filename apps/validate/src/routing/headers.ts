@@ -1,4 +1,4 @@
-import { HEADERS } from '@sluice/contracts';
+import { HEADERS, isReplayMarker } from '@sluice/contracts';
 
 /**
  * Kafka header names validate reads and writes. A DLQ record is the original record — same key,
@@ -26,16 +26,11 @@ export const INGEST_HEADERS = { producer: HEADERS.producer, contract: HEADERS.co
 /** The DLQ tool's marker on a replayed raw record; validate carries it onto the valid record. */
 export const REPLAY_HEADER = HEADERS.replayOf;
 
-/** What the DLQ tool writes: `<dlq topic>/<partition>/<offset>` (a Kafka topic name is 1–249 of these characters). */
-const REPLAY_MARKER = /^[A-Za-z0-9._-]{1,249}\/\d{1,10}\/\d{1,19}$/;
-
 /**
- * The replay marker of a raw record when it is one the DLQ tool could have written; else
- * undefined and the record is no replay. A producer writing to raw directly may set the header to
- * anything: a megabyte of it, carried onto the valid record, made that record too large to
- * produce, and the batch failed at every retry (a stopped partition, a crash loop).
+ * The replay marker of a raw record when it is one the DLQ tool could have written
+ * (`isReplayMarker`); else undefined and the record is no replay.
  */
 export function replayMarkerOf(headers: Record<string, Buffer>): Buffer | undefined {
   const marker = headers[REPLAY_HEADER];
-  return marker !== undefined && marker.length <= 300 && REPLAY_MARKER.test(marker.toString('latin1')) ? marker : undefined;
+  return marker !== undefined && isReplayMarker(marker) ? marker : undefined;
 }
