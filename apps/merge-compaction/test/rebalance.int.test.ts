@@ -64,14 +64,20 @@ describe('merge-compaction rebalance', () => {
     };
     produceQuarter(0);
     await waitFor('worker A to write', () => (a.tier1?.stats.commits ?? 0) > 2, 60_000);
+    // A joining member gets partitions only after the group's rebalance, which can outlast a
+    // quarter's production on a busy machine: the next quarter waits for the handover, so the new
+    // member always has records left to write.
+    const handedTo = (worker: string) => () => assignments.some((x) => x.worker === worker);
     const b = await start('tier1', 'B');
+    await waitFor('worker B to be handed partitions', handedTo('B'), 60_000);
     produceQuarter(1);
-    await waitFor('worker B to take partitions and write', () => (b.tier1?.stats.commits ?? 0) > 0, 60_000);
+    await waitFor('worker B to write', () => (b.tier1?.stats.commits ?? 0) > 0, 60_000);
     produceQuarter(2);
     const aLeftAt = Date.now();
     await a.stop();
     const bWrittenWhenAStopped = b.tier1!.stats.written;
     const c = await start('tier1', 'C');
+    await waitFor('worker C to be handed partitions', handedTo('C'), 60_000);
     produceQuarter(3);
     await producing;
 
@@ -103,7 +109,7 @@ describe('merge-compaction rebalance', () => {
     expect(assignments.some((x) => x.worker === 'C' && x.offset > 0)).toBe(true);
     const lastOwner = new Map([...assignments].sort((p, q) => p.atMs - q.atMs).map((x) => [x.appId, x.worker]));
     expect([...lastOwner.values()].filter((w) => w !== 'B' && w !== 'C')).toEqual([]);
-  }, 300_000); // above two 60 s waits and the final wait
+  }, 480_000); // above four 60 s waits and the final 180 s one
 });
 
 /**

@@ -27,11 +27,18 @@ export async function createTopics(brokers: string, names: string[], partitions 
 }
 
 /**
- * Reads topics from the start under read_committed until at least `expected` records arrived,
- * then polls `settleMs` more so that duplicates would show up too.
+ * Reads topics from the start (under read_committed unless told) until at least `expected`
+ * records arrived, then polls `settleMs` more so that duplicates would show up too.
  */
-export async function readTopics(brokers: string, topics: string[], expected: number, timeoutMs = 60_000, settleMs = 1500): Promise<ConsumedMessage[]> {
-  const consumer = new BatchConsumer({ brokers, groupId: randomName('reader'), topics, maxBatchMessages: 5000, maxBatchWaitMs: 200 });
+export async function readTopics(
+  brokers: string,
+  topics: string[],
+  expected: number,
+  timeoutMs = 60_000,
+  settleMs = 1500,
+  isolationLevel: 'read_committed' | 'read_uncommitted' = 'read_committed',
+): Promise<ConsumedMessage[]> {
+  const consumer = new BatchConsumer({ brokers, groupId: randomName('reader'), topics, maxBatchMessages: 5000, maxBatchWaitMs: 200, isolationLevel });
   await consumer.connect();
   const out: ConsumedMessage[] = [];
   try {
