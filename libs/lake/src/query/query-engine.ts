@@ -139,8 +139,10 @@ export class LakeQueryEngine {
     const started = performance.now();
     let statementSql: string;
     try {
-      // Building the views fetches the files (downloads on an S3 cache miss): within the timeout.
-      statementSql = await withinTimeout(withViews(views, sql), options.timeoutMs);
+      // Building the views fetches the files (downloads on an S3 cache miss): within the timeout,
+      // and no file is fetched once it passed.
+      const deadline = new AbortController();
+      statementSql = await withinTimeout(withViews(views, sql, deadline.signal), options.timeoutMs, deadline);
     } catch (err) {
       throw (err as { code?: string }).code ? err : translateReadError('reading views', err);
     }
@@ -220,28 +222,32 @@ class PooledConnection {
   }
 }
 
-/** The SQL of one view: the chosen files of the snapshot, resolved against the tail when there is one. */
-async function viewSql(spec: ViewSpec): Promise<string> {
+/**
+ * The SQL of one view: the chosen files of the snapshot, resolved against the tail when there is
+ * one. Once `signal` is aborted, no further file is fetched.
+ */
+async function viewSql(spec: ViewSpec, signal?: AbortSignal): Promise<string> {
   const files = spec.files ? spec.snapshot.files.filter(spec.files) : spec.snapshot.files;
-  const rel = await filesRelationSql(spec.storage, spec.snapshot, files);
-  return spec.pending ? resolvedSql(rel, spec, spec.pending) : rel;
+  const rel = await filesRelationSql(spec.storage, spec.snapshot, files, { signal });
+  return spec.pending ? resolvedSql(rel, spec, spec.pending, signal) : rel;
 }
 
 /** `sql` with each view as a leading CTE (merged into the statement's own WITH, if it has one). */
-async function withViews(views: Readonly<Record<string, ViewSpec>>, sql: string): Promise<string> {
+async function withViews(views: Readonly<Record<string, ViewSpec>>, sql: string, signal: AbortSignal): Promise<string> {
   const ctes: string[] = [];
-  for (const [name, spec] of Object.entries(views)) ctes.push(`${ident(name)} AS (${await viewSql(spec)})`);
+  for (const [name, spec] of Object.entries(views)) ctes.push(`${ident(name)} AS (${await viewSql(spec, signal)})`);
   if (ctes.length === 0) return sql;
   const own = /^\s*WITH(\s+RECURSIVE)?\s+/i.exec(sql);
   return own ? `WITH${own[1] ?? ''} ${ctes.join(', ')}, ${sql.slice(own[0].length)}` : `WITH ${ctes.join(', ')} ${sql}`;
 }
 
 /** Table rows superseded by newer tail rows are hidden; the newest non-tombstone tail row per key is added. */
-async function resolvedSql(tableRel: string, spec: ViewSpec, p: PendingSpec): Promise<string> {
+async function resolvedSql(tableRel: string, spec: ViewSpec, p: PendingSpec, signal: AbortSignal | undefined): Promise<string> {
   const files = spec.files ? p.snapshot.files.filter(spec.files) : p.snapshot.files;
   const cols = spec.snapshot.schema.fields.map((f) => f.name);
   const tailRel = await filesRelationSql(p.storage, p.snapshot, files, {
     columns: [...cols, ...(p.deleteColumn && !cols.includes(p.deleteColumn) ? [p.deleteColumn] : [])].filter((c) => p.snapshot.schema.fields.some((f) => f.name === c)),
+    signal,
   });
   const keyEq = (a: string, b: string) => p.keys.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
   const v = ident(p.versionColumn);
@@ -359,15 +365,20 @@ function timeoutError(timeoutMs: number, started: number, cause?: unknown) {
 }
 
 /**
- * `work`, or LAKE_QUERY_TIMEOUT once `timeoutMs` passed. The work itself goes on (a download
- * finishes into the cache, where the next read finds it); its later failure is left unreported.
+ * `work`, or LAKE_QUERY_TIMEOUT once `timeoutMs` passed, when `stop` is aborted with that error:
+ * the work starts nothing more, and what it has under way goes on (a download finishes into the
+ * cache, where the next read finds it); its later failure is left unreported.
  */
-async function withinTimeout<T>(work: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+async function withinTimeout<T>(work: Promise<T>, timeoutMs: number | undefined, stop: AbortController): Promise<T> {
   if (timeoutMs === undefined) return work;
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError(timeoutMs, started)), timeoutMs);
+    timer = setTimeout(() => {
+      const err = timeoutError(timeoutMs, started);
+      stop.abort(err);
+      reject(err);
+    }, timeoutMs);
   });
   work.catch(() => undefined);
   try {

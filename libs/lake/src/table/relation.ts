@@ -35,7 +35,12 @@ export async function filesRelationSql(
   storage: Storage,
   source: RelationSource,
   files: readonly LiveFile[],
-  options: { columns?: readonly string[]; fileColumn?: string } = {},
+  options: {
+    columns?: readonly string[];
+    fileColumn?: string;
+    /** Once aborted, no further file is fetched (a read past its deadline); fetches under way finish. */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<string> {
   const { schema, partitionColumns } = source;
   const wanted = options.columns ?? schema.fields.map((f) => f.name);
@@ -53,7 +58,7 @@ export async function filesRelationSql(
   const partial: LiveFile[] = [];
   for (const f of files) (hasColumns(source, f, dataNames) ? complete : partial).push(f);
   const scan = async (group: readonly LiveFile[], unionByName: boolean): Promise<string> => {
-    const paths = await localPaths(storage, group);
+    const paths = await localPaths(storage, group, options.signal);
     /** `value` of each file (typed `type`): a constant when all files agree, else by file name. */
     let needsFilename = false;
     const byFile = (value: (f: LiveFile) => string | null | undefined, type: string, name: string) => {
@@ -96,13 +101,15 @@ const DOWNLOADS_AT_ONCE = 8;
 /**
  * DuckDB-readable local paths of `files`, in order. On S3 each cache miss is a download; they
  * run {@link DOWNLOADS_AT_ONCE} at a time rather than one after another (a cold read of 100 files
- * took 100 round trips end to end).
+ * took 100 round trips end to end). Once `signal` is aborted none is started: the read's caller
+ * has given up, and the downloads under way (at most that many) finish into the cache.
  */
-async function localPaths(storage: Storage, files: readonly LiveFile[]): Promise<string[]> {
+async function localPaths(storage: Storage, files: readonly LiveFile[], signal: AbortSignal | undefined): Promise<string[]> {
   const paths = new Array<string>(files.length);
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
+      signal?.throwIfAborted();
       const i = next++;
       paths[i] = duckReadablePath(await localPathOf(storage, files[i].key));
     }
