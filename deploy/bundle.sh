@@ -21,7 +21,7 @@ else
   entry="apps/$app/src/main.ts"
 fi
 mkdir -p "$out"
-node_modules/.bin/esbuild "$entry" --bundle --platform=node --target=node20 \
+node_modules/.bin/esbuild "$entry" --bundle --platform=node --target=node22 \
   --format=cjs --packages=external --tsconfig=tsconfig.base.json --sourcemap \
   --outfile="$out/main.js" --log-level=warning
 # Run-time files, found by each service relative to its main (src/ in development, the bundle's

@@ -58,6 +58,7 @@ stop_all() {
 if [ "${1:-}" = "stop" ]; then stop_all; exit 0; fi
 
 bash tools/setup/setup.sh || exit 1
+source tools/setup/node.sh || exit 1   # the services run on the Node.js setup built for
 bash tools/kafka/kafka.sh start || exit 1
 trap 'trap - EXIT; stop_all; exit 0' INT TERM
 trap 'stop_all' EXIT

@@ -9,6 +9,9 @@ cd "$root"
 say() { echo "[test-all] $*" >&2; }
 
 bash tools/setup/setup.sh || { say "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# Every test runs on the project's Node.js (the one setup built the native addon for).
+source tools/setup/node.sh || { say "no Node.js to test on"; echo "0 passed, 1 failed"; exit 1; }
+say "Node.js $(node -v)"
 
 export NX_DAEMON=false NX_NO_CLOUD=true NX_SKIP_NX_CACHE=true NX_TUI=false
 # Test services listen on their own ports so a running local stack does not collide.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what a fresh machine lacks, idempotently: Debian packages (needs root), npm
-# dependencies (building librdkafka from source), the Kafka broker jars, then every step in
-# tools/setup/steps.d/ (Python tools, the S3-compatible server, the schema registry, ...).
+# Installs what a fresh machine lacks, idempotently: Debian packages (needs root), the project's
+# Node.js, npm dependencies (building librdkafka from source), the Kafka broker jars, then every
+# step in tools/setup/steps.d/ (Python tools, the S3-compatible server, the schema registry, ...).
 # Safe to run again: each step checks before it installs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -27,15 +27,20 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The project's Node.js (tools/setup/node.sh), before anything is built for it.
+source tools/setup/node.sh
+
 # npm dependencies. CKJS_LINKING=dynamic makes @confluentinc/kafka-javascript build its bundled
-# librdkafka against the system zlib/OpenSSL/zstd/lz4/SASL instead of downloading them.
+# librdkafka against the system zlib/OpenSSL/zstd/lz4/SASL instead of downloading them. The
+# stamp names the lock file and the Node ABI the native addon was built for: another Node
+# needs another build.
 stamp="node_modules/.sluice-lock-sha"
-lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sha" ] \
+want="$(sha256sum package-lock.json | cut -d' ' -f1) node-abi-$(node -p process.versions.modules)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] \
   || [ ! -f node_modules/@confluentinc/kafka-javascript/build/Release/confluent-kafka-javascript.node ]; then
-  say "installing npm dependencies (builds librdkafka from source, a few minutes)"
+  say "installing npm dependencies for Node.js $(node -v) (builds librdkafka from source, a few minutes)"
   CKJS_LINKING=dynamic npm ci --no-audit --no-fund --loglevel=error
-  echo "$lock_sha" >"$stamp"
+  echo "$want" >"$stamp"
 fi
 
 bash tools/kafka/kafka.sh fetch
