@@ -21,15 +21,21 @@ sluice_node() {
   dir="$HOME/.cache/sluice/node-$SLUICE_NODE_VERSION-linux-$arch"
   if [ ! -x "$dir/bin/node" ]; then
     echo "[node] fetching Node.js $SLUICE_NODE_VERSION (npm package node-linux-$arch) into $dir" >&2
-    tmp="$(mktemp -d)"
+    # Unpacked beside its final place and renamed there whole (one filesystem, so a rename, not
+    # a copy): an interrupted fetch leaves no half a Node, and a concurrent setup that finished
+    # first keeps its copy.
+    mkdir -p "$(dirname "$dir")"
+    tmp="$(mktemp -d "$dir.partial.XXXXXX")"
     if ! (cd "$tmp" && npm pack --silent "node-linux-$arch@$SLUICE_NODE_VERSION" >/dev/null && tar xzf node-linux-*.tgz && package/bin/node -v >/dev/null); then
       rm -rf "$tmp"
       echo "[node] could not fetch Node.js $SLUICE_NODE_VERSION from the npm registry" >&2
       return 1
     fi
-    mkdir -p "$(dirname "$dir")"
-    # Renamed into place whole; a concurrent setup that finished first keeps its copy.
-    mv -T "$tmp/package" "$dir" 2>/dev/null || [ -x "$dir/bin/node" ]
+    if ! mv -T "$tmp/package" "$dir" 2>/dev/null && [ ! -x "$dir/bin/node" ]; then
+      rm -rf "$tmp"
+      echo "[node] could not move Node.js $SLUICE_NODE_VERSION into $dir" >&2
+      return 1
+    fi
     rm -rf "$tmp"
   fi
   export PATH="$dir/bin:$PATH"

@@ -56,18 +56,19 @@ describe('merge-compaction rebalance', () => {
     expect(a.tier2).toBeUndefined();
 
     // Each quarter of the stream is produced after the previous one, paced, so every change of
-    // membership below happens while records are still arriving.
+    // membership below happens while records are still arriving. A member gets partitions only
+    // once the group has (re)balanced, which can outlast a quarter's ~2 s of production on a busy
+    // machine: each quarter after a join waits for the joining member's assignment, so it always
+    // has records left to write (B once found none and the wait for it ran out).
     const quarter = Math.ceil(sends.length / 4);
     let producing = Promise.resolve();
     const produceQuarter = (i: number) => {
       producing = producing.then(() => produce(env, sends.slice(i * quarter, (i + 1) * quarter), { chunk: 50, pauseMs: 150 }));
     };
+    const handedTo = (worker: string) => () => assignments.some((x) => x.worker === worker);
+    await waitFor('worker A to be handed partitions', handedTo('A'), 60_000);
     produceQuarter(0);
     await waitFor('worker A to write', () => (a.tier1?.stats.commits ?? 0) > 2, 60_000);
-    // A joining member gets partitions only after the group's rebalance, which can outlast a
-    // quarter's production on a busy machine: the next quarter waits for the handover, so the new
-    // member always has records left to write.
-    const handedTo = (worker: string) => () => assignments.some((x) => x.worker === worker);
     const b = await start('tier1', 'B');
     await waitFor('worker B to be handed partitions', handedTo('B'), 60_000);
     produceQuarter(1);
@@ -109,7 +110,7 @@ describe('merge-compaction rebalance', () => {
     expect(assignments.some((x) => x.worker === 'C' && x.offset > 0)).toBe(true);
     const lastOwner = new Map([...assignments].sort((p, q) => p.atMs - q.atMs).map((x) => [x.appId, x.worker]));
     expect([...lastOwner.values()].filter((w) => w !== 'B' && w !== 'C')).toEqual([]);
-  }, 480_000); // above four 60 s waits and the final 180 s one
+  }, 540_000); // above five 60 s waits and the final 180 s one
 });
 
 /**

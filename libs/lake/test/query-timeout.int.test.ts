@@ -92,33 +92,60 @@ describe('LakeSession query timeout', () => {
     }
   });
 
-  it('a read past its deadline starts no further file fetches; those under way finish', async () => {
-    // 20 files, each taking 1 s to fetch, 8 at a time: the timeout lands during the first 8.
-    const many = await LakeTable.create(new LocalStorage(path.join(dir, 'many')), { columns: [{ name: 'k', type: 'long' }] });
-    for (let k = 0; k < 20; k++) await many.append({ rows: [{ k }] });
+  describe('a read of 20 files, fetched 8 at a time, 1 s each', () => {
+    let many: LakeTable;
     const fetched: string[] = [];
+    /** Whether the read's first fetch fails at once. */
+    let failFirst = false;
     class SlowFetch extends LocalStorage {
       override async localPath(key: string): Promise<string> {
         fetched.push(key);
+        if (failFirst && fetched.length === 1) throw new Error(`fetching ${key} failed`);
         await new Promise((r) => setTimeout(r, 1000));
         return super.localPath(key);
       }
     }
-    const slow = new SlowFetch(path.join(dir, 'many'));
-    const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 });
-    try {
-      const snapshot = await many.snapshot();
-      expect(snapshot.files).toHaveLength(20);
-      await expect(engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t', undefined, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'LAKE_QUERY_TIMEOUT' });
-      // Long enough for the rest to have been fetched, 8 at a time, had the read gone on.
-      await new Promise((r) => setTimeout(r, 3000));
-      expect(fetched).toHaveLength(8);
+    beforeAll(async () => {
+      many = await LakeTable.create(new LocalStorage(path.join(dir, 'many')), { columns: [{ name: 'k', type: 'long' }] });
+      for (let k = 0; k < 20; k++) await many.append({ rows: [{ k }] });
+    });
+    beforeEach(() => {
       fetched.length = 0;
-      expect(await engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t')).toEqual([{ n: '20' }]);
-      expect(fetched).toHaveLength(20);
-    } finally {
-      engine.close();
-    }
+      failFirst = false;
+    });
+
+    it('past its deadline starts no further file fetches; those under way finish', async () => {
+      const slow = new SlowFetch(path.join(dir, 'many'));
+      const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 });
+      try {
+        const snapshot = await many.snapshot();
+        expect(snapshot.files).toHaveLength(20);
+        await expect(engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t', undefined, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'LAKE_QUERY_TIMEOUT' });
+        // Long enough for the rest to have been fetched, 8 at a time, had the read gone on.
+        await new Promise((r) => setTimeout(r, 3000));
+        expect(fetched).toHaveLength(8);
+        fetched.length = 0;
+        expect(await engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t')).toEqual([{ n: '20' }]);
+        expect(fetched).toHaveLength(20);
+      } finally {
+        engine.close();
+      }
+    });
+
+    it('whose first fetch fails starts no further file fetches either', async () => {
+      const slow = new SlowFetch(path.join(dir, 'many'));
+      const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], threads: 1 });
+      try {
+        const snapshot = await many.snapshot();
+        failFirst = true;
+        await expect(engine.read({ t: { storage: slow, snapshot } }, 'SELECT count(*) AS n FROM t')).rejects.toThrow(/failed/);
+        // The other seven fetches under way finish; had the read gone on, the rest would follow.
+        await new Promise((r) => setTimeout(r, 3000));
+        expect(fetched).toHaveLength(8);
+      } finally {
+        engine.close();
+      }
+    });
   });
 });
 

@@ -139,10 +139,14 @@ export class LakeQueryEngine {
     const started = performance.now();
     let statementSql: string;
     try {
-      // Building the views fetches the files (downloads on an S3 cache miss): within the timeout,
-      // and no file is fetched once it passed.
-      const deadline = new AbortController();
-      statementSql = await withinTimeout(withViews(views, sql, deadline.signal), options.timeoutMs, deadline);
+      // Building the views fetches the files (downloads on an S3 cache miss): within the timeout.
+      // No file is fetched once it passed, nor once one fetch failed (the read has failed).
+      const stop = new AbortController();
+      const building = withViews(views, sql, stop.signal).catch((err: unknown) => {
+        stop.abort(err);
+        throw err;
+      });
+      statementSql = await withinTimeout(building, options.timeoutMs, stop);
     } catch (err) {
       throw (err as { code?: string }).code ? err : translateReadError('reading views', err);
     }
