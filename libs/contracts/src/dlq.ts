@@ -119,8 +119,7 @@ export function deadLetterRecord(
       if (own.has(name)) continue;
       const value = headers[name];
       if (name === HEADERS.replayOf && !Array.isArray(value) && Buffer.byteLength(value as string | Buffer) <= MAX_REPLAY_MARKER_BYTES) continue;
-      const dropped = headers[name];
-      cut.droppedHeaders += Array.isArray(dropped) ? dropped.length : 1;
+      cut.droppedHeaders += Array.isArray(value) ? value.length : 1;
       delete headers[name];
     }
     if (key !== null && key.length > MAX_CUT_KEY_BYTES) key = key.subarray(0, MAX_CUT_KEY_BYTES);

@@ -138,16 +138,13 @@ export class LakeQueryEngine {
     checkTimeout(options.timeoutMs);
     const started = performance.now();
     let statementSql: string;
+    // Building the views fetches the files (downloads on an S3 cache miss): within the timeout.
+    // Once the read has failed (timed out, or a fetch failed) no further file is fetched.
+    const stop = new AbortController();
     try {
-      // Building the views fetches the files (downloads on an S3 cache miss): within the timeout.
-      // No file is fetched once it passed, nor once one fetch failed (the read has failed).
-      const stop = new AbortController();
-      const building = withViews(views, sql, stop.signal).catch((err: unknown) => {
-        stop.abort(err);
-        throw err;
-      });
-      statementSql = await withinTimeout(building, options.timeoutMs, stop);
+      statementSql = await withinTimeout(withViews(views, sql, stop.signal), options.timeoutMs);
     } catch (err) {
+      stop.abort(err);
       throw (err as { code?: string }).code ? err : translateReadError('reading views', err);
     }
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (performance.now() - started);
@@ -369,20 +366,16 @@ function timeoutError(timeoutMs: number, started: number, cause?: unknown) {
 }
 
 /**
- * `work`, or LAKE_QUERY_TIMEOUT once `timeoutMs` passed, when `stop` is aborted with that error:
- * the work starts nothing more, and what it has under way goes on (a download finishes into the
- * cache, where the next read finds it); its later failure is left unreported.
+ * `work`, or LAKE_QUERY_TIMEOUT once `timeoutMs` passed. The work itself goes on (the caller may
+ * tell it to start nothing more; a download under way finishes into the cache, where the next
+ * read finds it); its later failure is left unreported.
  */
-async function withinTimeout<T>(work: Promise<T>, timeoutMs: number | undefined, stop: AbortController): Promise<T> {
+async function withinTimeout<T>(work: Promise<T>, timeoutMs: number | undefined): Promise<T> {
   if (timeoutMs === undefined) return work;
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = timeoutError(timeoutMs, started);
-      stop.abort(err);
-      reject(err);
-    }, timeoutMs);
+    timer = setTimeout(() => reject(timeoutError(timeoutMs, started)), timeoutMs);
   });
   work.catch(() => undefined);
   try {
