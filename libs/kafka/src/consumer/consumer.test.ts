@@ -80,6 +80,15 @@ describe('BatchConsumer batches by bytes (scripted native client)', () => {
     expect(offsets(await consumer.poll())).toEqual(['0:2', '0:3', '0:4']);
   });
 
+  it('counts header names and string values in UTF-8 bytes, not UTF-16 units', async () => {
+    // 40 three-byte characters: 120 bytes, 40 units. Two such names and values pass 300 bytes.
+    const wide = '\u20ac'.repeat(40);
+    const named = (offset: number) => ({ ...raw(0, offset, 1), headers: [{ [wide]: wide }] });
+    const { consumer } = scripted([[named(0), named(1), named(2)] as unknown as Raw[]]);
+    expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1']);
+    expect(offsets(await consumer.poll())).toEqual(['0:2']);
+  });
+
   it('ends a batch at the message that reaches the bound and hands the rest out next, in order', async () => {
     const { consumer, calls } = scripted([range(0, 0, 10)]);
     expect(offsets(await consumer.poll())).toEqual(['0:0', '0:1', '0:2']);

@@ -568,11 +568,12 @@ function toNativeOffset(p: TopicPartitionOffset): { topic: string; partition: nu
 /**
  * Bytes a fetched message holds: value, key and headers. The client's `size` is the value's
  * alone, so records with a tiny value and a large key or headers passed the batch byte bound by
- * thousands (a backlog of them could exhaust memory and crash-loop the consumer).
+ * thousands (a backlog of them could exhaust memory and crash-loop the consumer). Names and
+ * string values count in UTF-8 bytes, as they travel (a string's length is UTF-16 units).
  */
 function heldBytes(m: Message): number {
   let n = m.size + (m.key === undefined || m.key === null ? 0 : typeof m.key === 'string' ? Buffer.byteLength(m.key) : m.key.length);
-  for (const h of m.headers ?? []) for (const k in h) n += k.length + (Buffer.isBuffer(h[k]) ? (h[k] as Buffer).length : String(h[k]).length);
+  for (const h of m.headers ?? []) for (const k in h) n += Buffer.byteLength(k) + (Buffer.isBuffer(h[k]) ? (h[k] as Buffer).length : Buffer.byteLength(String(h[k])));
   return n;
 }
 
