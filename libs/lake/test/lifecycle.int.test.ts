@@ -249,6 +249,28 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect(byKey.get(0)).toMatchObject({ v: 2 });
     expect((await table.currentView()).pending).toBeUndefined();
   });
+
+  // Silver gains a new column before the fold that adds it to the tail: the current view read the
+  // column from the tail's rows and failed (a binder error, every query of the table) until then.
+  it('a column the table gained before its tail did reads as null from the tail\'s rows', async () => {
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'evolve-tail')), { columns, partitionColumns: ['bucket'] });
+    await table.append({ rows: rows(0, 30) });
+    const spec = { keys: ['key'], versionColumn: 'v', deleteColumn: 'op', amortise: { foldFraction: 0.9 } } as const;
+    await table.merge({ ...spec, source: { rows: [{ key: 4, v: 2, payload: 'pending', bucket: 1, op: 'upsert' }, { key: 5, v: 2, payload: null, bucket: 2, op: 'delete' }] } });
+    await table.addColumns([{ name: 'coupon', type: 'string' }]);
+    const view = await table.currentView();
+    expect(view.pending).toBeDefined();
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({ t: view });
+    try {
+      const all = await session.queryJson('SELECT key, v, payload, coupon FROM t ORDER BY key');
+      expect(all).toHaveLength(29);
+      expect(all.find((r) => r.key === '4')).toEqual({ key: '4', v: '2', payload: 'pending', coupon: null });
+      expect(all.some((r) => r.key === '5')).toBe(false);
+    } finally {
+      session.close();
+    }
+  });
 });
 
 describe('sluice.parquet.rowGroupRows', () => {

@@ -5,6 +5,7 @@ import { lakeError } from '../errors';
 import type { LiveFile, Snapshot } from '../log/snapshot';
 import type { Storage } from '../storage/storage';
 import { filesRelationSql, translateReadError } from '../table/relation';
+import { duckType } from '../table/schema';
 import { FileLease } from '../storage/file-lease';
 
 /** Options of a query engine. */
@@ -253,12 +254,15 @@ async function resolvedSql(tableRel: string, spec: ViewSpec, p: PendingSpec, sig
   const keyEq = (a: string, b: string) => p.keys.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
   const v = ident(p.versionColumn);
   const isDelete = p.deleteColumn ? `t.${ident(p.deleteColumn)} IS NOT DISTINCT FROM '${p.deleteValue.replace(/'/g, "''")}'` : 'false';
-  const select = (alias: string) => cols.map((c) => `${alias}.${ident(c)}`).join(', ');
+  // A column the table gained before its tail did (silver evolves ahead of the fold that adds it
+  // to the tail) reads as null from the tail's rows, as from the table's older files.
+  const tailHas = new Set(p.snapshot.schema.fields.map((f) => f.name));
+  const selectTail = spec.snapshot.schema.fields.map((f) => (tailHas.has(f.name) ? `t.${ident(f.name)}` : `NULL::${duckType(f.type)} AS ${ident(f.name)}`)).join(', ');
   return `WITH s AS (${tableRel}),
     t AS (SELECT * FROM (${tailRel}) QUALIFY row_number() OVER (PARTITION BY ${p.keys.map(ident).join(', ')} ORDER BY ${v} DESC) = 1)
-    SELECT ${select('s')} FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE ${keyEq('t', 's')} AND t.${v} > s.${v})
+    SELECT ${cols.map((c) => `s.${ident(c)}`).join(', ')} FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE ${keyEq('t', 's')} AND t.${v} > s.${v})
     UNION ALL
-    SELECT ${select('t')} FROM t WHERE NOT (${isDelete}) AND NOT EXISTS (SELECT 1 FROM s WHERE ${keyEq('s', 't')} AND s.${v} >= t.${v})`;
+    SELECT ${selectTail} FROM t WHERE NOT (${isDelete}) AND NOT EXISTS (SELECT 1 FROM s WHERE ${keyEq('s', 't')} AND s.${v} >= t.${v})`;
 }
 
 /** Per-query options of {@link LakeSession.query} and {@link LakeSession.queryJson}. */
