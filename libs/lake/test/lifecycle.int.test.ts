@@ -250,6 +250,28 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect((await table.currentView()).pending).toBeUndefined();
   });
 
+  // A writer that stops amortising (SLUICE_SILVER_FOLD_PERCENT=0 after a restart) merged by copy
+  // on write and left the tail's rows pending for good: a delete of a pending entity removed its
+  // folded row, and the current view brought the pending version back.
+  it('a merge without amortise folds the rows an earlier amortised merge left pending', async () => {
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'stop-amortising')), { columns, partitionColumns: ['bucket'] });
+    await table.append({ rows: rows(0, 30) });
+    const spec = { keys: ['key'], versionColumn: 'v', deleteColumn: 'op' } as const;
+    const pending = await table.merge({ ...spec, source: { rows: [{ key: 7, v: 2, payload: 'pending', bucket: 1, op: 'upsert' }, { key: 8, v: 2, payload: 'kept', bucket: 2, op: 'upsert' }] }, amortise: { foldFraction: 0.9 } });
+    expect(pending.pendingRows).toBe(2);
+    const plain = await table.merge({ ...spec, source: { rows: [{ key: 7, v: 3, payload: null, bucket: 1, op: 'delete' }] }, txns: [{ appId: 'fold', version: 4 }] });
+    expect(plain.version).toBeDefined();
+    expect((await table.currentView()).pending).toBeUndefined();
+    const snap = await table.snapshot();
+    expect(snap.txnVersion('fold')).toBe(4n);
+    // What Delta readers see is the current state: key 7 deleted, key 8 at its pending version.
+    const probe = await deltaProbe('read', path.join(dir, 'stop-amortising'));
+    const byKey = new Map(probe.rows.map((r: { key: number }) => [r.key, r]));
+    expect(probe.rows).toHaveLength(29);
+    expect(byKey.has(7)).toBe(false);
+    expect(byKey.get(8)).toMatchObject({ v: 2, payload: 'kept' });
+  });
+
   // Silver gains a new column before the fold that adds it to the tail: the current view read the
   // column from the tail's rows and failed (a binder error, every query of the table) until then.
   it('a column the table gained before its tail did reads as null from the tail\'s rows', async () => {

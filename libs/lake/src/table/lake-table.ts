@@ -116,7 +116,8 @@ export interface MergeSpec {
    * tail (`_sluice_tail/`, a Delta table of its own that readers of this table never see);
    * partitions fold into this table (copy-on-write) only when the tail outgrows `foldFraction`
    * of the table. `txn` actions still land in this table in the call. Read current state with
-   * {@link LakeTable.currentView}; Delta readers see the table as of its last fold.
+   * {@link LakeTable.currentView}; Delta readers see the table as of its last fold. A merge
+   * without it on a table whose tail holds rows folds the whole tail with its batch.
    */
   amortise?: AmortiseOptions;
 }
@@ -367,7 +368,24 @@ export class LakeTable {
    * cache evicted, before DuckDB opened them.
    */
   merge(spec: MergeSpec): Promise<MergeResult> {
-    return FileLease.holding(() => (spec.amortise ? this.mergeAmortised(spec, spec.amortise) : this.mergeCopyOnWrite(spec)));
+    return FileLease.holding(async () => {
+      if (spec.amortise) return this.mergeAmortised(spec, spec.amortise);
+      // Rows an earlier amortised merge left pending are newer than the table's: a copy-on-write
+      // merge on its own would leave them there for good (a delete here, and the current view
+      // still shows the pending version). The batch joins them and all of it folds.
+      if (await this.hasPendingTail()) return this.mergeAmortised(spec, { foldAll: true });
+      return this.mergeCopyOnWrite(spec);
+    });
+  }
+
+  /** Whether an amortised-merge tail holds rows not folded into this table yet. */
+  private async hasPendingTail(): Promise<boolean> {
+    try {
+      return (await this.tail().snapshot()).files.length > 0;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'LAKE_NOT_FOUND') return false;
+      throw err;
+    }
   }
 
   private async mergeCopyOnWrite(spec: MergeSpec): Promise<MergeResult> {
@@ -767,7 +785,7 @@ export class LakeTable {
     let result: MergeResult;
     if (foldFiles.length > 0) {
       const rel = await filesRelationSql(tail.storage, tsnap, foldFiles);
-      result = await this.merge({ ...inner, source: { sql: rel } });
+      result = await this.mergeCopyOnWrite({ ...inner, source: { sql: rel } });
       const now = Date.now();
       await commit(tail.storage, tail.name, tsnap.version, tsnap.partitionColumns, {
         operation: 'DELETE',
@@ -777,7 +795,7 @@ export class LakeTable {
         readFiles: new Set(foldFiles.map((f) => f.path)),
       }, this.maxAttempts);
     } else if (spec.txns?.length) {
-      result = await this.merge({ ...inner, source: { rows: [] } });
+      result = await this.mergeCopyOnWrite({ ...inner, source: { rows: [] } });
     } else {
       result = { version: undefined, filesRead: 0, bytesRead: 0, filesRewritten: 0, bytesRewritten: 0, filesAdded: 0, bytesWritten: 0, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0, durationMs: 0 };
     }
