@@ -250,6 +250,19 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect((await table.currentView()).pending).toBeUndefined();
   });
 
+  it('an amortised tail that folds every step is checkpointed at every interval, its fold commits too', async () => {
+    const root = path.join(dir, 'tail-checkpoints');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
+    const spec = { keys: ['key'], versionColumn: 'v', amortise: { foldFraction: 0.1 } } as const;
+    // Each step's rows are far over 10 % of the table: every step appends to the tail, then folds it.
+    for (let step = 0; step < 12; step++) await table.merge({ ...spec, source: { rows: rows(step * 100, step * 100 + 60) } });
+    const log = await fs.readdir(path.join(root, '_sluice_tail', '_delta_log'));
+    const commits = log.filter((f) => f.endsWith('.json')).length;
+    expect(commits).toBeGreaterThanOrEqual(24); // create + 12 appends + 12 fold deletes
+    const checkpoints = log.filter((f) => f.endsWith('.checkpoint.parquet')).sort();
+    expect(checkpoints).toEqual(['00000000000000000010.checkpoint.parquet', '00000000000000000020.checkpoint.parquet']);
+  });
+
   // A writer that stops amortising (SLUICE_SILVER_FOLD_PERCENT=0 after a restart) merged by copy
   // on write and left the tail's rows pending for good: a delete of a pending entity removed its
   // folded row, and the current view brought the pending version back.

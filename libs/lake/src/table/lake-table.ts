@@ -787,13 +787,15 @@ export class LakeTable {
       const rel = await filesRelationSql(tail.storage, tsnap, foldFiles);
       result = await this.mergeCopyOnWrite({ ...inner, source: { sql: rel } });
       const now = Date.now();
-      await commit(tail.storage, tail.name, tsnap.version, tsnap.partitionColumns, {
+      // Through the tail's own maintenance: a fold's DELETE that lands on a checkpoint version
+      // checkpoints the tail like any other commit (a tail folded every step had none).
+      await tail.commitAndMaintain(tsnap, {
         operation: 'DELETE',
         operationParameters: { predicate: 'folded' },
         actions: foldFiles.map((f) => ({ remove: removeOf(f, now, true) })),
         isBlindAppend: false,
         readFiles: new Set(foldFiles.map((f) => f.path)),
-      }, this.maxAttempts);
+      });
     } else if (spec.txns?.length) {
       result = await this.mergeCopyOnWrite({ ...inner, source: { rows: [] } });
     } else {
