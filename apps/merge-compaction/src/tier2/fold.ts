@@ -69,6 +69,8 @@ type Range = OffsetRange;
 export class ContractFolder {
   private tombstones: TombstoneMemory | undefined;
   private lastGoldMs = -Infinity;
+  /** The last gold step left bronze rows for the next (it took its `maxRows`): the next runs at once. */
+  private goldBehind = false;
   /** Bronze's written offsets per partition, and each target table's folded ones, as last read (for {@link waitingOnFailure}). */
   private lastWritten: ReadonlyMap<number, number> = new Map();
   private readonly lastFolded = new Map<string, ReadonlyMap<number, number>>();
@@ -101,11 +103,14 @@ export class ContractFolder {
   }
 
   /**
-   * Adds bronze's new rows to the gold windows they touch, at most every `goldIntervalMs`; a no-op
-   * when gold is up to date with bronze or the interval has not passed.
+   * Adds bronze's new rows to the gold windows they touch, at most every `goldIntervalMs` unless
+   * the last step left rows behind; a no-op when gold is up to date with bronze or the interval
+   * has not passed. (A step takes at most `maxRows` offsets: held to the interval, gold kept up
+   * with at most `maxRows` per interval, 20k/s by default, and fell behind for good above it.)
    */
   async goldStep(): Promise<FoldOutcome> {
-    if (this.o.contract.aggregates.length === 0 || this.now() - this.lastGoldMs < this.o.goldIntervalMs) return NOTHING_DONE;
+    if (this.o.contract.aggregates.length === 0) return NOTHING_DONE;
+    if (!this.goldBehind && this.now() - this.lastGoldMs < this.o.goldIntervalMs) return NOTHING_DONE;
     const view = await this.bronzeView();
     if (!view) return this.nothingWaits(this.o.contract.aggregates.map((a) => a.table));
     this.lastGoldMs = this.now();
@@ -118,6 +123,7 @@ export class ContractFolder {
       goldWindows += g.windows;
       behind ||= g.behind;
     }
+    this.goldBehind = behind;
     this.o.logger.debug({ contract: this.o.contract.name, goldMs: Math.round(performance.now() - started), goldWindows }, 'gold step');
     return { silverRows: 0, goldWindows, behind };
   }
