@@ -452,6 +452,10 @@ export class BatchConsumer {
     // Always give the partitions back, or the whole group waits on this member.
     const native = this.native as unknown as { incrementalUnassign(p: unknown[]): void };
     const cooperative = this.cooperative();
+    // librdkafka keeps a partition's pause through an unassign and the next assign: one paused
+    // here came back paused with nothing here knowing it, so it was never fetched again.
+    const pausedGone = (cooperative ? partitions : [...this.pausedSet.values()]).filter((p) => this.pausedSet.has(partitionKey(p)));
+    if (pausedGone.length > 0) this.call('consumer.resume', () => this.native.resume(pausedGone.map(toNative)));
     this.call('consumer.unassign', () => (cooperative ? native.incrementalUnassign(partitions.map(toNative)) : this.native.unassign()));
     if (cooperative) {
       for (const p of partitions) {
