@@ -310,13 +310,18 @@ export class BatchConsumer {
     let bytes = 0;
     const full = () => taken.length >= this.maxBatch || bytes >= this.maxBytes;
     // Messages of partitions no longer ours are dropped. Those past the bounds, and those of
-    // paused partitions (fetched before the pause), wait in order for a later poll.
+    // paused partitions (fetched before the pause), wait in order for a later poll, and so does
+    // every later message of a partition with one waiting: a revoke that empties part of a full
+    // batch lets it take more, and a partition's newer messages went out before its carried ones
+    // (a gap in the batch, whose offsets commit past records not handed out yet).
+    const carriedKeys = new Set<string>();
     const take = (messages: readonly Message[]) => {
       for (const m of messages) {
         const key = partitionKey(m);
         if (!this.assigned.has(key)) continue;
-        if (full() || (this.pausedSet.size > 0 && this.pausedSet.has(key))) {
+        if (full() || carriedKeys.has(key) || (this.pausedSet.size > 0 && this.pausedSet.has(key))) {
           this.carried.push(m);
+          carriedKeys.add(key);
           continue;
         }
         taken.push(m);
