@@ -31,15 +31,64 @@ export async function listLog(storage: Storage): Promise<LogListing> {
  * 17 digits), so a table with 10k commits does not list them all to load its latest version.
  */
 export async function listLogFrom(storage: Storage, fromVersion: number): Promise<LogListing> {
+  return toListing(await logObjectsFrom(storage, fromVersion));
+}
+
+async function logObjectsFrom(storage: Storage, fromVersion: number): Promise<StoredObject[]> {
   const objects: StoredObject[] = [];
-  for (let block = Math.floor(fromVersion / 1000); ; block++) {
-    const prefix = `_delta_log/${String(block * 1000).padStart(20, '0').slice(0, 17)}`;
-    const found = await storage.list(prefix);
+  for (let block = blockOf(fromVersion); ; block++) {
+    const found = await storage.list(blockPrefix(block));
     objects.push(...found);
-    const blockEnd = commitKey(block * 1000 + 999);
+    const blockEnd = commitKey(block * LOG_BLOCK + LOG_BLOCK - 1);
     if (!found.some((o) => o.key === blockEnd)) break;
   }
-  return toListing(objects);
+  return objects;
+}
+
+/** Versions per listing block: the log keys of a block share their first 17 digits. */
+const LOG_BLOCK = 1000;
+
+function blockOf(version: number): number {
+  return Math.floor(version / LOG_BLOCK);
+}
+
+function blockPrefix(block: number): string {
+  return `_delta_log/${String(block * LOG_BLOCK).padStart(20, '0').slice(0, 17)}`;
+}
+
+/**
+ * Adds blocks of the log to `objects`, from `block` down, until `enough` holds for the listing,
+ * a block is empty (the log starts above it, or was cleaned up below), or block 0 was listed.
+ * A past version needs the log from a checkpoint at or below it, not the whole log: a month of
+ * commits is millions of keys, listed for every time-travel read.
+ */
+async function listLogDown(storage: Storage, objects: StoredObject[], block: number, enough: (listing: LogListing) => boolean): Promise<LogListing> {
+  let listing = toListing(objects);
+  for (; block >= 0 && !enough(listing); block--) {
+    const found = await storage.list(blockPrefix(block));
+    if (found.length === 0) break;
+    objects.push(...found);
+    listing = toListing(objects);
+  }
+  return listing;
+}
+
+/** Whether `listing` holds what a snapshot at `version` replays: a checkpoint at or below it, or the log's first commit. */
+function replayableAt(listing: LogListing, version: number): boolean {
+  if (listing.commits.has(0)) return true;
+  for (const v of listing.checkpoints.keys()) if (v <= version) return true;
+  return false;
+}
+
+/** The listing a snapshot as of `timestampMs` needs: back from the newest blocks until a commit at or before it, and what replays it. */
+async function listLogAt(storage: Storage, timestampMs: number): Promise<LogListing> {
+  const hinted = await lastCheckpointHint(storage);
+  const objects = hinted === undefined ? [] : await logObjectsFrom(storage, hinted);
+  if (hinted === undefined || !toListing(objects).checkpoints.has(hinted)) return listLog(storage); // no hint, or a stale one
+  return listLogDown(storage, objects, blockOf(hinted) - 1, (listing) => {
+    const found = versionAtOrBefore(listing, timestampMs);
+    return found !== undefined && replayableAt(listing, found);
+  });
 }
 
 /** The largest of `values`, -1 when there is none (a loop: no spread of a long log onto the stack). */
@@ -123,15 +172,23 @@ export async function loadSnapshot(storage: Storage, target: SnapshotTarget = {}
     // is at or below the target, so a table with 10k commits does not list them all.
     const hinted = await lastCheckpointHint(storage);
     const usable = hinted !== undefined && (target.version === undefined || hinted <= target.version) ? hinted : undefined;
-    listing = usable === undefined ? await listLog(storage) : await listLogFrom(storage, usable);
-    if (usable !== undefined && !listing.checkpoints.has(usable)) listing = await listLog(storage); // stale hint
+    if (usable !== undefined) {
+      listing = await listLogFrom(storage, usable);
+      if (!listing.checkpoints.has(usable)) listing = await listLog(storage); // stale hint
+    } else if (target.version !== undefined) {
+      // A version below the newest checkpoint (or a table without one): its own block and down.
+      const version = target.version;
+      listing = await listLogDown(storage, [], blockOf(version), (l) => replayableAt(l, version));
+    } else {
+      listing = await listLog(storage);
+    }
     if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
       throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
     }
     // A loop, not Math.max(...): spreading a log of 100k+ versions overflowed the call stack.
     version = target.version ?? Math.max(maxOf(listing.commits.keys()), maxOf(listing.checkpoints.keys()));
   } else {
-    listing = await listLog(storage);
+    listing = await listLogAt(storage, target.timestampMs);
     if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
       throw lakeError('LAKE_NOT_FOUND', `no Delta table at ${storage.uri} (empty or missing _delta_log)`, { details: { uri: storage.uri } });
     }
@@ -151,9 +208,15 @@ async function lastCheckpointHint(storage: Storage): Promise<number | undefined>
   }
 }
 
-function versionAtTimestamp(listing: LogListing, timestampMs: number, uri: string): number {
+/** The newest version whose commit time is at or before `timestampMs`, if any. */
+function versionAtOrBefore(listing: LogListing, timestampMs: number): number | undefined {
   let found: number | undefined;
   for (const c of commitTimestamps(listing)) if (c.timestampMs <= timestampMs) found = c.version;
+  return found;
+}
+
+function versionAtTimestamp(listing: LogListing, timestampMs: number, uri: string): number {
+  const found = versionAtOrBefore(listing, timestampMs);
   if (found === undefined) {
     throw lakeError('LAKE_VERSION_NOT_FOUND', `${uri} has no commit at or before ${new Date(timestampMs).toISOString()}`, { details: { timestampMs } });
   }

@@ -1,0 +1,75 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { LakeTable, LocalStorage, stringifyJson, type StoredObject } from '../src';
+import { commitFile, tempDir } from './helpers';
+
+/** A local table directory whose listings are counted: the keys each `list` returned. */
+class CountingStorage extends LocalStorage {
+  listed = 0;
+  override async list(prefix: string): Promise<StoredObject[]> {
+    const found = await super.list(prefix);
+    this.listed += found.length;
+    return found;
+  }
+}
+
+// A past version (or a time) read the whole log: a month of streaming commits is millions of
+// keys, listed for every time-travel read. It now lists from the checkpoint at or below it.
+describe('time travel lists the log around its target, not the whole log', () => {
+  const COMMITS = 2_600;
+  const BASE_MS = Date.UTC(2026, 0, 1);
+  /** Commit v's time: one a second. */
+  const at = (v: number) => BASE_MS + v * 1000;
+  let dir: string;
+  let root: string;
+
+  beforeAll(async () => {
+    dir = await tempDir('lake-time-travel');
+    root = path.join(dir, 't');
+    const storage = new LocalStorage(root);
+    const table = await LakeTable.create(storage, { columns: [{ name: 'id', type: 'long' }] });
+    // Written directly (one add per commit, as a streaming writer's), a checkpoint every 300.
+    for (let v = 1; v <= COMMITS; v++) {
+      const lines = [
+        { commitInfo: { timestamp: at(v), operation: 'WRITE', isBlindAppend: true } },
+        { add: { path: `part-${v}.parquet`, partitionValues: {}, size: 1000, modificationTime: at(v), dataChange: true, stats: stringifyJson({ numRecords: 1 }) } },
+      ];
+      if (!(await storage.putIfAbsent(`_delta_log/${String(v).padStart(20, '0')}.json`, Buffer.from(lines.map((l) => stringifyJson(l)).join('\n') + '\n')))) throw new Error(`version ${v} exists`);
+      if (v % 300 === 0) await table.checkpoint(v);
+    }
+    for (let v = 0; v <= COMMITS; v++) await fs.utimes(commitFile(root, v), at(v) / 1000, at(v) / 1000);
+  }, 120_000);
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  async function load(target: { version?: number; timestampMs?: number }) {
+    const storage = new CountingStorage(root);
+    const table = await LakeTable.open(storage); // loads the latest version
+    storage.listed = 0;
+    const snapshot = await table.snapshot(target);
+    return { version: snapshot.version, files: snapshot.files.length, listed: storage.listed };
+  }
+
+  it('a version below the newest checkpoint: its block of 1000 versions only', async () => {
+    // The whole log is 2,601 commits and 8 checkpoints; block 0 holds 1,000 commits and 3
+    // checkpoints, block 1 the same, block 2 601 commits and 2 checkpoints (2,100 and 2,400).
+    expect(await load({ version: 150 })).toEqual({ version: 150, files: 150, listed: 1_003 });
+    expect(await load({ version: 2_150 })).toEqual({ version: 2_150, files: 2_150, listed: 603 });
+    // Its block holds no checkpoint at or below it: the block below too.
+    expect(await load({ version: 2_050 })).toEqual({ version: 2_050, files: 2_050, listed: 1_606 });
+    // At or above the newest checkpoint (2,400), as before: from it on.
+    expect(await load({ version: 2_500 })).toEqual({ version: 2_500, files: 2_500, listed: 603 });
+  });
+
+  it('a time: from the newest checkpoint down to the commit at or before it', async () => {
+    expect(await load({ timestampMs: at(2_345) + 500 })).toEqual({ version: 2_345, files: 2_345, listed: 603 });
+    expect(await load({ timestampMs: at(1_234) })).toEqual({ version: 1_234, files: 1_234, listed: 1_606 });
+    expect(await load({ timestampMs: at(COMMITS) + 60_000 })).toMatchObject({ version: COMMITS, files: COMMITS });
+    await expect(load({ timestampMs: at(0) - 1 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+  });
+
+  it('a version past the newest is not found', async () => {
+    await expect(load({ version: 5_000 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+  });
+});
