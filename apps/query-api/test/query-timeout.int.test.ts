@@ -82,4 +82,37 @@ describe('query-api query timeout interrupts DuckDB', () => {
     expect(performance.now() - started).toBeLessThan(5000);
     await waitUntil('the slot to be released again', () => limiter.inFlight === 0, 5000);
   });
+
+  // A snapshot load waited on storage with no deadline: on a slow S3 (three tries of 30 s each
+  // per request, several requests per load) every request for the table hung for minutes.
+  it('a snapshot that does not load within the query timeout is 503 with Retry-After, for latest and past versions', async () => {
+    let release = () => undefined as void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    class StalledAdapter extends LakeAdapter {
+      override async latest(table: string) {
+        await stalled;
+        return super.latest(table);
+      }
+      override async atVersion(table: string, version: number) {
+        await stalled;
+        return super.atVersion(table, version);
+      }
+    }
+    const lake = new StalledAdapter(adapterOptions());
+    const service = new QueryService(lake, new SnapshotTracker(lake, 0), new ResultCache(0, 1e6), new Limiter(2, 4, 5000), {
+      maxRows: 100,
+      queryTimeoutMs: 300,
+      waitTimeoutMs: 1000,
+      eventTimeColumn: 'event_time',
+    });
+    const count = { aggregates: [{ fn: 'count' as const, column: '*' }] };
+    for (const request of [count, { ...count, asOf: { version: 1 } }]) {
+      const started = performance.now();
+      await expect(service.query('silver_orders', request)).rejects.toMatchObject({ code: 'QUERY_LAKE_UNAVAILABLE', retryable: true, details: { table: 'silver_orders', retryAfterSeconds: 1 } });
+      expect(performance.now() - started).toBeLessThan(3000);
+    }
+    // Once storage answers, so does the service.
+    release();
+    await expect(service.query('silver_orders', count)).resolves.toMatchObject({ rows: [{ count: 50 }] });
+  });
 });

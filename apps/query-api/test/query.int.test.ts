@@ -269,7 +269,8 @@ describe('query-api limits over a real table', () => {
   });
 
   it('times out a slow query with 504 QUERY_TIMEOUT', async () => {
-    const t = await startApp(root, ['silver_orders'], { queryTimeoutMs: 1, cacheEntries: 0 });
+    // The snapshot is loaded beforehand: its load has the same deadline (503 when storage is slow).
+    const t = await startApp(root, ['silver_orders'], { queryTimeoutMs: 1, cacheEntries: 0, refreshMs: 600_000, warm: true });
     try {
       const res = await query(t.app, 'silver_orders', { groupBy: ['customer_id', 'status'], aggregates: [{ fn: 'count_distinct', column: 'order_id' }] });
       expect(res.status).toBe(504);

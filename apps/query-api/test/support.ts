@@ -94,6 +94,8 @@ export async function startApp(
     maxQueued?: number;
     cacheEntries?: number;
     refreshMs?: number;
+    /** Load every table's latest snapshot before the app is returned (with `refreshMs`, requests then read it without a log read). */
+    warm?: boolean;
     storageFor?: (table: string) => Storage;
     allowedDirectories?: string[];
     dashboard?: Partial<DashboardSettings>;
@@ -112,9 +114,14 @@ export async function startApp(
   }
   const engine = await locked;
   const lake = new LakeAdapter({ tables, storageFor: options.storageFor ?? ((t) => new LocalStorage(path.join(root, t))), engine });
+  const tracker = new SnapshotTracker(lake, options.refreshMs ?? 0);
+  if (options.warm) {
+    const failed = await tracker.warm(tables, 20_000);
+    if (failed.length > 0) throw new Error(`warming the snapshots failed: ${JSON.stringify(failed)}`);
+  }
   const service = new QueryService(
     lake,
-    new SnapshotTracker(lake, options.refreshMs ?? 0),
+    tracker,
     new ResultCache(options.cacheEntries ?? 100, 16 * 1024 * 1024),
     new Limiter(options.maxConcurrent ?? 4, options.maxQueued ?? 64, 5000),
     {

@@ -268,9 +268,14 @@ function isOwnCommit(own: { modifiedMs: number } | undefined, snapshot: TableSna
   return own !== undefined && own.modifiedMs <= snapshot.commitTimeMs;
 }
 
-/** Whether the table has an amortised-merge tail (any log of one). */
+/**
+ * Whether the table has an amortised-merge tail: its checkpoint hint, or else any key among its
+ * first 1000 versions (a tail without a hint has had no checkpoint, so no log clean-up either).
+ * The whole tail log was listed for every time-travel read: a commit per fold, millions a month.
+ */
 async function hasTail(storage: Storage): Promise<boolean> {
-  return (await storage.list(TAIL_PREFIX + '_delta_log/')).length > 0;
+  if ((await storage.head(TAIL_PREFIX + '_delta_log/_last_checkpoint')) !== undefined) return true;
+  return (await storage.list(TAIL_PREFIX + '_delta_log/00000000000000000')).length > 0;
 }
 
 /** Lake errors in query-api's words. */

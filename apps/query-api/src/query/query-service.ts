@@ -103,16 +103,26 @@ export class QueryService {
     if (asOf && waitFor) throw queryError('QUERY_SHAPE_INVALID', 'asOf and waitFor cannot be combined');
     // A past snapshot replays the log (every distinct time again): it takes a query slot, so a
     // client walking through versions meets the same concurrency limit and 503 as queries.
-    if (asOf && 'version' in asOf) return this.limiter.run(() => this.lake.atVersion(table, asOf.version));
+    if (asOf && 'version' in asOf) return this.loaded(table, this.limiter.run(() => this.lake.atVersion(table, asOf.version)));
     if (asOf && 'timestamp' in asOf) {
       const ms = Date.parse(asOf.timestamp);
       if (Number.isNaN(ms)) throw queryError('QUERY_VALUE_INVALID', `asOf.timestamp ${JSON.stringify(asOf.timestamp)}`);
-      return this.limiter.run(() => this.lake.atTimestamp(table, ms));
+      return this.loaded(table, this.limiter.run(() => this.lake.atTimestamp(table, ms)));
     }
     if (waitFor && (waitFor.version !== undefined || Object.keys(waitFor.offsets ?? {}).length > 0)) {
-      return this.tracker.waitFor(table, waitFor, this.options.waitTimeoutMs);
+      // Its own deadline is checked between loads; a load that hangs gets the query timeout on top.
+      return this.loaded(table, this.tracker.waitFor(table, waitFor, this.options.waitTimeoutMs), (waitFor.timeoutMs ?? this.options.waitTimeoutMs) + this.options.queryTimeoutMs);
     }
-    return this.tracker.latest(table);
+    return this.loaded(table, this.tracker.latest(table));
+  }
+
+  /**
+   * A snapshot, or 503 with Retry-After once the query timeout passed without it: storage too
+   * slow to answer now. The load goes on (shared with later requests); the request does not
+   * hang on it for as long as the storage client retries, minutes on a slow S3.
+   */
+  private loaded<T>(table: string, load: Promise<T>, ms = this.options.queryTimeoutMs): Promise<T> {
+    return withTimeout(load, ms, () => queryError('QUERY_LAKE_UNAVAILABLE', `the snapshot of ${table} did not load within ${ms} ms`, { table, retryAfterSeconds: 1 }));
   }
 
   freshness(s: TableSnapshot): Freshness {
@@ -273,10 +283,10 @@ function dataKey(snapshot: TableSnapshot, files: readonly LiveFile[], pendingFil
   return h.digest('base64url');
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T>(work: Promise<T>, ms: number, late = () => queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms })): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms })), ms);
+    timer = setTimeout(() => reject(late()), ms);
   });
   work.catch(() => undefined); // a late failure after the timeout has nobody to tell
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
