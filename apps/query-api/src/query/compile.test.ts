@@ -108,6 +108,10 @@ describe('compileQuery', () => {
     ['string for a boolean', { where: [{ column: 'paid', op: '=', value: 'true' }] }, 'QUERY_VALUE_INVALID'],
     ['text for a double', { where: [{ column: 'score', op: '>', value: 'NaN' }] }, 'QUERY_VALUE_INVALID'],
     ['bad decimal', { where: [{ column: 'amount', op: '>', value: '1e5' }] }, 'QUERY_VALUE_INVALID'],
+    // DuckDB rounds a cast beyond the scale: `<= 1.239` matched 1.24 in a decimal(12,2) column.
+    ['decimal beyond its scale', { where: [{ column: 'amount', op: '<=', value: '1.239' }] }, 'QUERY_VALUE_INVALID'],
+    ['decimal beyond its precision', { where: [{ column: 'amount', op: '=', value: -12345678901.5 }] }, 'QUERY_VALUE_INVALID'],
+    ['timestamp without seconds (DuckDB refuses it)', { where: [{ column: 'event_time', op: '>', value: '2026-01-01T00:00Z' }] }, 'QUERY_VALUE_INVALID'],
     ['array for =', { where: [{ column: 'status', op: '=', value: ['a'] }] }, 'QUERY_VALUE_INVALID'],
     ['missing value', { where: [{ column: 'status', op: '<' }] }, 'QUERY_VALUE_INVALID'],
     ['scalar for in', { where: [{ column: 'status', op: 'in', value: 'a' }] }, 'QUERY_VALUE_INVALID'],
@@ -130,6 +134,12 @@ describe('compileQuery', () => {
     expect(compileQuery({ select: ['order_id'], orderBy: [{ column: 'event_time', dir: 'desc' }] }, shape, opts).sql).toContain(
       'ORDER BY "event_time" DESC NULLS LAST',
     );
+  });
+
+  it('accepts decimals within the column: trailing zeros past the scale, the most whole digits, a sign', () => {
+    for (const value of ['1.230', '-9999999999.99', '0.5', 12.5, '0009999999999']) {
+      expect(codeOf({ where: [{ column: 'amount', op: '=', value }] })).toBe('OK');
+    }
   });
 
   it('accepts the largest long exactly', () => {

@@ -62,6 +62,16 @@ describe('pruneFiles', () => {
     expect(names(where)).toEqual(expected);
   });
 
+  // The query casts a value to FLOAT for a float column, so 0.70000001 matches a stored 0.7f, whose
+  // stats read "0.7": compared as doubles, the file was pruned and the row went missing.
+  it('compares a 32-bit float column in single precision, as the query does', () => {
+    const floats: TableShape = { columns: [{ name: 'x', type: 'float', nullable: true }, { name: 'y', type: 'double', nullable: true }], partitionColumns: [] };
+    const f: FileFacts = { partitionValues: {}, stats: { numRecords: 1, minValues: { x: 0.7, y: 0.7 }, maxValues: { x: 0.7, y: 0.7 }, nullCount: { x: 0, y: 0 } } };
+    expect(pruneFiles([f], [{ column: 'x', op: '=', value: 0.70000001 }], floats)).toHaveLength(1);
+    expect(pruneFiles([f], [{ column: 'x', op: '>', value: 0.7000001 }], floats)).toHaveLength(0); // another float
+    expect(pruneFiles([f], [{ column: 'y', op: '=', value: 0.70000001 }], floats)).toHaveLength(0); // a double stays exact
+  });
+
   it('compares strings bytewise as Parquet does (UTF-8, not UTF-16)', () => {
     const f = [file('x', '1', null, { numRecords: 1, minValues: { id: '\uffff' }, maxValues: { id: '\u{1F600}' }, nullCount: { id: 0 } })];
     // In UTF-8 U+FFFF (EF BF BF) < U+1F600 (F0 9F 98 80); in UTF-16 the order flips.

@@ -165,8 +165,12 @@ function toRange(raw: unknown, c: ColumnInfo, fromStats: boolean): Range | undef
     case 'integer':
     case 'decimal':
     case 'float': {
-      const n =
+      const parsed =
         typeof raw === 'number' ? raw : typeof raw === 'bigint' ? Number(raw) : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      // A 32-bit float column compares in single precision (the query casts its value to FLOAT),
+      // and its stats print the shortest text of the float ("0.7" for 0.699999988…): both
+      // rounded to single precision, or 0.70000001 (0.7f once cast) pruned the file holding 0.7f.
+      const n = c.type === 'float' ? Math.fround(parsed) : parsed;
       return Number.isFinite(n) ? { lo: n, hi: n } : undefined;
     }
     case 'date': {

@@ -6,7 +6,8 @@ const INTEGER = /^-?\d{1,20}$/;
 const DECIMAL = /^-?\d{1,38}(\.\d{1,38})?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 // ISO-8601 with an explicit zone, so a client can never mean "server local time" by accident.
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+// Seconds too: DuckDB refuses `2026-01-01T00:00Z`, which Date.parse takes.
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
 const INTEGER_RANGE: Record<string, [bigint, bigint]> = {
   long: [-(2n ** 63n), 2n ** 63n - 1n],
@@ -35,6 +36,12 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
     case 'decimal': {
       const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value : '';
       if (!DECIMAL.test(text)) throw bad('expected a decimal number');
+      // DuckDB's cast rounds digits beyond the scale (1.239 is 1.24 in DECIMAL(10,2), so
+      // `<= 1.239` matched 1.24) and fails past the precision: both refused here.
+      const [precision, scale] = decimalShape(c.type);
+      const [whole, fraction = ''] = text.replace('-', '').split('.');
+      if (fraction.replace(/0+$/, '').length > scale) throw bad(`more than ${scale} decimal places`);
+      if (whole.replace(/^0+/, '').length > precision - scale) throw bad(`more than ${precision - scale} digits before the point`);
       return text;
     }
     case 'float':
@@ -55,6 +62,12 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
     default:
       throw bad('nested columns cannot be compared');
   }
+}
+
+/** Precision and scale of a Delta `decimal(p,s)` type (Delta's default decimal is (10,0)). */
+function decimalShape(type: string): [number, number] {
+  const m = /^decimal\((\d+),\s*(\d+)\)$/.exec(type);
+  return m ? [Number(m[1]), Number(m[2])] : [10, 0];
 }
 
 /** True when the leading YYYY-MM-DD is a calendar day (Date.parse and DuckDB both roll 02-31 over). */
