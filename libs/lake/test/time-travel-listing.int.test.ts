@@ -38,6 +38,9 @@ describe('time travel lists the log around its target, not the whole log', () =>
       if (v % 300 === 0) await table.checkpoint(v);
     }
     for (let v = 0; v <= COMMITS; v++) await fs.utimes(commitFile(root, v), at(v) / 1000, at(v) / 1000);
+    // One commit written later than the next (clocks do that): times are forced to increase, so
+    // 2,000 reads as 2 ms after 1,999's mtime, 3 ms after its own.
+    await fs.utimes(commitFile(root, 1_999), (at(2_000) + 2) / 1000, (at(2_000) + 2) / 1000);
   }, 120_000);
   afterAll(async () => {
     await fs.rm(dir, { recursive: true, force: true });
@@ -62,14 +65,33 @@ describe('time travel lists the log around its target, not the whole log', () =>
     expect(await load({ version: 2_500 })).toEqual({ version: 2_500, files: 2_500, listed: 603 });
   });
 
-  it('a time: from the newest checkpoint down to the commit at or before it', async () => {
-    expect(await load({ timestampMs: at(2_345) + 500 })).toEqual({ version: 2_345, files: 2_345, listed: 603 });
-    expect(await load({ timestampMs: at(1_234) })).toEqual({ version: 1_234, files: 1_234, listed: 1_606 });
+  it('a time: from the newest checkpoint down to the commit at or before it, and a block more', async () => {
+    expect(await load({ timestampMs: at(2_345) + 500 })).toEqual({ version: 2_345, files: 2_345, listed: 1_606 });
+    expect(await load({ timestampMs: at(1_734) })).toEqual({ version: 1_734, files: 1_734, listed: 2_609 });
+    // The block below is what shows 2,000's time forced past its mtime: as the whole log reads.
+    expect(await load({ timestampMs: at(2_000) + 1 })).toMatchObject({ version: 1_998 });
     expect(await load({ timestampMs: at(COMMITS) + 60_000 })).toMatchObject({ version: COMMITS, files: COMMITS });
     await expect(load({ timestampMs: at(0) - 1 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
   });
 
   it('a version past the newest is not found', async () => {
     await expect(load({ version: 5_000 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+  });
+
+  it('a table without a checkpoint yet: a version past its newest is not found, not "no table"', async () => {
+    const young = await LakeTable.create(new LocalStorage(path.join(dir, 'young')), { columns: [{ name: 'id', type: 'long' }] });
+    for (let i = 0; i < 4; i++) await young.append({ rows: [{ id: i }] });
+    const reopened = await LakeTable.open(new LocalStorage(path.join(dir, 'young')));
+    expect((await reopened.snapshot({ version: 3 })).files).toHaveLength(3);
+    await expect(reopened.snapshot({ version: 1_000 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+  });
+
+  // Last: it removes the log's first block, as log clean-up does once a later checkpoint covers it.
+  it('a version or a time cleaned up from the log is not found, not "no table"', async () => {
+    const log = path.join(root, '_delta_log');
+    for (const f of await fs.readdir(log)) if (f.startsWith('00000000000000000')) await fs.rm(path.join(log, f));
+    await expect(load({ version: 150 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+    await expect(load({ timestampMs: at(500) })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
+    expect(await load({ version: 1_500 })).toMatchObject({ version: 1_500, files: 1_500 });
   });
 });

@@ -57,20 +57,30 @@ function blockPrefix(block: number): string {
 }
 
 /**
- * Adds blocks of the log to `objects`, from `block` down, until `enough` holds for the listing,
- * a block is empty (the log starts above it, or was cleaned up below), or block 0 was listed.
- * A past version needs the log from a checkpoint at or below it, not the whole log: a month of
- * commits is millions of keys, listed for every time-travel read.
+ * The log objects of one block of versions, or undefined when it holds none (the log starts
+ * above it, or was cleaned up below).
  */
-async function listLogDown(storage: Storage, objects: StoredObject[], block: number, enough: (listing: LogListing) => boolean): Promise<LogListing> {
-  let listing = toListing(objects);
-  for (; block >= 0 && !enough(listing); block--) {
-    const found = await storage.list(blockPrefix(block));
-    if (found.length === 0) break;
+async function listBlock(storage: Storage, block: number): Promise<StoredObject[] | undefined> {
+  if (block < 0) return undefined;
+  const found = await storage.list(blockPrefix(block));
+  return found.length > 0 ? found : undefined;
+}
+
+/**
+ * The listing a snapshot at `version` replays, without the whole log (a month of streaming
+ * commits is millions of keys): the version's own block and the blocks below it until one holds
+ * a checkpoint at or below it or the first commit, or is empty. Each block is looked at alone
+ * (work linear in the blocks listed).
+ */
+async function listLogFor(storage: Storage, version: number): Promise<LogListing> {
+  const objects: StoredObject[] = [];
+  for (let block = blockOf(version); ; block--) {
+    const found = await listBlock(storage, block);
+    if (found === undefined) break;
     objects.push(...found);
-    listing = toListing(objects);
+    if (replayableAt(toListing(found), version)) break;
   }
-  return listing;
+  return toListing(objects);
 }
 
 /** Whether `listing` holds what a snapshot at `version` replays: a checkpoint at or below it, or the log's first commit. */
@@ -80,15 +90,37 @@ function replayableAt(listing: LogListing, version: number): boolean {
   return false;
 }
 
-/** The listing a snapshot as of `timestampMs` needs: back from the newest blocks until a commit at or before it, and what replays it. */
+/**
+ * The listing a snapshot as of `timestampMs` needs: from the newest checkpoint down to a block
+ * holding a commit written at or before it (a commit's time is at least its file's mtime), one
+ * block more (commit times are forced monotonic over what is listed, so an earlier commit with a
+ * later mtime moves the answer only when it is more than a block away), and further down only
+ * while no checkpoint lies under the answer.
+ */
 async function listLogAt(storage: Storage, timestampMs: number): Promise<LogListing> {
   const hinted = await lastCheckpointHint(storage);
   const objects = hinted === undefined ? [] : await logObjectsFrom(storage, hinted);
   if (hinted === undefined || !toListing(objects).checkpoints.has(hinted)) return listLog(storage); // no hint, or a stale one
-  return listLogDown(storage, objects, blockOf(hinted) - 1, (listing) => {
-    const found = versionAtOrBefore(listing, timestampMs);
-    return found !== undefined && replayableAt(listing, found);
-  });
+  const writtenBy = (found: readonly StoredObject[]) => found.some((o) => o.modifiedMs <= timestampMs && COMMIT_RE.test(o.key));
+  let block = blockOf(hinted) - 1;
+  const down = async (): Promise<StoredObject[] | undefined> => {
+    const found = await listBlock(storage, block--);
+    if (found === undefined) block = -1; // nothing below an empty block
+    else objects.push(...found);
+    return found;
+  };
+  for (let reached = writtenBy(objects); !reached; ) {
+    const found = await down();
+    if (found === undefined) break;
+    reached = writtenBy(found);
+  }
+  await down();
+  for (;;) {
+    const listing = toListing(objects);
+    const version = versionAtOrBefore(listing, timestampMs);
+    if (version === undefined || replayableAt(listing, version)) return listing;
+    if ((await down()) === undefined) return listing;
+  }
 }
 
 /** The largest of `values`, -1 when there is none (a loop: no spread of a long log onto the stack). */
@@ -177,8 +209,12 @@ export async function loadSnapshot(storage: Storage, target: SnapshotTarget = {}
       if (!listing.checkpoints.has(usable)) listing = await listLog(storage); // stale hint
     } else if (target.version !== undefined) {
       // A version below the newest checkpoint (or a table without one): its own block and down.
-      const version = target.version;
-      listing = await listLogDown(storage, [], blockOf(version), (l) => replayableAt(l, version));
+      listing = await listLogFor(storage, target.version);
+      if (listing.commits.size === 0 && listing.checkpoints.size === 0) {
+        // Nothing there: a version the log no longer (or never) had, if the table exists.
+        if (hinted !== undefined) throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${target.version}`, { details: { version: target.version } });
+        listing = await listLog(storage); // no checkpoint yet: a short log
+      }
     } else {
       listing = await listLog(storage);
     }
