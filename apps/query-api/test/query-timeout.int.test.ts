@@ -115,4 +115,33 @@ describe('query-api query timeout interrupts DuckDB', () => {
     release();
     await expect(service.query('silver_orders', count)).resolves.toMatchObject({ rows: [{ count: 50 }] });
   });
+
+  it('requests for the same past snapshot share one load, a retry after a 503 too', async () => {
+    let listings = 0;
+    let release = () => undefined as void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    class SlowLog extends LocalStorage {
+      override async list(prefix: string) {
+        listings++;
+        await stalled;
+        return super.list(prefix);
+      }
+    }
+    const lake = new LakeAdapter({ ...adapterOptions(), storageFor: (t: string) => new SlowLog(path.join(root, t)) });
+    const service = new QueryService(lake, new SnapshotTracker(lake, 0), new ResultCache(0, 1e6), new Limiter(4, 4, 5000), {
+      maxRows: 100,
+      queryTimeoutMs: 300,
+      waitTimeoutMs: 1000,
+      eventTimeColumn: 'event_time',
+    });
+    const past = { aggregates: [{ fn: 'count' as const, column: '*' }], asOf: { timestamp: new Date(Date.now() + 60_000).toISOString() } };
+    const first = await Promise.allSettled([service.query('silver_orders', past), service.query('silver_orders', past)]);
+    expect(first.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'answered'))).toEqual(['QUERY_LAKE_UNAVAILABLE', 'QUERY_LAKE_UNAVAILABLE']);
+    const retry = service.query('silver_orders', past);
+    const listed = listings;
+    release();
+    await expect(retry).resolves.toMatchObject({ rows: [{ count: 50 }] });
+    // The load the first request started is the one all three waited for: no listing began after it.
+    expect(listed).toBe(1);
+  });
 });
