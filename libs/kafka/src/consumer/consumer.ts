@@ -459,8 +459,14 @@ export class BatchConsumer {
     const cooperative = this.cooperative();
     // librdkafka keeps a partition's pause through an unassign and the next assign: one paused
     // here came back paused with nothing here knowing it, so it was never fetched again.
+    // Best effort: a failed resume must not keep the partitions from going back below.
     const pausedGone = (cooperative ? partitions : [...this.pausedSet.values()]).filter((p) => this.pausedSet.has(partitionKey(p)));
-    if (pausedGone.length > 0) this.call('consumer.resume', () => this.native.resume(pausedGone.map(toNative)));
+    try {
+      if (pausedGone.length > 0) this.native.resume(pausedGone.map(toNative));
+    } catch {
+      // Left paused in librdkafka, as before this resume existed: better than a group that waits
+      // on a member which never gave its partitions back.
+    }
     this.call('consumer.unassign', () => (cooperative ? native.incrementalUnassign(partitions.map(toNative)) : this.native.unassign()));
     if (cooperative) {
       for (const p of partitions) {
