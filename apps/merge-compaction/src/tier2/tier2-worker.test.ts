@@ -10,15 +10,14 @@ afterAll(() => telemetry.shutdown());
 afterEach(() => jest.restoreAllMocks());
 
 /** A worker over orders, inventory and clickstream whose folders are stubbed by the test. */
-function worker(): Tier2Worker {
-  const tables = { existing: async () => undefined } as unknown as TableSet;
+function worker(tables = { existing: async () => undefined } as unknown as TableSet, foldPercent = 10): Tier2Worker {
   return new Tier2Worker({
     contracts: [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream].map((contract) => ({ contract, topic: `valid.${contract.name}` })),
     tables,
     engine: {} as LakeQueryEngine,
     intervalMs: 1000,
     maxRows: 1000,
-    foldPercent: 10,
+    foldPercent,
     goldIntervalMs: 5000,
     watermarkMs: 60_000,
     retryMaxMs: 1000,
@@ -112,6 +111,27 @@ describe('Tier2Worker.tick', () => {
     expect(maintain).toHaveBeenCalledTimes(2);
     expect(maintain.mock.calls[1][0]).toBe(true); // the round starts again from its start
     expect(tier2.healthy).toBe(true);
+  });
+});
+
+describe('Tier2Worker maintenance', () => {
+  // With SLUICE_SILVER_FOLD_PERCENT=0 the round skipped silver's tail: one left from before stayed
+  // pending for readers outside Sluice on a silver that got no more events.
+  it.each([
+    [10, { foldAll: true }],
+    [0, undefined],
+  ])('at fold percent %s, starts a round with a merge that folds any silver tail (amortise %j)', async (foldPercent, amortise) => {
+    const merges: Array<{ amortise?: unknown }> = [];
+    const silver = { name: 'silver', merge: async (spec: { amortise?: unknown }) => (merges.push(spec), { foldedPartitions: 0 }) };
+    const tables = { existing: async (name: string) => (name === CONTRACTS.orders.tables.silver ? silver : undefined) } as unknown as TableSet;
+    jest.spyOn(ContractFolder.prototype, 'silverStep').mockResolvedValue(outcome(0, 0, false));
+    jest.spyOn(ContractFolder.prototype, 'goldStep').mockResolvedValue(outcome(0, 0, false));
+    const maintained = jest.spyOn(Tier2Worker.prototype as unknown as { maintain(starting: boolean, deadline: number): Promise<boolean> }, 'maintain');
+    const tier2 = worker(tables, foldPercent);
+    await tier2.tick();
+    expect(maintained).toHaveBeenCalledTimes(1);
+    expect(merges).toHaveLength(1);
+    expect(merges[0].amortise).toEqual(amortise);
   });
 });
 

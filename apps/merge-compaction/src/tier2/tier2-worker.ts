@@ -143,10 +143,13 @@ export class Tier2Worker {
     };
     for (const { contract } of this.o.contracts) {
       const silver = await this.o.tables.existing(contract.tables.silver);
-      if (starting && silver && this.o.foldPercent > 0) {
+      if (starting && silver) {
         // ADR 0001: fold every pending tail bucket now and then, so readers outside Sluice (Spark,
-        // delta-rs) see silver at most one maintenance interval behind.
-        const r = await silver.merge({ ...silverMergeLayout(contract), source: { rows: [] }, amortise: { foldAll: true } });
+        // delta-rs) see silver at most one maintenance interval behind. Without amortising
+        // (SLUICE_SILVER_FOLD_PERCENT=0) a merge folds a tail left from before, if any, and
+        // creates none: a silver that gets no more events does not keep one.
+        const amortise = this.o.foldPercent > 0 ? { amortise: { foldAll: true } } : {};
+        const r = await silver.merge({ ...silverMergeLayout(contract), source: { rows: [] }, ...amortise });
         if (r.foldedPartitions) this.o.logger.info({ table: silver.name, buckets: r.foldedPartitions, version: r.version }, 'silver tail folded for outside readers');
       }
       if (silver) await step(silver, SILVER_ROW_ORDER);
