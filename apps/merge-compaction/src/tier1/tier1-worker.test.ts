@@ -169,6 +169,53 @@ describe('Tier1Worker writes', () => {
     });
   });
 
+  // The resync's read of the table's offsets failed once: the batch had already been dropped and
+  // no seek registered, so its records were out of bronze until more records of the partition came
+  // (never, on a quiet partition), with its lag reading 0.
+  it('after MERGE_OFFSETS_MOVED, a failed read of the table offsets keeps the batch until a resync succeeds', async () => {
+    const table: { offset?: number } = {};
+    let offsetReads = 0;
+    const appends: Array<{ offsets: number[]; expected?: number }> = [];
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => {
+        // The assignment's read, then the resync's, which fails once.
+        if (++offsetReads === 2) throw new Error('storage unavailable');
+        return new Map(table.offset === undefined ? [] : [[`bronze:${topic}-0`, table.offset]]);
+      },
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async (_contract, records: readonly BronzeRecord[], partitions) => {
+        appends.push({ offsets: records.map((r) => r.offset), expected: partitions[0].expected });
+        if (appends.length === 1) table.offset = 4; // another worker wrote 0..4 meanwhile
+        if (partitions[0].expected !== table.offset) throw mergeError('MERGE_OFFSETS_MOVED', 'moved', { details: {} });
+        table.offset = partitions[0].last;
+        return { version: appends.length };
+      },
+    };
+    // The topic holds 0..9 and nothing more arrives; a seek moves the read position.
+    const seeks: TopicPartitionOffset[] = [];
+    let position = 10;
+    const consumer = scripted(
+      async (n) => {
+        if (n === 1) return range(0, 10);
+        await new Promise((r) => setTimeout(r, 5));
+        const out = range(position, 10);
+        position = 10;
+        return out;
+      },
+      async (s) => {
+        seeks.push(s);
+        position = s.offset;
+      },
+    );
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 100 }, retryMaxMs: 50 } }));
+    await worker.start();
+    await until('5..9 written after the table\'s 4', () => table.offset === 9);
+    expect(seeks).toEqual([{ topic, partition: 0, offset: 5 }]);
+    expect(appends.at(-1)).toEqual({ offsets: range(5, 10).map((m) => m.offset), expected: 4 });
+    expect(worker.stats.written).toBe(5);
+  });
+
   // Records keep arriving while a batch is being written. They used to join the next batch
   // whatever its size, so under a backlog one commit took everything buffered (300k rows against a
   // bound of 100k in the tier-1 bench), and DuckDB staged all of it at once.

@@ -367,8 +367,12 @@ export class Tier1Worker {
         pending.delete(name);
       } catch (err) {
         if (isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
-          pending.delete(name);
+          // Dropped only once the seek to the table's offset is registered: a failed offsets read
+          // dropped it with no seek behind, so its records waited for the next traffic of their
+          // partition (or a restart) to be read again, with the partition's lag reading 0. Kept,
+          // the retry fails the same way at once and resyncs again.
           await this.resync(owned);
+          pending.delete(name);
           continue;
         }
         this.stats.storageFailures += 1;
