@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LakeQueryEngine, LakeTable, LocalStorage, type ColumnSpec } from '../src';
-import { deltaProbe, tempDir } from './helpers';
+import { commitFile, deltaProbe, tempDir } from './helpers';
 
 const columns: ColumnSpec[] = [
   { name: 'key', type: 'long' },
@@ -248,6 +248,49 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect(byKey.has(1)).toBe(false);
     expect(byKey.get(0)).toMatchObject({ v: 2 });
     expect((await table.currentView()).pending).toBeUndefined();
+  });
+
+  // Another Delta writer may set a retention this library cannot read ('interval 1 fortnight'):
+  // every call of a handle after its first load failed (each later load drops expired tombstones
+  // by that retention), and so did every checkpoint. Vacuum must still refuse to guess.
+  it('a file retention another writer set in an unreadable form: reads, writes and checkpoints go on, vacuum refuses', async () => {
+    const root = path.join(dir, 'odd-retention');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'], properties: { 'delta.deletedFileRetentionDuration': 'interval 7 days 12 hours' } });
+    await table.append({ rows: rows(0, 3) });
+    // Version 2: the other writer's metaData, its configuration changed.
+    const zero = (await fs.readFile(commitFile(root, 0), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const metaData = zero.find((a) => a.metaData).metaData;
+    const changed = { ...metaData, configuration: { ...metaData.configuration, 'delta.deletedFileRetentionDuration': 'interval 1 fortnight', 'delta.logRetentionDuration': 'interval 1 fortnight' } };
+    await fs.writeFile(commitFile(root, 2), [{ commitInfo: { timestamp: Date.now(), operation: 'SET TBLPROPERTIES' } }, { metaData: changed }].map((a) => JSON.stringify(a)).join('\n') + '\n');
+    expect((await table.snapshot()).version).toBe(2);
+    expect((await table.snapshot()).version).toBe(2); // the second load is the one that failed
+    for (let i = 0; i < 8; i++) await table.append({ rows: rows(10 + i, 11 + i) });
+    expect(await fs.readdir(path.join(root, '_delta_log'))).toContain('00000000000000000010.checkpoint.parquet');
+    expect(await count(table)).toBe(11);
+    await expect(table.vacuum()).rejects.toMatchObject({ code: 'LAKE_SCHEMA_INVALID' });
+    expect(await table.cleanupLog({ nowMs: Date.now() + 365 * 86_400_000 })).toEqual({ filesDeleted: 0 });
+  });
+
+  // Hive escaping leaves `}` as it is (as Spark does), and the reader refused any path with a
+  // brace as a glob: the partition was written, then never read, merged or compacted again.
+  it('a partition value with braces is read, merged and compacted', async () => {
+    const braces = [{ name: 'key', type: 'long' as const }, { name: 'v', type: 'long' as const }, { name: 'region', type: 'string' as const }];
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'braces')), { columns: braces, partitionColumns: ['region'] });
+    await table.append({ rows: [{ key: 1, v: 1, region: 'a}b' }, { key: 2, v: 1, region: '{x}' }] });
+    await table.append({ rows: [{ key: 3, v: 1, region: 'a}b' }] });
+    await table.merge({ keys: ['key'], versionColumn: 'v', source: { rows: [{ key: 1, v: 2, region: 'a}b' }] } });
+    expect((await table.compact({ targetFileBytes: 64 * 1024 * 1024 })).filesAdded).toBeGreaterThan(0);
+    const engine = await LakeQueryEngine.create();
+    const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
+    try {
+      expect(await session.queryJson('SELECT key, v, region FROM t ORDER BY key')).toEqual([
+        { key: '1', v: '2', region: 'a}b' },
+        { key: '2', v: '1', region: '{x}' },
+        { key: '3', v: '1', region: 'a}b' },
+      ]);
+    } finally {
+      session.close();
+    }
   });
 
   it('an amortised tail that folds every step is checkpointed at every interval, its fold commits too', async () => {

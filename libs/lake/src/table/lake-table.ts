@@ -19,7 +19,7 @@ import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
 import { partitionValueSql } from './partition';
-import { checkpointIntervalOf, DEFAULT_LOG_RETENTION_MS, fileRetentionMsOf, parquetLayoutOf, parseInterval, validateProperties } from './properties';
+import { checkpointIntervalOf, DEFAULT_LOG_RETENTION_MS, fileRetentionMsOf, intervalMsOf, parquetLayoutOf, tombstoneRetentionMsOf, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
 import { checkSortKeys, type SortKey } from './row-order';
 import { duckType, isPartitionableType, schemaFromColumns, validateSchema, type ColumnSpec, type DeltaField, type TableSchema } from './schema';
@@ -305,7 +305,7 @@ export class LakeTable {
     if (target.version !== undefined || target.timestampMs !== undefined) return loadSnapshot(this.storage, target);
     // Tombstones past the retention are dropped as the latest snapshot moves on, as a checkpoint
     // drops them: a long-lived handle kept every remove it ever saw (memory and load time grew).
-    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest, Date.now() - fileRetentionMsOf(this.latest.configuration));
+    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest, Date.now() - tombstoneRetentionMsOf(this.latest.configuration));
     // Another table id: the table was created again here, at fewer versions perhaps.
     if (this.latest === undefined || snap.version > this.latest.version || snap.metadata.id !== this.latest.metadata.id) this.latest = snap;
     if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap, this.compactionStats));
@@ -646,7 +646,7 @@ export class LakeTable {
     const snap = await this.snapshot(version === undefined ? {} : { version });
     // The checkpoint carries the protocol and the actions this library knows, nothing else.
     checkWritable(snap, this.name);
-    const retention = fileRetentionMsOf(snap.configuration);
+    const retention = tombstoneRetentionMsOf(snap.configuration);
     const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
     publish('checkpoint', { table: this.name, version: snap.version, rows: out.rows, bytes: out.bytes, durationMs: performance.now() - started });
     // Log cleanup lists the whole log with mtimes; every 10th checkpoint is often enough.
@@ -662,7 +662,9 @@ export class LakeTable {
     const snap = await this.snapshot();
     checkWritable(snap, this.name);
     const configured = snap.configuration[TABLE_PROPERTIES.logRetentionDuration];
-    const retention = options.retentionMs ?? (configured ? parseInterval(configured, TABLE_PROPERTIES.logRetentionDuration) : DEFAULT_LOG_RETENTION_MS);
+    const retention = options.retentionMs ?? (configured ? intervalMsOf(configured) : DEFAULT_LOG_RETENTION_MS);
+    // A retention another writer set in a form this library cannot read: keep the whole log.
+    if (retention === undefined) return { filesDeleted: 0 };
     const cutoff = (options.nowMs ?? Date.now()) - retention;
     const objects = await this.storage.list('_delta_log/');
     const cps = objects

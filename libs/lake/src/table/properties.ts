@@ -10,11 +10,28 @@ const UNIT_MS: Record<string, number> = {
   week: 604_800_000,
 };
 
-/** Parses a Delta duration property (`interval 7 days`) into ms; throws on any other form. */
+/**
+ * A Delta duration property in ms: `interval 7 days`, several units as Spark writes them
+ * (`interval 7 days 12 hours`), `interval` optional; units millisecond to week, singular or
+ * plural. Undefined for any other form.
+ */
+export function intervalMsOf(text: string): number | undefined {
+  const tokens = text.trim().toLowerCase().replace(/^interval\s+/, '').split(/\s+/);
+  if (tokens.length % 2 !== 0) return undefined;
+  let ms = 0;
+  for (let i = 0; i < tokens.length; i += 2) {
+    const per = UNIT_MS[tokens[i + 1].replace(/s$/, '')];
+    if (!/^\d{1,12}$/.test(tokens[i]) || per === undefined) return undefined;
+    ms += Number(tokens[i]) * per;
+  }
+  return ms;
+}
+
+/** {@link intervalMsOf}, refusing any other form with LAKE_SCHEMA_INVALID. */
 export function parseInterval(text: string, property: string): number {
-  const m = /^interval\s+(\d+)\s+(millisecond|second|minute|hour|day|week)s?$/i.exec(text.trim());
-  if (!m) throw lakeError('LAKE_SCHEMA_INVALID', `${property} must look like 'interval <n> <unit>' (e.g. 'interval 7 days'), got ${JSON.stringify(text)}`);
-  return Number(m[1]) * UNIT_MS[m[2].toLowerCase()];
+  const ms = intervalMsOf(text);
+  if (ms === undefined) throw lakeError('LAKE_SCHEMA_INVALID', `${property} must look like 'interval <n> <unit>[ <n> <unit>…]' (e.g. 'interval 7 days'), got ${JSON.stringify(text)}`);
+  return ms;
 }
 
 const ALLOWED_DELTA_PROPERTIES: Record<string, (v: string, k: string) => void> = {
@@ -104,10 +121,25 @@ export function validateProperties(properties: Readonly<Record<string, string>>)
 /** Default `delta.deletedFileRetentionDuration`: one week. */
 export const DEFAULT_FILE_RETENTION_MS = 7 * UNIT_MS.day;
 
-/** How long removed files stay recoverable: `delta.deletedFileRetentionDuration`, else the default (7 days). */
+/**
+ * How long removed files stay recoverable: `delta.deletedFileRetentionDuration`, else the default
+ * (7 days). Throws on a value it cannot read: vacuum must not guess a retention.
+ */
 export function fileRetentionMsOf(configuration: Readonly<Record<string, string>>): number {
   const configured = configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
   return configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS;
+}
+
+/**
+ * How long a snapshot or checkpoint keeps remove actions: the file retention, or, when another
+ * writer set a value this library cannot read, the log retention's default (30 days: more
+ * tombstones kept, never fewer). Throwing here failed every call of a long-lived handle after its
+ * first load (each later load drops expired tombstones) and every checkpoint.
+ */
+export function tombstoneRetentionMsOf(configuration: Readonly<Record<string, string>>): number {
+  const configured = configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
+  if (!configured) return DEFAULT_FILE_RETENTION_MS;
+  return intervalMsOf(configured) ?? DEFAULT_LOG_RETENTION_MS;
 }
 /** Default `delta.logRetentionDuration`: 30 days. */
 export const DEFAULT_LOG_RETENTION_MS = 30 * UNIT_MS.day;
