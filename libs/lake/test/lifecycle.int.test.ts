@@ -255,7 +255,7 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
   // by that retention), and so did every checkpoint. Vacuum must still refuse to guess.
   it('a file retention another writer set in an unreadable form: reads, writes and checkpoints go on, vacuum refuses', async () => {
     const root = path.join(dir, 'odd-retention');
-    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'], properties: { 'delta.deletedFileRetentionDuration': 'interval 7 days 12 hours' } });
+    const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });
     await table.append({ rows: rows(0, 3) });
     // Version 2: the other writer's metaData, its configuration changed.
     const zero = (await fs.readFile(commitFile(root, 0), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));

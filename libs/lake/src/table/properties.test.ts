@@ -20,6 +20,12 @@ describe('Delta duration properties', () => {
     expect(() => parseInterval('interval 1 fortnight', 'delta.logRetentionDuration')).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
   });
 
+  it('writes only `interval <n> <unit>`, the form delta-rs reads', () => {
+    expect(parseInterval('interval 7 days', 'delta.logRetentionDuration')).toBe(7 * DAY);
+    expect(() => parseInterval('interval 7 days 12 hours', 'delta.logRetentionDuration')).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
+    expect(() => parseInterval('7 days', 'delta.logRetentionDuration')).toThrow(expect.objectContaining({ code: 'LAKE_SCHEMA_INVALID' }));
+  });
+
   it('keeps tombstones 30 days when the file retention is unreadable, never fewer than set', () => {
     expect(tombstoneRetentionMsOf({})).toBe(7 * DAY);
     expect(tombstoneRetentionMsOf({ 'delta.deletedFileRetentionDuration': 'interval 2 days' })).toBe(2 * DAY);

@@ -11,7 +11,7 @@ const UNIT_MS: Record<string, number> = {
 };
 
 /**
- * A Delta duration property in ms: `interval 7 days`, several units as Spark writes them
+ * A Delta duration property as read (another writer's included) in ms: `interval 7 days`, several units as Spark writes them
  * (`interval 7 days 12 hours`), `interval` optional; units millisecond to week, singular or
  * plural. Undefined for any other form.
  */
@@ -27,11 +27,15 @@ export function intervalMsOf(text: string): number | undefined {
   return ms;
 }
 
-/** {@link intervalMsOf}, refusing any other form with LAKE_SCHEMA_INVALID. */
+/**
+ * A duration this library writes: `interval <n> <unit>` only, the one form delta-rs reads
+ * (DELTA.md); throws LAKE_SCHEMA_INVALID on any other.
+ */
 export function parseInterval(text: string, property: string): number {
-  const ms = intervalMsOf(text);
-  if (ms === undefined) throw lakeError('LAKE_SCHEMA_INVALID', `${property} must look like 'interval <n> <unit>[ <n> <unit>…]' (e.g. 'interval 7 days'), got ${JSON.stringify(text)}`);
-  return ms;
+  if (!/^interval\s+\d{1,12}\s+(millisecond|second|minute|hour|day|week)s?$/i.test(text.trim())) {
+    throw lakeError('LAKE_SCHEMA_INVALID', `${property} must look like 'interval <n> <unit>' (e.g. 'interval 7 days'), got ${JSON.stringify(text)}`);
+  }
+  return intervalMsOf(text) as number;
 }
 
 const ALLOWED_DELTA_PROPERTIES: Record<string, (v: string, k: string) => void> = {
@@ -127,7 +131,10 @@ export const DEFAULT_FILE_RETENTION_MS = 7 * UNIT_MS.day;
  */
 export function fileRetentionMsOf(configuration: Readonly<Record<string, string>>): number {
   const configured = configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
-  return configured ? parseInterval(configured, TABLE_PROPERTIES.deletedFileRetentionDuration) : DEFAULT_FILE_RETENTION_MS;
+  if (!configured) return DEFAULT_FILE_RETENTION_MS;
+  const ms = intervalMsOf(configured);
+  if (ms === undefined) throw lakeError('LAKE_SCHEMA_INVALID', `${TABLE_PROPERTIES.deletedFileRetentionDuration} ${JSON.stringify(configured)} cannot be read as a duration`);
+  return ms;
 }
 
 /**
