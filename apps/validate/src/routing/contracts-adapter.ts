@@ -25,10 +25,15 @@ export function contractsForValidate(options: ContractsAdapterOptions): Validate
   // merge-compaction checks a replay against bronze at any age, so it cannot land twice.
   const replayLimits: Partial<ValidationLimits> = { ...options.limits, maxAgeMs: Infinity };
   return {
-    check(value, headers) {
+    check(value, headers, receivedAt) {
       const header = headers[HEADERS.contract]?.toString('utf8');
       const limits = replayMarkerOf(headers) === undefined ? options.limits : replayLimits;
-      const decoded = decodeEvent(value, { contract: header, now: now(), limits, avro: options.avro });
+      // The time rules judge the event as of when it was received, as ingest did: judged at
+      // processing time, an event ingest accepted near the age limit was dead-lettered once
+      // validate lagged behind it, and a retry after an abort could route it otherwise than the
+      // first attempt. Never later than this clock (a record stamped in the future gains nothing).
+      const at = receivedAt !== undefined && Number.isFinite(receivedAt) && receivedAt > 0 ? Math.min(receivedAt, now()) : now();
+      const decoded = decodeEvent(value, { contract: header, now: at, limits, avro: options.avro });
       if (!decoded.ok) return { ok: false, contract: decoded.contract, issues: decoded.issues };
       const contract = decoded.contract;
       return {

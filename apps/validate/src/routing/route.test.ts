@@ -130,6 +130,27 @@ describe('routeRecord', () => {
     expect(outcome(at(120_000, replayOf))).toBe('RULE_TIMESTAMP_FUTURE');
   });
 
+  // The time rules were judged at processing time: an event ingest accepted near the age limit was
+  // dead-lettered once validate lagged behind it, and a retry could route it otherwise.
+  it("judges an event's age and skew as of its record's timestamp, never later than its own clock", () => {
+    let clock = NOW;
+    const later = contractsForValidate({ validTopicPrefix: 'p.', now: () => clock, limits: { maxFutureSkewMs: 60_000, maxAgeMs: 3_600_000 } });
+    const received = (eventOffsetMs: number, timestamp?: number) => ({ ...raw(JSON.stringify({ ...order, event_time: new Date(NOW + eventOffsetMs).toISOString() })), timestamp });
+    const outcome = (m: RawMessage) => {
+      const r = routeRecord(m, later, options);
+      return r.outcome === 'dlq' ? r.reason : r.outcome;
+    };
+    clock = NOW + 86_400_000; // validate a day behind
+    expect(outcome(received(-3_599_000, NOW))).toBe('valid'); // 59m59s old when received
+    expect(outcome(received(-3_601_000, NOW))).toBe('RULE_TIMESTAMP_EXPIRED');
+    expect(outcome(received(-3_599_000))).toBe('RULE_TIMESTAMP_EXPIRED'); // no timestamp: its clock
+    expect(outcome(received(30_000, NOW))).toBe('valid');
+    expect(outcome(received(90_000, NOW))).toBe('RULE_TIMESTAMP_FUTURE');
+    // A record stamped after validate's clock is judged at the clock.
+    clock = NOW;
+    expect(outcome(received(90_000, NOW + 86_400_000))).toBe('RULE_TIMESTAMP_FUTURE');
+  });
+
   // A producer writing to raw directly set a megabyte marker: carried onto the valid record, it
   // made a record too large to produce, and the batch failed at every retry (a crash loop).
   it('takes only a marker the DLQ tool could have written for a replay: others are neither carried nor exempt from the age rule', () => {

@@ -10,6 +10,8 @@ export interface RawMessage {
   key: Buffer | null;
   value: Buffer | null;
   headers: Record<string, Buffer>;
+  /** The record's Kafka timestamp, ms (when ingest produced it, or the broker appended it). */
+  timestamp?: number;
   /** Every value of each header name the record repeats (the consumer's repeatedHeaders): the DLQ copy keeps them all. */
   repeatedHeaders?: Record<string, Buffer[]>;
 }
@@ -26,6 +28,8 @@ export interface ValidateContracts {
   check(
     value: Buffer,
     headers: Record<string, Buffer>,
+    /** When the event was received (its record's timestamp): what the time rules judge against. */
+    receivedAt?: number,
   ): { ok: true; contract: string; key: string; topic: string; value: Buffer } | { ok: false; contract?: string; issues: RouteIssue[] };
 }
 
@@ -67,7 +71,7 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
   }
   let result: ReturnType<ValidateContracts['check']>;
   try {
-    result = contracts.check(msg.value, msg.headers);
+    result = contracts.check(msg.value, msg.headers, msg.timestamp);
   } catch (err) {
     const internal = validateError('VALIDATE_INTERNAL', {}, err);
     return deadLetter(msg, options, [{ code: internal.code, path: '', message: `${internal.message}: ${(err as Error)?.message ?? String(err)}` }]);
