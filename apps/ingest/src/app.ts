@@ -376,6 +376,9 @@ function startsWithBom(body: Buffer): boolean {
  * the gzip bytes back), or a charset other than UTF-8. Undefined when readable.
  */
 function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined, transferEncoding: string | undefined): string | undefined {
+  // Before a `100 Continue` invites the body: the media type's 415 came only after the client
+  // had been asked for it (and its reservation held while the refused body was read away).
+  if (contentType !== undefined && !SUPPORTED_TYPES.includes(mediaTypeOf(contentType))) return `Content-Type ${JSON.stringify(mediaTypeOf(contentType).slice(0, 100))} is not accepted`;
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) return `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed`;
   const transfer = (transferEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'chunked');

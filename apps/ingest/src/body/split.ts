@@ -102,7 +102,7 @@ export function splitJson(buf: Buffer, maxEvents: number): SplitResult {
    * a depth count alone, `[{"a":[1}, B]` hid the comma before B inside element 0, and the
    * indexes of the answer's errors pointed at other events than the client's.
    */
-  const open: number[] = [];
+  const open = new BracketStack();
   let maxDepth = 0;
   let inString = false;
   let elementStart = s + 1;
@@ -154,4 +154,27 @@ export function splitJson(buf: Buffer, maxEvents: number): SplitResult {
 export function splitAvro(buf: Buffer): SplitResult {
   if (buf.length === 0) return { ok: false, reason: 'the body is empty' };
   return { ok: true, events: [{ index: 0, bytes: buf, depth: 0 }] };
+}
+
+/**
+ * The brackets open inside a JSON array, one byte each: a JS array of numbers took ~12 bytes a
+ * level, so a 16 MiB body of `[` held ~190 MB while it was split (outside the body budget).
+ */
+class BracketStack {
+  private items = new Uint8Array(64);
+  length = 0;
+
+  push(bracket: number): void {
+    if (this.length === this.items.length) {
+      const grown = new Uint8Array(this.items.length * 2);
+      grown.set(this.items);
+      this.items = grown;
+    }
+    this.items[this.length++] = bracket;
+  }
+
+  /** The innermost open bracket, removed; undefined when none is open. */
+  pop(): number | undefined {
+    return this.length === 0 ? undefined : this.items[--this.length];
+  }
 }

@@ -124,3 +124,31 @@ describe('the issues of one answer', () => {
   });
 });
 
+
+// A request header naming no contract, on an event that failed before the name was looked up (not
+// JSON), was refused CONTRACT_FORBIDDEN with the whole header in the message: 15 KB of header and
+// 10,000 such lines made a 150 MB answer, and three at once ran ingest out of heap.
+describe('checkEvent scope for a contract that does not exist', () => {
+  const limits = limitsFrom({});
+  const scoped = { producer: 'shop', mayUse: (c: string) => c === 'orders', maySendAs: () => true };
+  const notJson = { index: 0, depth: 0, bytes: Buffer.from('x') };
+
+  it("answers the event's own reason, not CONTRACT_FORBIDDEN, and keeps the message short", () => {
+    const header = 'c'.repeat(15_500);
+    const r = checkEvent(notJson, scoped, header, limits, NOW);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.rejected.code).toBe('EVENT_NOT_JSON');
+    expect(!r.ok && JSON.stringify(r.rejected).length).toBeLessThan(1_000);
+    const unknown = checkEvent(json(), scoped, 'zz', limits, NOW);
+    expect(codeOf(unknown)).toBe('CONTRACT_UNKNOWN');
+  });
+
+  it('still refuses a known contract the key may not send, whatever else is wrong with the event', () => {
+    expect(codeOf(checkEvent(notJson, scoped, 'inventory', limits, NOW))).toBe('CONTRACT_FORBIDDEN');
+    expect(codeOf(checkEvent(notJson, scoped, 'orders', limits, NOW))).toBe('EVENT_NOT_JSON');
+  });
+
+  function json() {
+    return { index: 0, depth: 0, bytes: Buffer.from(JSON.stringify(sampleOrderJson(1, NOW, {}))) };
+  }
+});
