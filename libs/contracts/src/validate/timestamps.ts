@@ -1,5 +1,6 @@
 // RFC 3339 / ISO-8601 date-time with a mandatory zone: 2026-11-29T14:58:02.123Z or +01:00.
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|([+-])(\d{2}):(\d{2}))$/;
+// Any number of fraction digits (RFC 3339's `1*DIGIT`; nine was the most read before).
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** 9999-12-31T23:59:59.999Z, the last instant the ISO form (four-digit years) can name. */
