@@ -90,6 +90,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     tablePrefix: config.tablePrefix,
     scratchDir: config.scratchDir || undefined,
     compactionStats: { smallFileBytes: config.compactionSmallFileBytes, minSmallFiles: config.compactionMinFiles },
+    keepTombstonesMs: config.vacuumRetentionMs,
   });
   // One DuckDB instance writes and reads every table of this process; bound it like the pod.
   await configureSharedDuckDB({

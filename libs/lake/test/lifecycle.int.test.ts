@@ -271,6 +271,33 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect(await table.cleanupLog({ nowMs: Date.now() + 365 * 86_400_000 })).toEqual({ filesDeleted: 0 });
   });
 
+  // Tombstones were dropped at the table's retention (7 days) while the caller's vacuum kept 14:
+  // a file removed 8 days ago, written 20 days ago, was then judged by its mtime and deleted
+  // inside the vacuum's window (time travel to before the compaction failed).
+  it.each([
+    [undefined, 2],
+    [14 * 86_400_000, 0],
+  ])('a handle keeping tombstones %s ms: vacuum with a longer retention than the table deletes %s files removed inside its window', async (keepTombstonesMs, deleted) => {
+    const DAY = 86_400_000;
+    const root = path.join(dir, `keep-tombstones-${keepTombstonesMs ?? 'table'}`);
+    const table = await LakeTable.create(new LocalStorage(root), { columns }, { keepTombstonesMs });
+    await table.append({ rows: rows(0, 2) });
+    await table.append({ rows: rows(2, 4) });
+    const written = (await table.snapshot()).files.map((f) => f.key);
+    const old = new Date(Date.now() - 20 * DAY);
+    for (const key of written) await fs.utimes(path.join(root, key), old, old);
+    await table.compact({ targetFileBytes: 64 * 1024 * 1024 });
+    const eightDaysLater = Date.now() + 8 * DAY;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => eightDaysLater);
+    try {
+      await table.append({ rows: rows(4, 5) });
+      const r = await table.vacuum({ retentionMs: 14 * DAY, nowMs: eightDaysLater, dryRun: true });
+      expect(r.filesDeleted.filter((k) => written.includes(k))).toHaveLength(deleted);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   // Hive escaping leaves `}` as it is (as Spark does), and the reader refused any path with a
   // brace as a glob: the partition was written, then never read, merged or compacted again.
   it('a partition value with braces is read, merged and compacted', async () => {

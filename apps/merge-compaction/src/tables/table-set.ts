@@ -14,6 +14,8 @@ export interface TableSetOptions {
   readonly scratchDir?: string;
   /** Compaction's own thresholds, so the tables' small-file and backlog gauges count what it would compact. */
   readonly compactionStats?: { smallFileBytes: number; minSmallFiles: number };
+  /** Vacuum's retention: tombstones are kept at least that long (libs/lake `keepTombstonesMs`). */
+  readonly keepTombstonesMs?: number;
 }
 
 /**
@@ -120,6 +122,6 @@ export class TableSet {
   }
 
   private tableOptions(table: string) {
-    return { name: this.name(table), scratchDir: this.options.scratchDir, compactionStats: this.options.compactionStats };
+    return { name: this.name(table), scratchDir: this.options.scratchDir, compactionStats: this.options.compactionStats, keepTombstonesMs: this.options.keepTombstonesMs };
   }
 }

@@ -38,6 +38,14 @@ export interface LakeTableOptions {
    * `minSmallFiles` of them is backlog (default 2).
    */
   compactionStats?: { smallFileBytes: number; minSmallFiles: number };
+  /**
+   * Keep remove actions (tombstones) at least this long in this handle's snapshots and the
+   * checkpoints it writes, beyond the table's `delta.deletedFileRetentionDuration`: the retention
+   * the caller's vacuum passes. A file whose tombstone was dropped is judged by its mtime, so a
+   * vacuum with a longer retention than the tombstones deleted files removed inside its window
+   * (an old file compacted away last week).
+   */
+  keepTombstonesMs?: number;
 }
 
 /** How to create a table. */
@@ -238,6 +246,7 @@ export class LakeTable {
   private latest: Snapshot | undefined;
   /** The amortised-merge tail, a table of its own under {@link TAIL_PREFIX} (it may not exist yet). */
   private tailHandle: LakeTable | undefined;
+  private readonly keepTombstonesMs: number;
 
   private constructor(storage: Storage, options: LakeTableOptions) {
     this.storage = storage;
@@ -245,6 +254,12 @@ export class LakeTable {
     this.scratchDir = options.scratchDir ?? path.join(os.tmpdir(), 'sluice-lake');
     this.maxAttempts = options.maxCommitAttempts ?? 15;
     this.compactionStats = options.compactionStats;
+    this.keepTombstonesMs = options.keepTombstonesMs ?? 0;
+  }
+
+  /** How long this handle keeps tombstones: the table's retention, or longer if asked (see {@link LakeTableOptions.keepTombstonesMs}). */
+  private tombstoneRetentionMs(configuration: Readonly<Record<string, string>>): number {
+    return Math.max(tombstoneRetentionMsOf(configuration), this.keepTombstonesMs);
   }
 
   /**
@@ -305,7 +320,7 @@ export class LakeTable {
     if (target.version !== undefined || target.timestampMs !== undefined) return loadSnapshot(this.storage, target);
     // Tombstones past the retention are dropped as the latest snapshot moves on, as a checkpoint
     // drops them: a long-lived handle kept every remove it ever saw (memory and load time grew).
-    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest, Date.now() - tombstoneRetentionMsOf(this.latest.configuration));
+    const snap = this.latest === undefined ? await loadSnapshot(this.storage) : await loadSnapshotAfter(this.storage, this.latest, Date.now() - this.tombstoneRetentionMs(this.latest.configuration));
     // Another table id: the table was created again here, at fewer versions perhaps.
     if (this.latest === undefined || snap.version > this.latest.version || snap.metadata.id !== this.latest.metadata.id) this.latest = snap;
     if (hasSubscribers('tableStats')) publish('tableStats', tableStats(this.name, snap, this.compactionStats));
@@ -646,7 +661,7 @@ export class LakeTable {
     const snap = await this.snapshot(version === undefined ? {} : { version });
     // The checkpoint carries the protocol and the actions this library knows, nothing else.
     checkWritable(snap, this.name);
-    const retention = tombstoneRetentionMsOf(snap.configuration);
+    const retention = this.tombstoneRetentionMs(snap.configuration);
     const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
     publish('checkpoint', { table: this.name, version: snap.version, rows: out.rows, bytes: out.bytes, durationMs: performance.now() - started });
     // Log cleanup lists the whole log with mtimes; every 10th checkpoint is often enough.
@@ -815,6 +830,7 @@ export class LakeTable {
       name: `${this.name}#tail`,
       // Folds drain a tail; compaction never works on one: none of its files is compaction's work.
       compactionStats: { smallFileBytes: 0, minSmallFiles: Infinity },
+      keepTombstonesMs: this.keepTombstonesMs,
     });
     return this.tailHandle;
   }

@@ -139,9 +139,10 @@ export function fileRetentionMsOf(configuration: Readonly<Record<string, string>
 
 /**
  * How long a snapshot or checkpoint keeps remove actions: the file retention, or, when another
- * writer set a value this library cannot read, the log retention's default (30 days: more
- * tombstones kept, never fewer). Throwing here failed every call of a long-lived handle after its
- * first load (each later load drops expired tombstones) and every checkpoint.
+ * writer set a value this library cannot read, the log retention's default (30 days: more than
+ * the default file retention; a value it cannot read may have meant longer). Throwing here failed
+ * every call of a long-lived handle after its first load (each later load drops expired
+ * tombstones) and every checkpoint.
  */
 export function tombstoneRetentionMsOf(configuration: Readonly<Record<string, string>>): number {
   const configured = configuration[TABLE_PROPERTIES.deletedFileRetentionDuration];
