@@ -214,11 +214,13 @@ describe('Expect: 100-continue', () => {
     ['a body over the limit', `authorization: Bearer ${KEY}\r\ncontent-length: ${(1 << 20) + 1}`, 413, 'INGEST_BODY_TOO_LARGE', 'application/json'],
     // The media type was judged only after the body had been invited and read.
     ['a media type it does not take', `authorization: Bearer ${KEY}\r\ncontent-length: 10`, 415, 'INGEST_UNSUPPORTED_MEDIA_TYPE', 'text/plain'],
+    ['a body without a media type', `authorization: Bearer ${KEY}\r\ncontent-length: 10`, 415, 'INGEST_UNSUPPORTED_MEDIA_TYPE', undefined],
   ])('is refused without 100 Continue for %s, and the connection closed', async (_case, headers, status, code, contentType) => {
     ingest = build(heldPublisher().publisher);
     const port = await listen(ingest);
     const client = await rawConnection(port);
-    client.socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\ncontent-type: ${contentType}\r\n${headers}\r\nexpect: 100-continue\r\n\r\n`);
+    const type = contentType === undefined ? '' : `content-type: ${contentType}\r\n`;
+    client.socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\n${type}${headers}\r\nexpect: 100-continue\r\n\r\n`);
     await until(() => client.closed(), 3_000);
     expect(client.received()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     expect(client.received()).toContain(code);

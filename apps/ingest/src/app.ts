@@ -169,7 +169,8 @@ export function buildApp(deps: IngestDeps): IngestApp {
         return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
       }
       req.principal = auth.principal;
-      const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding']);
+      const hasBody = Number(req.headers['content-length']) > 0 || req.headers['transfer-encoding'] !== undefined;
+      const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding'], hasBody);
       if (unreadable !== undefined) return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES, reason: unreadable });
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
@@ -375,9 +376,10 @@ function startsWithBom(body: Buffer): boolean {
  * transfer coding other than chunked (Node removes the chunking only: `gzip, chunked` would bring
  * the gzip bytes back), or a charset other than UTF-8. Undefined when readable.
  */
-function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined, transferEncoding: string | undefined): string | undefined {
+function unreadableBody(contentEncoding: string | undefined, contentType: string | undefined, transferEncoding: string | undefined, hasBody: boolean): string | undefined {
   // Before a `100 Continue` invites the body: the media type's 415 came only after the client
   // had been asked for it (and its reservation held while the refused body was read away).
+  if (contentType === undefined && hasBody) return 'a body needs a Content-Type';
   if (contentType !== undefined && !SUPPORTED_TYPES.includes(mediaTypeOf(contentType))) return `Content-Type ${JSON.stringify(mediaTypeOf(contentType).slice(0, 100))} is not accepted`;
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) return `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed`;
