@@ -6,7 +6,7 @@ import type { Storage } from '../storage/storage';
 import { duckType } from './schema';
 
 // What DuckDB expands in a path: `*`, `?` and `[…]`. Braces it reads literally (checked with
-// DuckDB 1.4); refusing `}` too made a partition value holding one (Hive escaping leaves `}` as
+// DuckDB 1.5); refusing `}` too made a partition value holding one (Hive escaping leaves `}` as
 // it is, as Spark does) unreadable, unmergeable and uncompactable once written.
 const GLOB_CHARS = /[*?[\]]/;
 
