@@ -169,10 +169,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
         return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
       }
       req.principal = auth.principal;
-      const hasBody = Number(req.headers['content-length']) > 0 || req.headers['transfer-encoding'] !== undefined;
+      const declared = Number(req.headers['content-length']);
+      const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
       const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding'], hasBody);
       if (unreadable !== undefined) return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES, reason: unreadable });
-      const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
         return replyError(reply, 'INGEST_BODY_TOO_LARGE', retryAfterSeconds, { limitBytes: limits.maxBodyBytes });
       }

@@ -460,7 +460,7 @@ export class BatchConsumer {
     // librdkafka keeps a partition's pause through an unassign and the next assign: one paused
     // here came back paused with nothing here knowing it, so it was never fetched again.
     // Best effort: a failed resume must not keep the partitions from going back below.
-    const pausedGone = (cooperative ? partitions : [...this.pausedSet.values()]).filter((p) => this.pausedSet.has(partitionKey(p)));
+    const pausedGone = cooperative ? partitions.filter((p) => this.pausedSet.has(partitionKey(p))) : [...this.pausedSet.values()];
     try {
       if (pausedGone.length > 0) this.native.resume(pausedGone.map(toNative));
     } catch {

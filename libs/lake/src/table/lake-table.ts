@@ -395,10 +395,15 @@ export class LakeTable {
 
   /** Whether an amortised-merge tail holds rows not folded into this table yet. */
   private async hasPendingTail(): Promise<boolean> {
+    return ((await this.tailSnapshot())?.files.length ?? 0) > 0;
+  }
+
+  /** The amortised-merge tail's latest snapshot, or undefined when there is no tail. */
+  private async tailSnapshot(): Promise<Snapshot | undefined> {
     try {
-      return (await this.tail().snapshot()).files.length > 0;
+      return await this.tail().snapshot();
     } catch (err) {
-      if ((err as { code?: string }).code === 'LAKE_NOT_FOUND') return false;
+      if ((err as { code?: string }).code === 'LAKE_NOT_FOUND') return undefined;
       throw err;
     }
   }
@@ -735,13 +740,7 @@ export class LakeTable {
    * removes tail files, so rows are seen twice at worst, and version ordering resolves that).
    */
   async currentView(): Promise<ViewSpec> {
-    const tailTable = this.tail();
-    let tail: Snapshot | undefined;
-    try {
-      tail = await tailTable.snapshot();
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'LAKE_NOT_FOUND') throw err;
-    }
+    const tail = await this.tailSnapshot();
     const snapshot = await this.snapshot();
     if (!tail) return { storage: this.storage, snapshot };
     if (tail.files.length === 0) return { storage: this.storage, snapshot, tailVersion: tail.version };
@@ -751,7 +750,7 @@ export class LakeTable {
       snapshot,
       tailVersion: tail.version,
       pending: {
-        storage: tailTable.storage,
+        storage: this.tail().storage,
         snapshot: tail,
         keys: JSON.parse(c[TAIL_PROPERTIES.keys]) as string[],
         versionColumn: c[TAIL_PROPERTIES.version],
