@@ -16,8 +16,8 @@ function prefix(): string {
 function testPlans(p: string): TopicPlan[] {
   return planTopics(
     [
-      { name: 'raw', partitions: 4, retentionMs: 3_600_000, cleanupPolicy: 'delete' },
-      { name: 'state', partitions: 2, retentionMs: 7_200_000, cleanupPolicy: 'compact' },
+      { name: 'raw', partitions: 4, retentionMs: 3_600_000, cleanupPolicy: 'delete', timestampType: 'LogAppendTime' },
+      { name: 'state', partitions: 2, retentionMs: 7_200_000, cleanupPolicy: 'compact', timestampType: 'CreateTime' },
     ],
     { replicationFactor: 1, minInsyncReplicas: 1, namePrefix: p },
   );
@@ -39,6 +39,7 @@ describe('topic provisioning against the broker', () => {
     const configs = await admin.describeTopicConfigs([plans[1].name]);
     expect(configs.get(plans[1].name)?.['cleanup.policy'].value).toBe('compact');
     expect(configs.get(plans[1].name)?.['retention.ms'].value).toBe('7200000');
+    expect((await admin.describeTopicConfigs([plans[0].name])).get(plans[0].name)?.['message.timestamp.type'].value).toBe('LogAppendTime');
 
     const again = await provisionTopics(admin, plans);
     expect(again).toEqual({ ok: true, topics: plans.map((p) => ({ name: p.name, action: 'unchanged', problems: [], altered: [] })) });
@@ -68,7 +69,7 @@ describe('topic provisioning against the broker', () => {
 
   it('treats "delete,compact" and "compact,delete" as the same cleanup policy', async () => {
     const p = prefix();
-    const plans = planTopics([{ name: 'both', partitions: 1, retentionMs: 3_600_000, cleanupPolicy: 'delete' }], { replicationFactor: 1, minInsyncReplicas: 1, namePrefix: p });
+    const plans = planTopics([{ name: 'both', partitions: 1, retentionMs: 3_600_000, cleanupPolicy: 'delete', timestampType: 'CreateTime' }], { replicationFactor: 1, minInsyncReplicas: 1, namePrefix: p });
     const mixed = [{ ...plans[0], configs: { ...plans[0].configs, 'cleanup.policy': 'delete,compact' } }];
     await provisionTopics(admin, mixed);
     await admin.alterTopicConfigs(plans[0].name, { 'cleanup.policy': 'compact,delete' });

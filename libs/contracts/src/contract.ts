@@ -23,6 +23,11 @@ export interface TopicSpec {
   /** `retention.ms` to set at creation. */
   readonly retentionMs: number;
   readonly cleanupPolicy: 'delete' | 'compact';
+  /**
+   * `message.timestamp.type`: whose clock a record's timestamp is. `LogAppendTime` (the broker's
+   * at append) where consumers judge records by it and producers outside the pipeline may write.
+   */
+  readonly timestampType: 'CreateTime' | 'LogAppendTime';
 }
 
 /**

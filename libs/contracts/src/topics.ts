@@ -40,12 +40,19 @@ export const SILVER_PARQUET_CODEC = 'uncompressed';
  */
 export const SILVER_ROW_ORDER = Object.freeze([Object.freeze({ column: 'event_time', truncate: 'day' as const }), KEY_HASH_COLUMN] as const);
 
-/** The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. */
+/**
+ * The raw topic ingest writes every accepted event to, keyed by entity key, JSON bytes. Its
+ * record timestamps are the broker's (`LogAppendTime`): validate judges an event's time rules as
+ * of its record's timestamp, and a producer writing to raw directly must not choose that instant
+ * (with `CreateTime`, a record stamped 29 days ago let an event from 30 days ago pass the 7-day
+ * age rule).
+ */
 export const RAW_TOPIC: TopicSpec = Object.freeze({
   name: 'sluice.raw',
   partitions: VALID_TOPIC_PARTITIONS,
   retentionMs: 3 * DAY_MS,
   cleanupPolicy: 'delete',
+  timestampType: 'LogAppendTime',
 });
 
 /** The dead-letter topic validate writes rejected events to (original bytes, reason, source). */
@@ -54,6 +61,7 @@ export const DLQ_TOPIC: TopicSpec = Object.freeze({
   partitions: 2,
   retentionMs: 30 * DAY_MS,
   cleanupPolicy: 'delete',
+  timestampType: 'CreateTime',
 });
 
 /** Name of the valid topic of a contract: `sluice.<contract>.valid`. */
@@ -68,6 +76,7 @@ export function validTopic(contract: string): TopicSpec {
     partitions: VALID_TOPIC_PARTITIONS,
     retentionMs: 7 * DAY_MS,
     cleanupPolicy: 'delete',
+    timestampType: 'CreateTime',
   });
 }
 
@@ -78,7 +87,8 @@ export function validTopic(contract: string): TopicSpec {
  * id means something only to a registry). Elsewhere the body's `contract` field or its Avro
  * fingerprint names it, and a second copy would cost every consumer a header conversion per
  * record. The time ingest
- * accepted an event is the record's Kafka timestamp (set when it is produced); records written
+ * accepted an event is the record's Kafka timestamp (the broker's append time, see
+ * {@link RAW_TOPIC}); records written
  * before 2026-12-01 also carry a `sluice-received-at` header, which nothing reads.
  * DLQ records carry the `sluice-dlq-*` headers beside the original bytes: `dlqReason` (issue
  * code), `dlqDetail` (JSON issues, capped), `dlqContract`, `dlqProducer` (ingest's producer or

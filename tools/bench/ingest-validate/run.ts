@@ -16,6 +16,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { RAW_TOPIC } from '@sluice/contracts';
 import { KafkaAdmin } from '@sluice/kafka';
 import { bundleService, DEPLOYED_ENV, spawnService } from '../../src/bench/service-bundle';
 import { watchProcess } from './proc-stats';
@@ -101,7 +102,8 @@ function baselineJsonParse(body: string[]): number {
 
 async function main(): Promise<void> {
   const admin = new KafkaAdmin({ brokers, clientId: 'bench' });
-  for (const name of [topics.raw, ...topics.valid]) await admin.createTopic({ name, partitions: PARTITIONS });
+  await admin.createTopic({ name: topics.raw, partitions: PARTITIONS, configs: { 'message.timestamp.type': RAW_TOPIC.timestampType } });
+  for (const name of topics.valid) await admin.createTopic({ name, partitions: PARTITIONS });
   await admin.createTopic({ name: topics.dlq, partitions: 2 });
 
   const lines = Array.from({ length: BATCH }, (_, i) => JSON.stringify(event(i)));

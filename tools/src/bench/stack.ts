@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, validTopic } from '@sluice/contracts';
 import { KafkaAdmin } from '@sluice/kafka';
+import { LOCAL_CLUSTER, planTopics } from '../topics';
 
 import { bundleService, ROOT, spawnService, type ServiceName } from './service-bundle';
 
@@ -148,15 +149,14 @@ export class Stack {
     this.topics = { raw: `${p}${RAW_TOPIC.name}`, dlq: `${p}${DLQ_TOPIC.name}`, valid: (c) => `${p}${validTopic(c).name}` };
   }
 
-  /** Creates the raw, DLQ and valid topics (partitions as the contracts declare). */
+  /** Creates the raw, DLQ and valid topics as the topic plan declares them (partitions, configs). */
   async createTopics(): Promise<void> {
     const admin = new KafkaAdmin({ brokers: this.options.brokers, clientId: 'sluice-stack' });
     try {
       const have = new Set(await admin.listTopics());
-      const specs = [RAW_TOPIC, DLQ_TOPIC, ...CONTRACT_NAMES.map((c) => validTopic(c))];
-      for (const s of specs) {
-        const name = `${this.options.prefix}${s.name}`;
-        if (!have.has(name)) await admin.createTopic({ name, partitions: s.partitions });
+      const plans = planTopics([RAW_TOPIC, DLQ_TOPIC, ...CONTRACT_NAMES.map((c) => validTopic(c))], { ...LOCAL_CLUSTER, namePrefix: this.options.prefix });
+      for (const plan of plans) {
+        if (!have.has(plan.name)) await admin.createTopic({ name: plan.name, partitions: plan.partitions, configs: plan.configs });
       }
     } finally {
       await admin.close();

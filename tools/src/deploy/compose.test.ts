@@ -170,8 +170,9 @@ describe('docker-compose.yml', () => {
 
   it('creates the topics of libs/contracts', () => {
     const script = (services['kafka-init'].command as string[]).join('\n');
-    const created = [...script.matchAll(/^\s*create (\S+) (\d+) (\d+)$/gm)].map((m) => ({ name: m[1], partitions: Number(m[2]), retentionMs: Number(m[3]) }));
-    const expected = [RAW_TOPIC, DLQ_TOPIC, ...CONTRACT_NAMES.map((c) => validTopic(c))].map((t) => ({ name: t.name, partitions: t.partitions, retentionMs: t.retentionMs }));
+    const created = [...script.matchAll(/^\s*create (\S+) (\d+) (\d+) (\S+)$/gm)].map((m) => ({ name: m[1], partitions: Number(m[2]), retentionMs: Number(m[3]), timestampType: m[4] }));
+    const expected = [RAW_TOPIC, DLQ_TOPIC, ...CONTRACT_NAMES.map((c) => validTopic(c))].map((t) => ({ name: t.name, partitions: t.partitions, retentionMs: t.retentionMs, timestampType: t.timestampType }));
+    expect(script).toMatch(/--config message\.timestamp\.type="\$\$4"/);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(created.sort(byName)).toEqual(expected.sort(byName));
   });

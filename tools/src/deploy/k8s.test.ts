@@ -206,6 +206,7 @@ describe('topic and table settings', () => {
       partitions: t.partitions,
       retentionMs: t.retentionMs,
       cleanupPolicy: t.cleanupPolicy,
+      timestampType: t.timestampType,
     }));
     expect([...settings.topics].sort((a, b) => a.name.localeCompare(b.name))).toEqual(expected.sort((a, b) => a.name.localeCompare(b.name)));
   });

@@ -51,6 +51,7 @@ export function planTopics(specs: readonly TopicSpec[], cluster: ClusterSettings
         'cleanup.policy': spec.cleanupPolicy,
         'retention.ms': String(spec.retentionMs),
         'min.insync.replicas': String(cluster.minInsyncReplicas),
+        'message.timestamp.type': spec.timestampType,
       },
     };
   });
