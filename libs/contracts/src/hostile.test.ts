@@ -192,6 +192,22 @@ describe('decodeEvent on hostile input', () => {
     expect(real.ok && (real.event as { producer: string }).producer).toBe('A\ufffdB');
   });
 
+  it('judges Avro strings by their bytes, not by whether they encode back the same (a legal but longer length prefix)', () => {
+    // Avro lengths are zig-zag varints; 0x8A 0x00 reads as 5 like 0x0A does, but re-encodes shorter.
+    const longPrefix = (producer: string, bytes: number[]) => {
+      const valid = decodeEvent(order({ producer }), ORDERS);
+      if (!valid.ok) throw new Error('fixture invalid');
+      const framed = Buffer.from(encodeSingleObject(orders.latest.schema, valid.event));
+      const at = framed.indexOf(Buffer.from([0x0a, ...Buffer.from(producer)]));
+      expect(at).toBeGreaterThan(0);
+      return Buffer.concat([framed.subarray(0, at), Buffer.from([0x8a, 0x00]), Buffer.from(bytes), framed.subarray(at + 1 + Buffer.byteLength(producer))]);
+    };
+    const genuine = decodeEvent(longPrefix('A\ufffdB', [0x41, 0xef, 0xbf, 0xbd, 0x42]), { now: NOW });
+    expect(genuine.ok && (genuine.event as { producer: string }).producer).toBe('A\ufffdB');
+    const damaged = decodeEvent(longPrefix('A\ufffdB', [0x41, 0xff, 0xfe, 0xbd, 0x42]), { now: NOW });
+    expect(!damaged.ok && damaged.issues.map((i) => i.code)).toEqual(['EVENT_NOT_UTF8']);
+  });
+
   it('accepts a UTF-8 byte-order mark before the JSON', () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(JSON.stringify(order()))]);
     expect(decodeEvent(bytes, ORDERS).ok).toBe(true);

@@ -131,6 +131,7 @@ export interface AvroDecoded {
 
 interface Writer {
   readonly contract: AnyContract;
+  readonly schema: object;
   readonly type: avro.Type;
   readonly writerVersion: number | undefined;
   /** undefined when writer and reader have the same canonical form (no resolution needed). */
@@ -190,15 +191,22 @@ export class AvroDecoder {
 
   /**
    * For a message that decodes: whether its strings are valid UTF-8. avsc decodes strings
-   * leniently (an invalid sequence becomes U+FFFD, silently); the message is exact when it
-   * decodes and encodes back, with its writer schema, to the same bytes. Costs a second decode:
-   * for messages whose decoded strings hold U+FFFD.
+   * leniently (an invalid sequence becomes U+FFFD, silently), so the body is decoded again with
+   * the writer schema's strings read as bytes and checked strictly. Costs a second decode: for
+   * messages whose decoded strings hold U+FFFD. A schema the swap cannot cover (map keys are
+   * strings too) is judged by re-encoding instead, which also refuses a legal but non-minimal
+   * length prefix.
    */
   stringsIntact(bytes: Uint8Array): boolean {
     const located = this.locate(bytes);
     if (!located.ok) return false;
     const { writer, body } = located.value;
     try {
+      const strict = strictStringsTypeOf(writer.schema);
+      if (strict !== undefined) {
+        strict.fromBuffer(body);
+        return true;
+      }
       return writer.type.toBuffer(writer.type.fromBuffer(body)).equals(body);
     } catch {
       return false;
@@ -226,7 +234,7 @@ export class AvroDecoder {
     const canonical = canonicalForm(schema);
     const same = canonical === canonicalForm(contract.latest.schema);
     const version = contract.versions.find((v) => canonicalForm(v.schema) === canonical)?.version;
-    return { contract, type, writerVersion: version, resolver: same ? undefined : resolverOf(reader, type) };
+    return { contract, schema, type, writerVersion: version, resolver: same ? undefined : resolverOf(reader, type) };
   }
 }
 
@@ -273,6 +281,78 @@ function hasRepeated(schema: unknown, seen = new Set<unknown>()): boolean {
   if (typeof s.type === 'object' && hasRepeated(s.type, seen)) return true;
   if (Array.isArray(s.fields) && s.fields.some((f: unknown) => hasRepeated((f as { type?: unknown })?.type, seen))) return true;
   return false;
+}
+
+/** Logical type name of a string read as bytes and refused unless valid UTF-8. */
+const STRICT_UTF8 = 'sluice-strict-utf8';
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bytes that must be valid UTF-8: decoding throws otherwise. Used for checks only, never to encode. */
+class StrictUtf8 extends avro.types.LogicalType {
+  override _fromValue(value: unknown): unknown {
+    return fatalUtf8.decode(value as Buffer); // throws a TypeError on any invalid sequence
+  }
+
+  override _toValue(value: unknown): unknown {
+    return value;
+  }
+}
+
+/** Per writer schema: its type with every string read through {@link StrictUtf8}, or null when the swap does not cover it. */
+const strictStringTypes = new WeakMap<object, avro.Type | null>();
+
+/** The writer schema's type whose decode throws on a string that is not valid UTF-8; undefined where it cannot be built. */
+function strictStringsTypeOf(schema: object): avro.Type | undefined {
+  let type = strictStringTypes.get(schema);
+  if (type === undefined) {
+    const swapped = stringsAsStrictBytes(schema);
+    try {
+      type = swapped === undefined ? null : avro.Type.forSchema(swapped as avro.Schema, { logicalTypes: { [STRICT_UTF8]: StrictUtf8 } });
+    } catch {
+      type = null; // e.g. a union with both a string and a bytes branch: no longer a valid union
+    }
+    strictStringTypes.set(schema, type);
+  }
+  return type ?? undefined;
+}
+
+/**
+ * A copy of a schema with every `string` (same binary encoding as `bytes`) as strictly checked
+ * bytes; undefined when it holds a map, whose keys are strings the swap cannot reach.
+ */
+function stringsAsStrictBytes(schema: unknown): unknown {
+  if (schema === 'string') return { type: 'bytes', logicalType: STRICT_UTF8 };
+  if (typeof schema === 'string') return schema; // another primitive or a named reference
+  if (Array.isArray(schema)) {
+    const branches = schema.map(stringsAsStrictBytes);
+    return branches.includes(undefined) ? undefined : branches;
+  }
+  if (schema === null || typeof schema !== 'object') return undefined;
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'map') return undefined;
+  if (s.type === 'string') return stringsAsStrictBytes('string');
+  const out: Record<string, unknown> = { ...s };
+  if (typeof s.type === 'object' && s.type !== null) {
+    out.type = stringsAsStrictBytes(s.type);
+    if (out.type === undefined) return undefined;
+  }
+  if (s.type === 'array') {
+    out.items = stringsAsStrictBytes(s.items);
+    if (out.items === undefined) return undefined;
+  }
+  if (s.type === 'record' || s.type === 'error') {
+    if (!Array.isArray(s.fields)) return undefined;
+    const fields = [];
+    for (const f of s.fields as Record<string, unknown>[]) {
+      const type = stringsAsStrictBytes(f?.type);
+      if (type === undefined) return undefined;
+      const { default: _unused, ...rest } = f; // defaults play no part in a decode
+      fields.push({ ...rest, type });
+    }
+    out.fields = fields;
+  }
+  return out;
 }
 
 /** A check whether a decoded value holds U+FFFD in any of its text, one per reader schema. */
