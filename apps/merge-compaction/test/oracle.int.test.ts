@@ -1,10 +1,11 @@
 import { CONTRACTS, SILVER_PARQUET_CODEC } from '@sluice/contracts';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { LAKE_CHANNELS, TABLE_PROPERTIES, type ConflictEvent } from '@sluice/lake';
+import { KafkaAdmin } from '@sluice/kafka';
 import { sampleValue } from '@sluice/telemetry';
 import { build, type MergeApp } from '../src/app';
 import { generateStream } from '../src/oracle/oracle';
-import { caughtUp, diffAgainstOracle, ORACLE_SPECS, produce, readRows, streamOptions, TestEnv, waitFor } from './support/harness';
+import { brokers, caughtUp, diffAgainstOracle, ORACLE_SPECS, produce, readRows, streamOptions, TEST_PARTITIONS, TestEnv, waitFor } from './support/harness';
 
 // The oracle test: a generated stream with duplicates, out-of-order versions, tombstones, a
 // schema change (orders v1 → v2) and three contracts, produced as validate writes it (Avro,
@@ -79,6 +80,26 @@ describe('merge-compaction oracle', () => {
     expect(lookups('duplicate') + lookups('new')).toBe(app.tier1!.stats.dedupBronzeChecks);
     // DuckDB's memory is read at each scrape (a series of its own, so native memory can be split).
     expect(Number(/sluice_merge_compaction_process_memory_bytes\{kind="duckdb"\} (\S+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
+
+    // The group's committed offsets follow bronze: advisory (the table decides where a partition
+    // resumes), but lag tooling and KEDA's scaler read them; none were ever committed before.
+    const admin = new KafkaAdmin({ brokers: brokers() });
+    try {
+      for (const c of env.contracts) {
+        const parts = Array.from({ length: TEST_PARTITIONS }, (_, partition) => ({ topic: env.topic(c), partition }));
+        const txns = (await (await env.table(c.tables.bronze))!.snapshot()).txnVersions();
+        const want = Object.fromEntries(parts.map((p) => [`${p.topic}:${p.partition}`, Number(txns.get(`bronze:${p.topic}-${p.partition}`)) + 1]));
+        let got: Record<string, number> = {};
+        await waitFor(`${c.name}: group offsets at bronze's`, async () => {
+          got = Object.fromEntries(await admin.fetchCommittedOffsets(env.group, parts));
+          return JSON.stringify(got) === JSON.stringify(want);
+        }, 10_000, 200).catch((err) => {
+          throw new Error(`${(err as Error).message}: ${JSON.stringify({ got, want })}`);
+        });
+      }
+    } finally {
+      await admin.close();
+    }
 
     await app.stop();
     expect((await fetch(`${base}/readyz`).catch(() => ({ status: 0 }))).status).not.toBe(200);

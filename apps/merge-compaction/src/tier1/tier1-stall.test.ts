@@ -38,6 +38,7 @@ describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
       lag: () => [],
       assignment: () => [],
       seek: async () => undefined,
+      commit: async () => undefined,
       close: async () => undefined,
     });
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { stallTimeoutMs: 30_000, now: () => t } }));

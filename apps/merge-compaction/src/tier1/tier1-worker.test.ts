@@ -46,6 +46,7 @@ describe('Tier1Worker writes', () => {
         assignment: () => [tp],
         lag: () => lags,
         seek,
+        commit: async () => undefined,
         close: async () => undefined,
       };
     };
@@ -69,6 +70,7 @@ describe('Tier1Worker writes', () => {
         assignment: () => [tp],
         lag: () => [],
         seek: async () => undefined,
+        commit: async () => undefined,
         close: async () => undefined,
       };
     };

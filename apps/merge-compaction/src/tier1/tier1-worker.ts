@@ -14,7 +14,7 @@ import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-bo
 import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
 /** The consumer operations tier 1 uses (a libs/kafka BatchConsumer). */
-export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | 'resume' | 'paused' | 'assignment' | 'lag' | 'seek' | 'close'>;
+export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | 'resume' | 'paused' | 'assignment' | 'lag' | 'seek' | 'commit' | 'close'>;
 
 /** How often the events waiting for each bronze table are reported. */
 const WAITING_REPORT_MS = 1000;
@@ -444,7 +444,22 @@ export class Tier1Worker {
       { table: contract.tables.bronze, version, rows: keep.length, duplicates, appendMs, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
       'bronze commit',
     );
+    this.adviseGroup(last);
     this.options.onCommitted?.();
+  }
+
+  /**
+   * Tells the consumer group how far bronze is, after the table commit: the table decides where a
+   * partition resumes, but the group's committed offsets are what lag tooling and autoscalers
+   * (KEDA's Kafka scaler) read; without them every partition looked behind by all it ever held.
+   * Not awaited and never retried: a lost or refused commit (a rebalance took the partition) only
+   * leaves the advice older until the next batch.
+   */
+  private adviseGroup(last: ReturnType<typeof lastOffsets>): void {
+    const consumer = this.consumer;
+    if (consumer === undefined) return;
+    const offsets = [...last.values()].map(({ tp, offset }) => ({ topic: tp.topic, partition: tp.partition, offset: offset + 1 }));
+    consumer.commit(offsets).catch((err: unknown) => this.options.logger.debug({ err }, 'advisory group offset commit failed; the table keeps the offsets'));
   }
 
   /**
