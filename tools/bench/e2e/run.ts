@@ -5,9 +5,12 @@
  *   npx tsx tools/bench/e2e/run.ts [--seconds 60] [--rate 0] [--batch 1000] [--concurrency 8]
  *       [--ceiling-events 300000] [--backlog 0] [--seed 1] [--broker-port 29192 | --brokers host:port]
  *       [--out .sluice/bench/e2e] [--drain-timeout 300] [--service-env merge-compaction:KEY=VALUE ...]
+ *       [--merge-split]
  *
  * --service-env sets one environment variable of one service (repeatable), e.g. the memory
  * settings deploy/ gives it: `merge-compaction:NODE_OPTIONS=--max-old-space-size=512`.
+ * --merge-split runs merge-compaction as deploy/k8s does, two processes: `SLUICE_ROLES=tier1` and
+ * `tier2,compaction` (`merge-compaction-1`); the RSS goal holds per process (per pod).
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
  * (throughput, lag and freshness over time) and prints progress every 5 s. See docs/bench/e2e.md.
  * Exit status: 0 every goal the run could judge was met; 3 a goal was missed; 1 the run failed
@@ -49,6 +52,7 @@ async function main(): Promise<number> {
       out: { type: 'string', default: path.join(ROOT, '.sluice/bench/e2e') },
       'drain-timeout': { type: 'string', default: '300' },
       'service-env': { type: 'string', multiple: true, default: [] },
+      'merge-split': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -95,6 +99,8 @@ async function main(): Promise<number> {
       'merge-compaction': { ...DEPLOYED_ENV },
       'query-api': { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
     }),
+    // As deploy/k8s runs it: one deployment for tier 1, one for tier 2 and compaction.
+    instances: values['merge-split'] ? { 'merge-compaction': [{ SLUICE_ROLES: 'tier1' }, { SLUICE_ROLES: 'tier2,compaction' }] } : undefined,
   });
   running.stack = stack;
   try {
@@ -144,11 +150,11 @@ async function main(): Promise<number> {
       {
         title: 'RSS',
         unit: 'MiB',
-        series: ['ingest', 'validate', 'merge-compaction', 'query-api', 'broker'].map((name, i) => ({
+        series: ['ingest', 'validate', 'merge-compaction', 'merge-compaction-1', 'query-api', 'broker'].map((name, i) => ({
           name,
-          color: ['#1f77b4', '#d62728', '#9467bd', '#2ca02c', '#7f7f7f'][i],
+          color: ['#1f77b4', '#d62728', '#9467bd', '#8c564b', '#2ca02c', '#7f7f7f'][i],
           points: e2e.timeline.filter((x) => x.procs[name]).map((x): [number, number] => [x.t, x.procs[name].rssMiB]),
-        })),
+        })).filter((series) => series.points.length > 0),
       },
     ]);
     writeFileSync(path.join(out, 'chart.svg'), svg);

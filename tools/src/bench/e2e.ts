@@ -417,8 +417,8 @@ export async function runBacklog(stack: Stack, o: { events: number; stream: Even
   const { stream } = o;
   const raw = new RawSender(stack.options.brokers, stack.topics.raw, undefined);
   const before = o.load.acked;
-  await stack.stop('validate');
-  await stack.stop('merge-compaction');
+  await stack.stopInstances('validate');
+  await stack.stopInstances('merge-compaction');
   o.progress(`backlog: producing ${o.events} events into raw with validate and merge-compaction stopped`);
   const p0 = Date.now();
   const inFlight = new Set<Promise<void>>();
@@ -446,7 +446,7 @@ export async function runBacklog(stack: Stack, o: { events: number; stream: Even
   const peak: Record<string, number> = {};
   const timeline: { t: number; visible: number; rss: Record<string, number> }[] = [];
   const d0 = Date.now();
-  await Promise.all([stack.start('validate'), stack.start('merge-compaction')]);
+  await Promise.all([stack.startInstances('validate'), stack.startInstances('merge-compaction')]);
   // Taken once both run again: a stopped service's process is replaced, its count starts over.
   const restartsAtStart = restartsOf(stack);
   let visible = before;

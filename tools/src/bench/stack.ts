@@ -29,6 +29,12 @@ export interface StackOptions {
   readonly log?: (line: string) => void;
   /** The lake on an S3-compatible server (`s3://bucket/prefix`) instead of `workDir/lake`. */
   readonly lakeS3?: StackS3Lake;
+  /**
+   * The instances {@link Stack.startAll} starts per service, each one's environment on top of the
+   * service's; default one instance each. E.g. merge-compaction as deployed: `[{ SLUICE_ROLES:
+   * 'tier1' }, { SLUICE_ROLES: 'tier2,compaction' }]`.
+   */
+  readonly instances?: Partial<Record<ServiceName, readonly Record<string, string>[]>>;
 }
 
 /** Where an S3 lake is and how the services reach it. */
@@ -175,7 +181,18 @@ export class Stack {
 
   /** Starts all four services (one instance each) and waits until each is ready. */
   async startAll(timeoutMs = 120_000): Promise<void> {
-    await Promise.all((['ingest', 'validate', 'merge-compaction', 'query-api'] as const).map((s) => this.start(s, 0, timeoutMs)));
+    await Promise.all((['ingest', 'validate', 'merge-compaction', 'query-api'] as const).map((s) => this.startInstances(s, timeoutMs)));
+  }
+
+  /** Starts every instance of a service that `options.instances` lays out (one by default). */
+  async startInstances(service: ServiceName, timeoutMs = 120_000): Promise<void> {
+    const layout = this.options.instances?.[service] ?? [{}];
+    await Promise.all(layout.map((env, i) => this.start(service, i, timeoutMs, env)));
+  }
+
+  /** Stops every running instance of a service. */
+  async stopInstances(service: ServiceName): Promise<void> {
+    await Promise.all([...this.procs.values()].filter((p) => p.service === service).map((p) => this.stop(p.id)));
   }
 
   /** Starts one instance of a service and waits for its /readyz. */
