@@ -29,6 +29,20 @@ export default [
     },
   },
   {
+    // A skipped, pending or focused test never reaches CI: a test that should not run is
+    // deleted, or fails with its reason (tools/test-all.sh counts what ran).
+    files: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['describe', 'it', 'test'].flatMap((object) =>
+          ['skip', 'only', 'todo', 'failing'].map((property) => ({ object, property, message: `${object}.${property} skips tests silently or focuses a run` })),
+        ),
+      ],
+      'no-restricted-globals': ['error', ...['xit', 'xtest', 'xdescribe', 'fit', 'fdescribe'].map((name) => ({ name, message: `${name} skips tests silently or focuses a run` }))],
+    },
+  },
+  {
     // libs/contracts is pure data and functions (issue 3): besides its own files it may import
     // only avsc, so no Kafka, DuckDB, HTTP, file-system or other library can creep in. Tests may
     // read files.

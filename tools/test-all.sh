@@ -36,12 +36,21 @@ trap stop_services EXIT
 
 check_failures=0   # lint, typecheck and tools/checks.d steps that failed
 test_step_failures=0  # Jest steps that exited non-zero
+unexplained_failures=0  # of those, steps whose failure no Jest result recorded (a runner that crashed)
+# Failures the Jest runs recorded so far (tools/jest/summary-reporter.js, one file per run).
+recorded_failures() {
+  node -e 'const fs = require("fs"), d = process.argv[1]; let f = 0; for (const n of fs.readdirSync(d)) f += JSON.parse(fs.readFileSync(d + "/" + n)).failed; console.log(f);' "$results"
+}
 step() { # kind (check|tests), name, command...
   local kind="$1" name="$2"; shift 2
   say "== $name"
+  local before=0
+  [ "$kind" = tests ] && before="$(recorded_failures)"
   if "$@"; then say "ok: $name"; return; fi
   say "FAILED: $name"
-  if [ "$kind" = check ]; then check_failures=$((check_failures + 1)); else test_step_failures=$((test_step_failures + 1)); fi
+  if [ "$kind" = check ]; then check_failures=$((check_failures + 1)); return; fi
+  test_step_failures=$((test_step_failures + 1))
+  [ "$(recorded_failures)" -eq "$before" ] && unexplained_failures=$((unexplained_failures + 1))
 }
 
 bash tools/kafka/kafka.sh start || { say "Kafka did not start"; echo "0 passed, 1 failed"; exit 1; }
@@ -74,9 +83,8 @@ read -r passed failed skipped < <(node -e '
   }
   console.log(p, f, s);' "$results")
 # Checks that are not Jest tests count as one failure each; so does a Jest step that failed
-# without a failing test (a suite that did not load, a crashed runner).
-failed=$((failed + check_failures))
-if [ "$test_step_failures" -gt 0 ] && [ "$failed" -eq "$check_failures" ]; then failed=$((failed + test_step_failures)); fi
+# without recording a failure (a runner that crashed before its reporter ran).
+failed=$((failed + check_failures + unexplained_failures))
 say "skipped tests: $skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$test_step_failures" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -8,10 +8,11 @@ class SummaryReporter {
     const dir = process.env.SLUICE_TEST_RESULTS_DIR;
     if (!dir) return;
     fs.mkdirSync(dir, { recursive: true });
-    const failedSuites = results.numFailedTestSuites + (results.numRuntimeErrorTestSuites || 0);
     const record = {
       passed: results.numPassedTests,
-      failed: results.numFailedTests + (failedSuites > 0 && results.numFailedTests === 0 ? failedSuites : 0),
+      // Each failed test, and each suite that failed without a failed test (it did not load, or
+      // failed outside its tests), once.
+      failed: results.numFailedTests + results.testResults.filter(failedOutsideTests).length,
       skipped: results.numPendingTests + results.numTodoTests,
       suites: results.numTotalTestSuites,
       cwd: process.cwd(),
@@ -22,6 +23,11 @@ class SummaryReporter {
     const file = path.join(dir, `${Date.now()}-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
     fs.writeFileSync(file, JSON.stringify(record));
   }
+}
+
+/** A suite that failed though none of its tests did: it did not load, or a hook outside its tests failed. */
+function failedOutsideTests(suite) {
+  return Boolean(suite.testExecError || suite.failureMessage) && suite.numFailingTests === 0;
 }
 
 const MAX_FAILURE_CHARS = 1500;
