@@ -138,6 +138,8 @@ export function sleep(ms: number): Promise<void> {
  */
 export class Stack {
   readonly procs = new Map<string, ServiceProcess>();
+  /** Restarts of the instances {@link stop} retired, by id (summed over each id's lives). */
+  private readonly retiredRestarts = new Map<string, number>();
   readonly lakeRoot: string;
   readonly logDir: string;
   readonly topics: { readonly raw: string; readonly dlq: string; readonly valid: (contract: string) => string };
@@ -268,7 +270,23 @@ export class Stack {
     const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
+    this.retiredRestarts.set(id, (this.retiredRestarts.get(id) ?? 0) + p.restarts);
     this.procs.delete(id);
+  }
+
+  /**
+   * Restarts per instance id over the stack's life: the running instances' and those of instances
+   * stopped since (a scaled-in instance that crash-looped still counts).
+   */
+  restartCounts(): Record<string, number> {
+    const out: Record<string, number> = Object.fromEntries(this.retiredRestarts);
+    for (const p of this.procs.values()) out[p.id] = (out[p.id] ?? 0) + p.restarts;
+    return out;
+  }
+
+  /** Every instance id this stack started, running or stopped since (each has a log). */
+  instanceIds(): string[] {
+    return [...new Set([...this.retiredRestarts.keys(), ...this.procs.keys()])];
   }
 
   /** Stops every service (graceful first) and closes the log files. Idempotent. */

@@ -263,9 +263,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     if (sent === 0) problems.push('no event was acknowledged during the load');
     // Nor does a fault on an idle pipeline.
     for (const f of faults) if (f.slice(0, 24) > loadEndedAt) problems.push(`a fault after the load ended (${loadEndedAt}): ${f}`);
-    const restarts = Object.fromEntries([...stack.procs.values()].map((p) => [p.id, p.restarts]));
+    const restarts = stack.restartCounts();
     const passed = problems.length === 0 && audit.problems.length === 0;
-    const warnings = passed ? [] : [...st.procs.keys()].flatMap((id) => warningsOf(id, st.logText(id)));
+    const warnings = passed ? [] : st.instanceIds().flatMap((id) => warningsOf(id, st.logText(id)));
     return {
       scenario: scenario.name,
       what: scenario.what,

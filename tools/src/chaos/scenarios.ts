@@ -403,8 +403,16 @@ export const SCENARIOS: Record<string, Scenario> = {
       }
       // Frozen, validate adds nothing to the DLQ: the tool replays exactly what is read here, and
       // the replayed records wait in raw until it resumes.
-      const validate = ctx.stack.get('validate');
-      process.kill(validate.pid, 'SIGSTOP');
+      // Frozen by its own pid, taken once it answers: while the supervisor restarts it the pid is 0,
+      // and a SIGSTOP to pid 0 stops this whole process group (the runner and every service) for good.
+      await ctx.stack.waitReady(ctx.stack.get('validate'), 120_000);
+      const pid = ctx.stack.get('validate').pid;
+      if (!(pid > 0)) {
+        ctx.problems.push('replay: validate has no process to freeze');
+        return;
+      }
+      process.kill(pid, 'SIGSTOP');
+      const frozenAt = Date.now();
       let resumed = false;
       try {
         const dlq = await readDlq(ctx.stack.options.brokers, ctx.stack.topics.dlq, 60_000);
@@ -416,15 +424,16 @@ export const SCENARIOS: Record<string, Scenario> = {
           ctx.problems.push(`replay: the DLQ tool replayed ${String(replayed)} records of the ${replayable} replayable ones the DLQ held (the load's invalid events should have been there)`);
         }
         ctx.replaysSent += replayed > 0 ? replayed : 0;
-        ctx.fault(`DLQ tool replayed ${replayed} records to raw while validate was frozen`);
-        process.kill(validate.pid, 'SIGCONT');
+        // How long it was frozen: past its session timeout the group evicted it, and it rejoins before it routes anything.
+        ctx.fault(`DLQ tool replayed ${replayed} records to raw while validate was frozen (${Date.now() - frozenAt} ms)`);
+        process.kill(pid, 'SIGCONT');
         resumed = true;
         const after = ctx.rng.int(400);
         await sleep(after);
         ctx.fault(`SIGKILL validate ${after} ms after it resumed with the replayed records waiting in raw`);
         ctx.stack.kill('validate', 'SIGKILL');
       } finally {
-        if (!resumed) process.kill(validate.pid, 'SIGCONT');
+        if (!resumed) process.kill(pid, 'SIGCONT');
       }
       await ctx.stack.waitReady(ctx.stack.get('validate'), 120_000);
     },

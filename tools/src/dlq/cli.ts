@@ -85,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
       // land once downstream).
       const replayed = new Counts();
       const notReplayed: Record<string, unknown>[] = [];
-      const once = new ReplayOnce(dlqTopic);
+      const once = new ReplayOnce<DlqEntry>(dlqTopic);
       let alreadyReplayed = 0;
       const dryRun = parsed.invocation.dryRun;
       const producer = dryRun ? undefined : new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
@@ -98,23 +98,29 @@ async function main(argv: string[]): Promise<number> {
           pending = [];
           pendingBytes = 0;
         };
-        await scan(async (e) => {
-          if (e.truncated !== undefined) {
-            if (notReplayed.length < limit) notReplayed.push({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated });
-            return true;
-          }
-          if (!once.take(e)) {
-            alreadyReplayed++;
-            return true;
-          }
+        const replay = async (e: DlqEntry) => {
           replayed.add(e);
           const record = toReplayRecord(e, dlqTopic);
           pending.push(record);
           pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
           // Bounded by bytes too: a thousand DLQ records of up to 900 kB each were held here at once.
           if (pending.length >= REPLAY_BATCH_RECORDS || pendingBytes >= REPLAY_BATCH_BYTES) await flush();
-          return replayed.total < limit;
+        };
+        let waiting = 0;
+        await scan(async (e) => {
+          if (e.truncated !== undefined) {
+            if (notReplayed.length < limit) notReplayed.push({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated });
+            return true;
+          }
+          const verdict = once.take(e);
+          if (verdict === 'skip') alreadyReplayed++;
+          else if (verdict === 'wait') waiting++;
+          else await replay(e);
+          return replayed.total + waiting < limit;
         });
+        const settled = once.settle();
+        alreadyReplayed += waiting - settled.length;
+        for (const e of settled) await replay(e);
         await flush();
       } finally {
         await producer?.close();

@@ -108,14 +108,39 @@ describe('DLQ records', () => {
   });
 
   it('replays each event once per run: a failed replay only when its original is not replayed', () => {
-    const at = (offset: number, replayOf?: number) => ({ partition: 0, offset, replayOf: replayOf === undefined ? undefined : `sluice.dlq/0/${replayOf}` });
+    const event = Buffer.from('{"event_id":"e1"}');
+    const at = (offset: number, replayOf?: number, value = event) => ({ partition: 0, offset, replayOf: replayOf === undefined ? undefined : `sluice.dlq/0/${replayOf}`, message: { value } });
     const once = new ReplayOnce('sluice.dlq');
     // R0 at 1, its failed replay R1 at 5, R1's failed replay R2 at 9; an unrelated record at 6.
-    expect([at(1), at(5, 1), at(6), at(9, 5)].map((e) => once.take(e))).toEqual([true, false, true, false]);
+    expect([at(1), at(5, 1), at(6, undefined, Buffer.from('other')), at(9, 5)].map((e) => once.take(e))).toEqual(['replay', 'skip', 'replay', 'skip']);
     // R0 gone (retention) or not selected: its failed replay is the event's only copy, replayed.
     const alone = new ReplayOnce('sluice.dlq');
-    expect([at(5, 1), at(9, 5)].map((e) => alone.take(e))).toEqual([true, false]);
+    expect([at(5, 1), at(9, 5)].map((e) => alone.take(e))).toEqual(['replay', 'skip']);
     // The position names the topic: a record replayed from another DLQ topic is another record.
-    expect(new ReplayOnce('other.dlq').take(at(5, 1))).toBe(true);
+    expect(new ReplayOnce('other.dlq').take(at(5, 1))).toBe('replay');
+    // A marker a producer set on its raw record names a real position with other bytes: not a
+    // replay of that record, so it is replayed (it was skipped, and never sent).
+    const forged = new ReplayOnce('sluice.dlq');
+    expect([at(1), at(5, 1, Buffer.from('{"event_id":"e2"}'))].map((e) => forged.take(e))).toEqual(['replay', 'replay']);
+  });
+
+  it('holds a failed replay from the other DLQ partition until the scan has passed its original', () => {
+    // A keyless event's copies land in either partition; a scan reads both in parallel.
+    const value = Buffer.from('{"event_id":"e1"}');
+    const r1 = { partition: 1, offset: 3, replayOf: 'sluice.dlq/0/7', message: { value } };
+    const r0 = { partition: 0, offset: 7, replayOf: undefined, message: { value } };
+    const once = new ReplayOnce('sluice.dlq');
+    expect(once.take(r1)).toBe('wait');
+    expect(once.take(r0)).toBe('replay');
+    expect(once.settle()).toEqual([]); // replayed once, through R0
+    // R0 not selected (filtered out, or gone): the held record is replayed at the end.
+    const without = new ReplayOnce('sluice.dlq');
+    expect(without.take(r1)).toBe('wait');
+    expect(without.take({ partition: 0, offset: 9, replayOf: undefined, message: { value: Buffer.from('x') } })).toBe('replay');
+    expect(without.settle()).toEqual([r1]);
+    // The scan already past R0's offset there: decided at once.
+    const past = new ReplayOnce('sluice.dlq');
+    past.take({ partition: 0, offset: 8, replayOf: undefined, message: { value: Buffer.from('x') } });
+    expect(past.take(r1)).toBe('replay');
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { HEADERS } from '@sluice/contracts';
 
 /**
@@ -166,19 +167,56 @@ export function toReplayRecord(e: DlqEntry, dlqTopic: string): { key: Buffer | n
 /**
  * One replay per event per run. A failed replay R1 (`sluice-replay-of` R0) holds the same event
  * as R0: replaying both doubled the DLQ copies of an event still failing, at every run. R1 is
- * left out when this run replays R0, or left R0 out for this reason; it is replayed when R0 is
- * gone (the DLQ's retention) or not selected. A record's copies share its key, hence its DLQ
- * partition, and a scan reads a partition in order, so R0 comes before R1. Holds one position
- * per record selected (about 100 bytes each).
+ * left out when this run replays R0 with the same bytes (a marker a producer set on a raw record
+ * itself names some other record: that record is replayed); it is replayed when R0 is gone (the
+ * DLQ's retention), not selected, or holds other bytes. R0 usually shares R1's DLQ partition (the
+ * copies share a key), where the scan reads it first; an event without a key may land in the
+ * other partition, read in parallel, so R1 waits ({@link settle}) until the scan has passed R0's
+ * offset there. Holds a position and a digest per record selected (about 150 bytes each), and the
+ * records waiting.
  */
-export class ReplayOnce {
-  private readonly covered = new Set<string>();
+export class ReplayOnce<E extends Pick<DlqEntry, 'partition' | 'offset' | 'replayOf'> & { message: Pick<DlqMessage, 'value'> }> {
+  /** Position → digest of the value of every record selected so far. */
+  private readonly selected = new Map<string, string>();
+  /** The highest offset of a selected record per DLQ partition: the scan is past it there. */
+  private readonly reached = new Map<number, number>();
+  private readonly waiting: E[] = [];
 
   constructor(private readonly dlqTopic: string) {}
 
-  /** True when `e` is to be replayed; false when a record earlier in this run replays its event. */
-  take(e: Pick<DlqEntry, 'partition' | 'offset' | 'replayOf'>): boolean {
-    this.covered.add(`${this.dlqTopic}/${e.partition}/${e.offset}`);
-    return e.replayOf === undefined || !this.covered.has(e.replayOf);
+  /**
+   * `replay` now, `skip` (a record selected earlier in this run replays its event), or `wait`:
+   * its original may come later in the scan; {@link settle} decides at the end.
+   */
+  take(e: E): 'replay' | 'skip' | 'wait' {
+    this.selected.set(`${this.dlqTopic}/${e.partition}/${e.offset}`, digestOf(e.message.value));
+    this.reached.set(e.partition, Math.max(this.reached.get(e.partition) ?? -1, e.offset));
+    if (e.replayOf === undefined) return 'replay';
+    if (this.selected.has(e.replayOf)) return this.replaysSameEvent(e) ? 'skip' : 'replay';
+    const original = parsePosition(e.replayOf, this.dlqTopic);
+    if (original === undefined || original.partition === e.partition || (this.reached.get(original.partition) ?? -1) >= original.offset) return 'replay';
+    this.waiting.push(e);
+    return 'wait';
   }
+
+  /** At the end of the scan: the waiting records to replay (their original was not selected after all). */
+  settle(): E[] {
+    const out = this.waiting.filter((e) => !(this.selected.has(e.replayOf as string) && this.replaysSameEvent(e)));
+    this.waiting.length = 0;
+    return out;
+  }
+
+  private replaysSameEvent(e: E): boolean {
+    return this.selected.get(e.replayOf as string) === digestOf(e.message.value);
+  }
+}
+
+function digestOf(value: Buffer | null): string {
+  return value === null ? 'null' : createHash('sha256').update(value).digest('base64');
+}
+
+/** The partition and offset of a `topic/partition/offset` position in `dlqTopic`; undefined for another topic's. */
+function parsePosition(position: string, dlqTopic: string): { partition: number; offset: number } | undefined {
+  const m = /^(.*)\/(\d+)\/(\d+)$/.exec(position);
+  return m && m[1] === dlqTopic ? { partition: Number(m[2]), offset: Number(m[3]) } : undefined;
 }
