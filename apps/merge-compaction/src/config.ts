@@ -1,4 +1,4 @@
-import { bool, int, list, loadConfig, MAX_POLL_INTERVAL_MS, oneOf, setTogether, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
+import { bool, int, list, loadConfig, url, MAX_POLL_INTERVAL_MS, oneOf, setTogether, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
@@ -33,7 +33,7 @@ export const mergeConfigSchema = {
   }),
   topicPrefix: str('SLUICE_TOPIC_PREFIX', { default: '', allowEmpty: true, doc: 'prefix before the contracts topic names (tests, tenants)' }),
   lakeRoot: str('SLUICE_LAKE_ROOT', { default: '.sluice/lake', doc: 'directory holding the tables, or s3://bucket/prefix' }),
-  s3Endpoint: str('SLUICE_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint for an s3:// lake root (empty: AWS)' }),
+  s3Endpoint: url('SLUICE_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint for an s3:// lake root, http(s) URL without credentials (empty: AWS)' }),
   s3Region: str('SLUICE_S3_REGION', { default: 'us-east-1' }),
   s3AccessKeyId: str('SLUICE_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true, doc: 'empty: the AWS SDK default credential chain' }),
   s3SecretAccessKey: str('SLUICE_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),

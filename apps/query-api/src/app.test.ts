@@ -237,12 +237,14 @@ describe('query-api HTTP', () => {
   it('answers 503 QUERY_LAKE_UNAVAILABLE with Retry-After when the lake cannot be read for a while', async () => {
     // A retryable error the lake adapter did not name (its own LAKE_STORAGE_UNAVAILABLE it translates itself).
     lake.latest = async () => {
-      throw new SluiceError('LAKE_STORAGE_SLOW', 'object store timed out', { retryable: true });
+      throw new SluiceError('LAKE_STORAGE_SLOW', 'get s3://sluice-lake/tables/silver_orders/_delta_log/00000000000000000042.json: connect ECONNREFUSED 10.0.3.7:9000', { retryable: true });
     };
     for (const res of [await post(app, { select: ['status'] }), await app.inject({ url: '/v1/tables/orders_silver', headers: { authorization: `Bearer ${DASH}` } })]) {
       expect(res.statusCode).toBe(503);
       expect(res.headers['retry-after']).toBe('1');
       expect(res.json().error).toMatchObject({ code: 'QUERY_LAKE_UNAVAILABLE', retryable: true, details: { cause: 'LAKE_STORAGE_SLOW' } });
+      // The store's own words stay in the log: they name buckets, keys and endpoints.
+      expect(res.body).not.toMatch(/s3:|sluice-lake|_delta_log|10\.0\.3\.7/);
     }
   });
 

@@ -1,4 +1,4 @@
-import { type ConfigOf, int, json, list, loadConfig, oneOf, setTogether, str, bool } from '@sluice/config';
+import { type ConfigOf, int, json, list, loadConfig, oneOf, setTogether, str, bool, url, urls } from '@sluice/config';
 import { CONTRACTS } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { MAX_TOKEN_LENGTH, type TokenGrant } from './auth/tokens';
@@ -47,7 +47,7 @@ export const configSchema = {
     secret: true,
     doc: 'JSON [{"name":"dash","token":"…","tables":["orders_silver"]}]',
   }),
-  s3Endpoint: str('QUERY_API_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint (empty: AWS)' }),
+  s3Endpoint: url('QUERY_API_S3_ENDPOINT', { default: '', allowEmpty: true, doc: 'S3-compatible endpoint, http(s) URL without credentials (empty: AWS)' }),
   s3Region: str('QUERY_API_S3_REGION', { default: 'us-east-1' }),
   s3AccessKeyId: str('QUERY_API_S3_ACCESS_KEY_ID', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
   s3SecretAccessKey: str('QUERY_API_S3_SECRET_ACCESS_KEY', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
@@ -76,7 +76,7 @@ export const configSchema = {
   dashboardBuckets: int('QUERY_API_DASHBOARD_BUCKETS', { default: 60, min: 1, max: 1000 }),
   dashboardOrdersTable: str('QUERY_API_DASHBOARD_ORDERS_TABLE', { default: CONTRACTS.orders.tables.silver }),
   dashboardThroughputTable: str('QUERY_API_DASHBOARD_THROUGHPUT_TABLE', { default: CONTRACTS.orders.tables.bronze }),
-  dlqMetricsUrls: list('QUERY_API_DLQ_METRICS_URLS', { default: [], doc: 'comma-separated validate ops /metrics URLs (DLQ panel), each once' }),
+  dlqMetricsUrls: urls('QUERY_API_DLQ_METRICS_URLS', { default: [], doc: 'comma-separated validate ops /metrics URLs (DLQ panel), http(s) without credentials, each once' }),
   ...telemetryConfigFields,
 };
 

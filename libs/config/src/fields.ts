@@ -101,21 +101,45 @@ export function list(env: string, opts: Common<string[]> = {}): FieldSpec<string
 export function url(env: string, opts: Common<string> & { allowEmpty?: boolean } = {}): FieldSpec<string> {
   return field(env, opts, (raw) => {
     if (raw.length === 0) return opts.allowEmpty ? { ok: true, value: raw } : { ok: false, message: 'must not be empty' };
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      // The value is not echoed: a URL may carry credentials.
-      return { ok: false, message: 'must be an http(s) URL' };
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: `must be an http(s) URL, not ${parsed.protocol}` };
-    // fetch refuses a URL with credentials in it, at every request, which looks like an outage.
-    if (parsed.username !== '' || parsed.password !== '') return { ok: false, message: 'must not carry credentials (user:password@); fetch refuses such URLs' };
-    return { ok: true, value: raw };
+    const problem = httpUrlProblem(raw);
+    return problem === undefined ? { ok: true, value: raw } : { ok: false, message: problem };
   });
 }
 
-/** A JSON document, checked by `check` (which returns an error message or undefined). */
+/** Comma-separated http(s) URLs, each once (as {@link list}, each item as {@link url}). */
+export function urls(env: string, opts: Common<string[]> = {}): FieldSpec<string[]> {
+  return field(env, opts, (raw) => {
+    const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    if (items.length === 0) return { ok: false, message: 'must list at least one URL' };
+    for (const [i, item] of items.entries()) {
+      const problem = httpUrlProblem(item);
+      if (problem !== undefined) return { ok: false, message: `item ${i + 1} ${problem}` };
+      if (items.indexOf(item) !== i) return { ok: false, message: `lists item ${i + 1} more than once` };
+    }
+    return { ok: true, value: items };
+  });
+}
+
+/** Why `raw` is not an http(s) URL without credentials; undefined when it is. Never echoes the value (a URL may carry credentials). */
+function httpUrlProblem(raw: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return 'must be an http(s) URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `must be an http(s) URL, not ${parsed.protocol}`;
+  // fetch refuses a URL with credentials in it, at every request, which looks like an outage.
+  if (parsed.username !== '' || parsed.password !== '') return 'must not carry credentials (user:password@); fetch refuses such URLs';
+  return undefined;
+}
+
+/**
+ * A JSON document, checked by `check` (which returns an error message or undefined). The
+ * check's message is shown even for a secret field (API keys, tokens: without it a typo reads
+ * only "is invalid"), so it must never quote a value; a JSON syntax error, whose text quotes the
+ * input, stays hidden for secrets.
+ */
 export function json<T>(env: string, check: (v: unknown) => string | undefined, opts: Common<T> = {}): FieldSpec<T> {
   return field(env, opts, (raw) => {
     let value: unknown;
@@ -125,6 +149,6 @@ export function json<T>(env: string, check: (v: unknown) => string | undefined, 
       return { ok: false, message: `is not valid JSON (${(e as Error).message})` };
     }
     const problem = check(value);
-    return problem === undefined ? { ok: true, value: value as T } : { ok: false, message: problem };
+    return problem === undefined ? { ok: true, value: value as T } : { ok: false, message: problem, secretSafe: true };
   });
 }

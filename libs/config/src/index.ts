@@ -1,3 +1,3 @@
-export { type FieldSpec, str, int, timerMs, MAX_TIMER_MS, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, bool, oneOf, list, json, url } from './fields';
+export { type FieldSpec, str, int, timerMs, MAX_TIMER_MS, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, bool, oneOf, list, json, url, urls } from './fields';
 export { type ConfigSchema, type ConfigOf, type ConfigCheck, loadConfig, describeConfig, setTogether } from './load-config';
 export { parseCgroupMemoryLimit } from './container';

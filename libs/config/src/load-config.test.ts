@@ -1,5 +1,5 @@
 import { SluiceError } from '@sluice/errors';
-import { bool, int, list, MAX_TIMER_MS, oneOf, str, timerMs, url } from './fields';
+import { bool, int, json, list, MAX_TIMER_MS, oneOf, str, timerMs, url, urls } from './fields';
 import { describeConfig, loadConfig, setTogether } from './load-config';
 
 const schema = {
@@ -70,6 +70,28 @@ describe('field checks', () => {
     const bad = f.parse('not a url with secret-pw');
     expect(bad).toEqual({ ok: false, message: 'must be an http(s) URL' });
     expect(url('R').parse('')).toEqual({ ok: false, message: 'must not be empty' });
+  });
+
+  it('takes lists of http(s) URLs item by item (an endpoint without a scheme failed every fetch)', () => {
+    const f = urls('ENDPOINTS');
+    expect(f.parse('http://validate-0:9464/metrics, http://validate-1:9464/metrics')).toEqual({ ok: true, value: ['http://validate-0:9464/metrics', 'http://validate-1:9464/metrics'] });
+    expect(f.parse('http://a/m,validate-1:9464/metrics')).toEqual({ ok: false, message: 'item 2 must be an http(s) URL, not validate-1:' });
+    expect(f.parse('http://u:pw@a/m')).toEqual({ ok: false, message: 'item 1 must not carry credentials (user:password@); fetch refuses such URLs' });
+    expect(f.parse('ftp://a')).toEqual({ ok: false, message: 'item 1 must be an http(s) URL, not ftp:' });
+    expect(f.parse('http://a,http://a')).toEqual({ ok: false, message: 'lists item 2 more than once' });
+  });
+
+  it("shows a JSON secret's check message, never its syntax error (which quotes the input)", () => {
+    const keys = { keys: json<string[]>('KEYS', (v) => (Array.isArray(v) ? undefined : 'must be an array of keys'), { secret: true }) };
+    expect(() => loadConfig(keys, { KEYS: '{"k":"hunter2"}' })).toThrow(/KEYS must be an array of keys/);
+    let message = '';
+    try {
+      loadConfig(keys, { KEYS: '["hunter2' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/KEYS is invalid/);
+    expect(message).not.toContain('hunter2');
   });
 
   describe('a key id and its secret', () => {

@@ -40,6 +40,7 @@ function translate(err: unknown) {
   if (fe && typeof fe.code === 'string' && code[fe.code]) return queryError(code[fe.code], fe.message);
   // A body that is not JSON at all comes as a SyntaxError with statusCode 400.
   if (fe && fe.statusCode === 400) return queryError('QUERY_INVALID', fe.message);
-  if (isSluiceError(err) && err.retryable) return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { cause: err.code, retryAfterSeconds: 1 }, err);
+  // The cause's code, not its message: that names storage URIs, paths and endpoints.
+  if (isSluiceError(err) && err.retryable) return queryError('QUERY_LAKE_UNAVAILABLE', undefined, { cause: err.code, retryAfterSeconds: 1 }, err);
   return queryError('QUERY_INTERNAL', undefined, undefined, err);
 }

@@ -293,22 +293,26 @@ async function hasTail(storage: Storage): Promise<boolean> {
   return (await storage.list(TAIL_PREFIX + '_delta_log/00000000000000000')).length > 0;
 }
 
-/** Lake errors in query-api's words. */
+/**
+ * Lake errors in query-api's words. What goes to the client names the table, the version or
+ * instant asked for and the lake's error code, never the lake's own message: that holds storage
+ * URIs, bucket keys, local paths and endpoints (the log line of the request keeps it).
+ */
 function translate(err: unknown, table: string): Error {
   if (!isSluiceError(err)) return queryError('QUERY_INTERNAL', undefined, undefined, err);
   switch (err.code) {
     case 'LAKE_NOT_FOUND':
       return queryError('QUERY_TABLE_UNKNOWN', `${JSON.stringify(table)} has no commits yet`, { table }, err);
     case 'LAKE_VERSION_NOT_FOUND':
-      return queryError('QUERY_VERSION_UNKNOWN', err.message, { table }, err);
+      return queryError('QUERY_VERSION_UNKNOWN', missingVersion(err.details), { table }, err);
     case 'LAKE_DATA_FILE_MISSING':
       // Only an old version's files are ever deleted (vacuum after retention).
-      return queryError('QUERY_VERSION_UNKNOWN', `a data file of this version has been vacuumed (${err.message})`, { table }, err);
+      return queryError('QUERY_VERSION_UNKNOWN', 'a data file of this version has been vacuumed', { table }, err);
     case 'LAKE_STORAGE_UNAVAILABLE':
-      return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { table, retryAfterSeconds: 1 }, err);
+      return queryError('QUERY_LAKE_UNAVAILABLE', undefined, { table, cause: err.code, retryAfterSeconds: 1 }, err);
     case 'LAKE_OUT_OF_MEMORY':
       // DuckDB's memory_limit is shared by the queries running at once: fewer of them may fit.
-      return queryError('QUERY_SATURATED', `the query engine ran out of memory (${err.message.split('\n')[0]})`, { retryAfterSeconds: 1 }, err);
+      return queryError('QUERY_SATURATED', 'the query engine ran out of memory; retry after the given delay', { retryAfterSeconds: 1 }, err);
     case 'LAKE_QUERY_TIMEOUT':
       return queryError('QUERY_TIMEOUT', err.message, { timeoutMs: err.details.timeoutMs }, err);
     case 'LAKE_QUERY_FAILED':
@@ -319,7 +323,14 @@ function translate(err: unknown, table: string): Error {
       if (err.code.startsWith('QUERY_')) return err;
       // Any other lake error the lake calls retryable (a short S3 read: LAKE_STORAGE_TRUNCATED)
       // is the store's for a moment, not a bug here: 503 with Retry-After, not 500.
-      if (err.retryable) return queryError('QUERY_LAKE_UNAVAILABLE', err.message, { table, retryAfterSeconds: 1 }, err);
+      if (err.retryable) return queryError('QUERY_LAKE_UNAVAILABLE', undefined, { table, cause: err.code, retryAfterSeconds: 1 }, err);
       return queryError('QUERY_INTERNAL', undefined, undefined, err);
   }
+}
+
+/** What a missing version was, from the lake error's details (its message names the storage). */
+function missingVersion(details: Readonly<Record<string, unknown>>): string | undefined {
+  if (typeof details.version === 'number') return `the table has no version ${details.version}`;
+  if (typeof details.timestampMs === 'number') return `the table has no version committed at or before ${new Date(details.timestampMs).toISOString()}`;
+  return undefined;
 }
