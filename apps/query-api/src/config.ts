@@ -70,6 +70,11 @@ export const configSchema = {
     default: false,
     doc: "DuckDB's external file cache (blocks of the data files it read, kept inside QUERY_API_DUCKDB_MEMORY_MB); off: no faster at 10M rows, ~90 MB more RSS (docs/bench/query-api.md)",
   }),
+  duckdbSpillDir: str('QUERY_API_DUCKDB_SPILL_DIR', {
+    default: '/tmp/sluice-query-api-spill',
+    doc: "where DuckDB spills what exceeds QUERY_API_DUCKDB_MEMORY_MB (its default, .tmp under the working directory, is read-only in the image)",
+  }),
+  duckdbSpillMb: int('QUERY_API_DUCKDB_SPILL_MB', { default: 256, min: 1, doc: 'the most DuckDB spills, MiB: below the size of the volume under QUERY_API_DUCKDB_SPILL_DIR' }),
   shutdownTimeoutMs: int('QUERY_API_SHUTDOWN_TIMEOUT_MS', { default: 10_000, min: 0, max: 120_000 }),
   dashboardRefreshMs: int('QUERY_API_DASHBOARD_REFRESH_MS', { default: 5_000, min: 250, max: 600_000 }),
   dashboardInterval: oneOf('QUERY_API_DASHBOARD_INTERVAL', ['10s', '1m', '5m', '15m', '1h'] as const, { default: '1m' }),

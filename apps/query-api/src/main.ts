@@ -32,6 +32,8 @@ async function main(): Promise<void> {
     threads: config.duckdbThreads,
     memoryLimit: `${config.duckdbMemoryMb}MB`,
     externalFileCache: config.duckdbFileCache,
+    tempDirectory: config.duckdbSpillDir,
+    maxTempDirectoryMb: config.duckdbSpillMb,
   });
   // An S3 table is read through its bounded file cache, which can pin at most PINNED_OVERSHOOT
   // times its size: the reads running take that less half the cache's size, which is left for the

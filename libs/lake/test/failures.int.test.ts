@@ -265,6 +265,27 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(fs.access(path.join(root, 'evil.csv'))).rejects.toThrow();
   });
 
+  it('a locked engine spills past its memory limit into the directory it is given', async () => {
+    // DuckDB's default spill directory is .tmp under the working directory: read-only in the images.
+    const sort = `SELECT s FROM (SELECT repeat(chr(97 + (x % 26)::INT), 100) || x::VARCHAR AS s FROM range(2500000) t(x)) ORDER BY s LIMIT 1 OFFSET 2000000`;
+    const sortWith = async (tempDirectory: string) => {
+      const engine = await LakeQueryEngine.create({ locked: true, allowedDirectories: [dir], memoryLimit: '64MB', threads: 1, tempDirectory, maxTempDirectoryMb: 512 });
+      const session = await engine.open({});
+      try {
+        expect(await session.queryJson(`SELECT current_setting('temp_directory') AS d`)).toEqual([{ d: tempDirectory }]);
+        return await session.queryJson(sort);
+      } finally {
+        session.close();
+      }
+    };
+    // A sort of ~300 MB against 64 MB: done by spilling where it is told...
+    expect(await sortWith(path.join(dir, 'spill'))).toEqual([{ s: expect.stringMatching(/^u{100}\d+$/) }]);
+    // ...and failing where it cannot write (so the setting is what it spills to).
+    const blocked = path.join(dir, 'not-a-directory');
+    await fs.writeFile(blocked, '');
+    await expect(sortWith(path.join(blocked, 'spill'))).rejects.toThrow(/directory/i);
+  });
+
   it('reads and appends to a table that delta-rs wrote', async () => {
     const root = path.join(dir, 'by-delta-rs');
     // Written as text: a JS number literal would already have rounded 2^53 + 1.

@@ -26,6 +26,14 @@ export interface QueryEngineOptions {
    * instance: keeps blocks of the files it read inside `memory_limit`; default on (DuckDB's).
    */
   externalFileCache?: boolean;
+  /**
+   * Where a locked engine's own instance spills what exceeds `memory_limit`. DuckDB's default for
+   * an in-memory database is `.tmp` under the working directory, which a read-only image cannot
+   * write: every query past the limit failed instead of spilling.
+   */
+  tempDirectory?: string;
+  /** The most a locked engine's instance may spill, in MiB (keep it below the volume's size: a full emptyDir evicts the pod). */
+  maxTempDirectoryMb?: number;
 }
 
 /** One table exposed to a session as a view. */
@@ -81,6 +89,8 @@ export class LakeQueryEngine {
     if (options.threads) config.threads = String(options.threads);
     if (options.memoryLimit) config.memory_limit = options.memoryLimit;
     if (options.externalFileCache !== undefined) config.enable_external_file_cache = String(options.externalFileCache);
+    if (options.tempDirectory !== undefined) config.temp_directory = options.tempDirectory;
+    if (options.maxTempDirectoryMb !== undefined) config.max_temp_directory_size = `${Math.floor(options.maxTempDirectoryMb)}MiB`;
     const instance = await DuckDBInstance.create(':memory:', config);
     const setup = await instance.connect();
     try {
