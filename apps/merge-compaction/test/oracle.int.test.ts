@@ -73,7 +73,7 @@ describe('merge-compaction oracle', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    expect(metrics).toMatch(/sluice_merge_compaction_events_out_total\{outcome="duplicate"\}/);
+    expect(metrics).toMatch(/sluice_merge_compaction_events_out_total\{outcome="duplicate",contract="\w+"\}/);
     // Bronze lookups past the id memory, counted as they resolved (the memory here is 120 ids).
     const lookups = (outcome: string) => Number(new RegExp(`sluice_merge_compaction_dedup_bronze_lookups_total\\{outcome="${outcome}"\\} (\\S+)`).exec(metrics)?.[1] ?? 0);
     expect(lookups('duplicate')).toBe(app.tier1!.stats.dedupBronzeDuplicates);

@@ -36,7 +36,8 @@ it('a missing output topic stalls the batch visibly (aborted, retried), then it 
   // Counted once, when the transaction committed: each aborted attempt used to count the batch again.
   const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
   expect(sampleValue(metrics, 'sluice_validate_events_in_total', { outcome: 'consumed' })).toBe(3);
-  expect(sampleValue(metrics, 'sluice_validate_events_out_total', { outcome: 'valid' })).toBe(3);
+  expect(sampleValue(metrics, 'sluice_validate_events_out_total', { outcome: 'valid', contract: 'orders' })).toBe(2);
+  expect(sampleValue(metrics, 'sluice_validate_events_out_total', { outcome: 'valid', contract: 'clickstream' })).toBe(1);
 
   validate.proc.kill('SIGTERM');
   expect(await validate.exited).toBe(0);

@@ -24,6 +24,12 @@ const alertsFile = "../alerts.yml"
 // returns the `table` label of each alert firing at the end.
 func firingAfter(t *testing.T, name, series string, minutes int) []string {
 	t.Helper()
+	return firingBy(t, name, series, minutes, "table")
+}
+
+// firingBy is firingAfter returning the label `label` of each firing alert.
+func firingBy(t *testing.T, name, series string, minutes int, label string) []string {
+	t.Helper()
 	groups, errs := rulefmt.ParseFile(alertsFile, false, model.LegacyValidation, promql, slog.New(slog.DiscardHandler))
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", alertsFile, errs)
@@ -64,7 +70,7 @@ func firingAfter(t *testing.T, name, series string, minutes int) []string {
 		for _, sample := range vector {
 			key := sample.Metric.String()
 			seen[key] = true
-			tableOf[key] = sample.Metric.Get("table")
+			tableOf[key] = sample.Metric.Get(label)
 			if _, ok := activeSince[key]; !ok {
 				activeSince[key] = now
 			}
@@ -140,5 +146,61 @@ load 1m
 	}
 	if got := firingAfter(t, alert, tables, 30); len(got) != 0 {
 		t.Fatalf("%s with silver reported: %v, want none", alert, got)
+	}
+}
+
+func TestValidateNotCommittingFiresForAValidateThatNeverCommitted(t *testing.T) {
+	// Crash-looping from its start: lag reported, no committed series at all.
+	neverCommitted := `
+load 1m
+  sluice_validate_consumer_lag_messages{topic="sluice.raw", partition="0"} 5000x40
+  sluice_validate_transaction_duration_seconds_count{outcome="aborted"} 0+3x40
+`
+	if got := firingAfter(t, "SluiceValidateNotCommitting", neverCommitted, 30); !equal(got, []string{""}) {
+		t.Fatalf("never committed: %v, want one alert", got)
+	}
+	committing := `
+load 1m
+  sluice_validate_consumer_lag_messages{topic="sluice.raw", partition="0"} 5000x40
+  sluice_validate_transaction_duration_seconds_count{outcome="committed"} 0+10x40
+`
+	if got := firingAfter(t, "SluiceValidateNotCommitting", committing, 30); len(got) != 0 {
+		t.Fatalf("committing: %v, want none", got)
+	}
+}
+
+func TestDlqRateSpikeJudgesEachContractByItsOwnEvents(t *testing.T) {
+	// orders: 1,000 valid/s, 2/s dead-lettered (0.2 %); inventory: 5/s, every one dead-lettered
+	// (0.5 % of all events, 100 % of its own); clickstream: 1,000/s valid, 20/s dead (2 %).
+	rates := `
+load 1m
+  sluice_validate_events_out_total{outcome="valid", contract="orders"} 0+60000x40
+  sluice_validate_dlq_records_total{reason="RULE_RANGE", contract="orders"} 0+120x40
+  sluice_validate_dlq_records_total{reason="EVENT_SCHEMA_MISMATCH", contract="inventory"} 0+300x40
+  sluice_validate_events_out_total{outcome="valid", contract="clickstream"} 0+60000x40
+  sluice_validate_dlq_records_total{reason="RULE_RANGE", contract="clickstream"} 0+1200x40
+`
+	if got := firingBy(t, "SluiceDlqRateSpike", rates, 30, "contract"); !equal(got, []string{"clickstream", "inventory"}) {
+		t.Fatalf("firing: %v, want [clickstream inventory]", got)
+	}
+}
+
+func TestServiceDownFiresWhenNoProcessIsScraped(t *testing.T) {
+	gone := `
+load 1m
+  sluice_ingest_process_memory_bytes{kind="rss", pod="a"} 1e8x5
+`
+	if got := firingAfter(t, "SluiceIngestDown", gone, 30); !equal(got, []string{""}) {
+		t.Fatalf("ingest gone after 5 min: %v, want one alert", got)
+	}
+	if got := firingAfter(t, "SluiceIngestDown", gone, 8); len(got) != 0 {
+		t.Fatalf("ingest gone for 3 min: %v, want none yet", got)
+	}
+	up := `
+load 1m
+  sluice_ingest_process_memory_bytes{kind="rss", pod="a"} 1e8x40
+`
+	if got := firingAfter(t, "SluiceIngestDown", up, 30); len(got) != 0 {
+		t.Fatalf("ingest up: %v, want none", got)
 	}
 }

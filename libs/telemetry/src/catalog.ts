@@ -62,9 +62,9 @@ export const METRICS = {
     thing: 'events_out',
     unit: 'total',
     type: 'counter',
-    labels: ['outcome'],
+    labels: ['outcome', 'contract'],
     services: CONSUMERS,
-    help: 'Events handed on (produced or written); outcome: valid|dlq (validate), ok|duplicate|dlq (merge-compaction).',
+    help: 'Events handed on (produced or written), by contract; outcome: valid|dlq (validate), ok|duplicate|dlq (merge-compaction).',
   },
   consumerLag: {
     thing: 'consumer_lag',

@@ -29,11 +29,12 @@ describe('checkExposition', () => {
         'sluice_ingest_events_in_total belongs to ingest, not validate',
         'sluice_validate_dlq_records_total lacks label "contract"',
         'sluice_validate_events_out_total has label "pod" the catalog does not declare',
+        'sluice_validate_events_out_total lacks label "contract"',
         'sluice_validate_batch_duration_seconds_bucket lacks label "le"',
         'unparseable line: not a sample line',
       ]),
     );
-    expect(r.problems).toHaveLength(7);
+    expect(r.problems).toHaveLength(8);
     expect(r.notSeen).toContain('sluice_validate_consumer_lag_messages');
   });
 });

@@ -297,7 +297,7 @@ export class Tier1Worker {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
       this.stats.undecodable += 1;
       const reason = this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
-      this.options.metrics.eventsOut.add(1, { outcome: 'dlq' });
+      this.options.metrics.eventsOut.add(1, { outcome: 'dlq', contract: owned.contract.name });
       this.options.metrics.dlqRecords.add(1, { reason, contract: owned.contract.name });
       this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
       return true;
@@ -436,8 +436,8 @@ export class Tier1Worker {
     this.stats.written += keep.length;
     this.stats.duplicates += duplicates;
     this.stats.commits += 1;
-    this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok' });
-    if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate' });
+    this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok', contract: contract.name });
+    if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate', contract: contract.name });
     // Only after the commit succeeded: a span says "this event is durable in bronze at version v".
     if (this.options.tracer) traceBronzeAppend(this.options.tracer, records, kept, { table: contract.tables.bronze, version, durationMs: appendMs });
     this.options.logger.debug(
