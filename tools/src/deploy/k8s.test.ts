@@ -194,6 +194,14 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
       if (SERVICE_OF[w.metadata.name] !== 'query-api') expect(brokers).toBe(kafka.data?.KAFKA_BROKERS);
     }
   });
+
+  it('leaves the replica count of every autoscaled workload to its autoscaler', () => {
+    // A replica count in the manifest is applied again at every `kubectl apply` (every config
+    // change: ConfigMap names carry a hash): validate dropped from 8 replicas to 2 in one step.
+    const targets = objs.filter((o) => o.kind === 'HorizontalPodAutoscaler' || o.kind === 'ScaledObject').map((o) => o.spec.scaleTargetRef as { kind: string; name: string });
+    expect(targets.length).toBe(4);
+    for (const target of targets) expect({ ...target, replicas: find(objs, target.kind, target.name).spec.replicas }).toEqual({ ...target, replicas: undefined });
+  });
 });
 
 describe('topic and table settings', () => {
