@@ -11,6 +11,8 @@ say() { echo "[test-all] $*" >&2; }
 bash tools/setup/setup.sh || { say "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 # Every test runs on the project's Node.js (the one setup built the native addon for).
 source tools/setup/node.sh || { say "no Node.js to test on"; echo "0 passed, 1 failed"; exit 1; }
+# The alert rules are tested under Prometheus' own engine (go test).
+source tools/setup/go.sh || { say "no Go toolchain"; echo "0 passed, 1 failed"; exit 1; }
 say "Node.js $(node -v)"
 
 export NX_DAEMON=false NX_NO_CLOUD=true NX_SKIP_NX_CACHE=true NX_TUI=false

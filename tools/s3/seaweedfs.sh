@@ -54,7 +54,7 @@ install() {
   if [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; then
     return 0
   fi
-  command -v go >/dev/null 2>&1 || die "go not found; building SeaweedFS needs Go (see go.mod of $module@$version for the minimum)"
+  source "$root/tools/setup/go.sh" || die "no Go toolchain; building SeaweedFS needs Go (see go.mod of $module@$version for the minimum)"
   say "building SeaweedFS $version from the Go module proxy into $bin (takes many minutes the first time)"
   mkdir -p "$bin_dir"
   local src started

@@ -45,6 +45,9 @@ fi
 
 bash tools/kafka/kafka.sh fetch
 
+# Go for the steps that build the S3 test server and the deploy checkers (tools/setup/go.sh).
+source tools/setup/go.sh
+
 for step in tools/setup/steps.d/*.sh; do
   [ -e "$step" ] || continue
   bash "$step"

@@ -27,7 +27,7 @@ if [ "${1:-}" = "--paths" ]; then
   exit 0
 fi
 
-command -v go >/dev/null || { say "Go is required (go install of kustomize and kubeconform)"; exit 1; }
+source "$root/tools/setup/go.sh" || { say "Go is required (go install of kustomize and kubeconform)"; exit 1; }
 mkdir -p "$bin"
 
 # go_install <binary> <module path> <version>: builds unless the binary already reports that module version.
