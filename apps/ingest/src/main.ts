@@ -20,12 +20,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'ingest draining');
-    const timer = setTimeout(() => {
+    // Not unref'd: a drain waiting on a promise no handle keeps alive would let Node exit 0 quietly.
+    setTimeout(() => {
       // Something did not return (a hung producer call would also hold up process.exit()).
       log.error('shutdown timed out');
       hardExit(telemetry);
     }, config.shutdownTimeoutMs + 5000);
-    timer.unref();
     ingest
       .close()
       .then(() => telemetry.shutdown())

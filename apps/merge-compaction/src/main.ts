@@ -39,12 +39,12 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, 'merge-compaction draining');
-    const timer = setTimeout(() => {
+    // Not unref'd: a drain waiting on a promise no handle keeps alive would let Node exit 0 quietly.
+    setTimeout(() => {
       // Something did not return (a hung client call would also hold up process.exit()).
       log.error('shutdown timed out; exiting (nothing partial is committed)');
       hardExit(telemetry);
     }, config.shutdownTimeoutMs);
-    timer.unref();
     app
       .stop()
       .then(() => telemetry.shutdown())

@@ -87,12 +87,12 @@ async function main(): Promise<void> {
     stopping = true;
     ready = false; // /readyz turns 503 so the load balancer stops sending new requests
     log.info({ signal }, 'query-api draining');
-    const timer = setTimeout(() => {
+    // Not unref'd: a drain waiting on a promise no handle keeps alive would let Node exit 0 quietly.
+    setTimeout(() => {
       log.error('shutdown timed out');
       // Not process.exit: a DuckDB call still running on a worker thread can hold a normal exit.
       hardExit(telemetry);
     }, config.shutdownTimeoutMs);
-    timer.unref();
     // fastify.close() stops accepting and waits for in-flight requests.
     app
       .close()

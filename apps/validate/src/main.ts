@@ -28,10 +28,11 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal, totals: service.totals() }, 'validate stopping');
     // A close that does not return means a hung client call, which would hold up process.exit() too.
+    // Not unref'd: a drain waiting on a promise no handle keeps alive would let Node exit 0 quietly.
     setTimeout(() => {
       log.error('shutdown timed out');
       hardExit(telemetry);
-    }, 30_000).unref();
+    }, 30_000);
     service
       .close()
       .then(() => ops.close())
