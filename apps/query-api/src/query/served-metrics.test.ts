@@ -32,4 +32,25 @@ describe('servedMetrics', () => {
       await t.shutdown();
     }
   });
+
+  it('keeps recording past an event time ahead of the clock', async () => {
+    const t = createTelemetry({ service: 'query-api', logDestination: quiet() });
+    let now = Date.parse('2026-12-03T06:00:00.000Z');
+    const onAnswer = servedMetrics(t.metrics, () => now);
+    try {
+      // An event 4 min ahead stays the table's newest until the clock passes it: each newer
+      // version counts as fresh now (0 s); taken as is, nothing was recorded for those 4 minutes.
+      for (let v = 1; v <= 3; v++) {
+        onAnswer(freshness(v, '2026-12-03T06:04:00.000Z'));
+        now += 10_000;
+      }
+      now = Date.parse('2026-12-03T06:05:00.000Z');
+      onAnswer(freshness(4, '2026-12-03T06:04:58.500Z')); // past it: 1.5 s old
+      const text = await t.metricsText();
+      expect(text).toMatch(/^sluice_query_api_freshness_seconds_count\{table="silver_orders"\} 4$/m);
+      expect(text).toMatch(/^sluice_query_api_freshness_seconds_sum\{table="silver_orders"\} 1\.5$/m);
+    } finally {
+      await t.shutdown();
+    }
+  });
 });
