@@ -14,8 +14,14 @@ export type DeadLetterSink = (records: readonly ProducerRecord[]) => Promise<unk
  * flush and the commit re-reads the record and writes it again, so these are at least once;
  * copies share their `sluice-dlq-source-*` coordinates.
  */
+/** What one DLQ record was written for (for the metrics, counted once Kafka has it). */
+export interface DeadLetterWritten {
+  readonly reason: string;
+  readonly contract: string;
+}
+
 export class DeadLetters {
-  private queued: { record: ProducerRecord; bytes: number }[] = [];
+  private queued: { record: ProducerRecord; bytes: number; written: DeadLetterWritten }[] = [];
   /** Bytes (key, value, headers) of the queued records and of those being flushed: all are held in memory. */
   private held = 0;
 
@@ -40,19 +46,23 @@ export class DeadLetters {
     const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
     const record = deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() });
     const bytes = recordBytes(record);
-    this.queued.push({ record: { topic: this.topic, ...record }, bytes });
+    this.queued.push({ record: { topic: this.topic, ...record }, bytes, written: { reason, contract } });
     this.held += bytes;
     return reason;
   }
 
-  /** Writes every queued record; on failure they stay queued (and the error is thrown) for a retry. */
-  async flush(): Promise<void> {
-    if (this.queued.length === 0) return;
+  /**
+   * Writes every queued record and returns what they were written for; on failure they stay
+   * queued (and the error is thrown) for a retry.
+   */
+  async flush(): Promise<DeadLetterWritten[]> {
+    if (this.queued.length === 0) return [];
     const batch = this.queued;
     this.queued = [];
     try {
       await this.sink(batch.map((q) => q.record));
       for (const q of batch) this.held -= q.bytes;
+      return batch.map((q) => q.written);
     } catch (err) {
       this.queued = [...batch, ...this.queued];
       throw err;

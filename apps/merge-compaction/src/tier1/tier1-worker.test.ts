@@ -373,6 +373,43 @@ describe('Tier1Worker writes', () => {
     expect(worker.stats.undecodable).toBe(2);
   });
 
+  it('counts a dead letter once Kafka has it, not when it is queued', async () => {
+    let attempts = 0;
+    let fail = true;
+    const deadLetters = new DeadLetters(async () => {
+      attempts++;
+      if (fail) throw new Error('broker unreachable');
+    }, 'test.dlq');
+    // A bad record and a batch behind it (the DLQ is flushed before each bronze commit).
+    const consumer = scripted(async (n) => {
+      if (n === 1) return [{ ...orderMessage(topic, 0), value: Buffer.from('not avro') }, ...range(1, 3)];
+      await new Promise((r) => setTimeout(r, 5)); // an idle poll waits, as the client's does
+      return [];
+    });
+    const counted = async () => {
+      const text = await telemetry.metricsText();
+      const sum = (series: string) => [...text.matchAll(new RegExp(`^${series} (\\S+)$`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+      return {
+        dlqRecords: sum('sluice_merge_compaction_dlq_records_total\\{[^}]*contract="orders"[^}]*\\}'),
+        eventsOut: sum('sluice_merge_compaction_events_out_total\\{outcome="dlq",contract="orders"\\}'),
+      };
+    };
+    const before = await counted();
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async () => ({ version: 1 }),
+    };
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 10 } } }));
+    await worker.start();
+    await until('a failed flush', () => attempts >= 1);
+    expect(await counted()).toEqual(before);
+    fail = false;
+    await until('the flush through', () => deadLetters.size === 0 && deadLetters.heldBytes === 0);
+    expect(await counted()).toEqual({ dlqRecords: before.dlqRecords + 1, eventsOut: before.eventsOut + 1 });
+  });
+
   // Bronze's offsets never go back, so a record at or below them is skipped. After a seek that is
   // never a normal re-delivery (seeks drop the old position's records): the topic was truncated or
   // recreated under bronze. It must be counted and reported, not dropped in silence.

@@ -296,9 +296,7 @@ export class Tier1Worker {
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
       this.stats.undecodable += 1;
-      const reason = this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
-      this.options.metrics.eventsOut.add(1, { outcome: 'dlq', contract: owned.contract.name });
-      this.options.metrics.dlqRecords.add(1, { reason, contract: owned.contract.name });
+      this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
       this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
       return true;
     }
@@ -344,7 +342,12 @@ export class Tier1Worker {
     // of a record queued for the DLQ after the flush began, so it waits for the next flush.
     const pending = this.pending;
     try {
-      await this.options.deadLetters.flush();
+      // Counted once Kafka has them: a record queued and then lost to a failed flush or a
+      // rebalance was counted, and counted again when read anew.
+      for (const w of await this.options.deadLetters.flush()) {
+        this.options.metrics.eventsOut.add(1, { outcome: 'dlq', contract: w.contract });
+        this.options.metrics.dlqRecords.add(1, { reason: w.reason, contract: w.contract });
+      }
     } catch (err) {
       this.retryAt = this.now() + this.backoff.next();
       this.flow.storageFailed();
