@@ -59,9 +59,11 @@ function heldPublisher() {
   return { publisher, started, deliver };
 }
 
+/** Waits until `ok()`; throws when it is still false after `ms` (a silent return let a test pass on a state never reached). */
 async function until(ok: () => boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  if (!ok()) throw new Error(`timed out after ${ms} ms waiting for ${ok.toString()}`);
 }
 
 /** A raw client connection: what the server has sent so far, and whether it closed the connection. */

@@ -25,6 +25,13 @@ describe('merge-compaction config', () => {
     expect(loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: String(30 * 86_400_000) }).vacuumRetentionMs).toBe(2_592_000_000);
   });
 
+  it('refuses a small-file size above the compaction target (those files would never be compacted)', () => {
+    expect(() => loadMergeConfig({ SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_COMPACTION_SMALL_FILE_BYTES: '200000000', SLUICE_COMPACTION_TARGET_FILE_BYTES: '134217728' })).toThrow(
+      /SLUICE_COMPACTION_SMALL_FILE_BYTES \(200000000\) must not exceed SLUICE_COMPACTION_TARGET_FILE_BYTES \(134217728\)/,
+    );
+    expect(loadMergeConfig({ SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_COMPACTION_SMALL_FILE_BYTES: '134217728' }).compactionSmallFileBytes).toBe(134_217_728);
+  });
+
   it('refuses a vacuum retention so short that vacuum deletes files a MERGE has not committed yet', () => {
     expect(() => loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '0' })).toThrow(
       /SLUICE_VACUUM_RETENTION_MS must be ≥ 3600000/,

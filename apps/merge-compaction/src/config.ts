@@ -113,7 +113,18 @@ export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;
 
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadMergeConfig(env: Record<string, string | undefined>): MergeConfig {
-  return loadConfig(mergeConfigSchema, env, [setTogether(mergeConfigSchema, 's3AccessKeyId', 's3SecretAccessKey')]);
+  return loadConfig(mergeConfigSchema, env, [
+    setTogether(mergeConfigSchema, 's3AccessKeyId', 's3SecretAccessKey'),
+    {
+      // Files between the two sizes would count as small yet never be compacted (they are
+      // already at the target): the small-file gauges would stay high for good.
+      fields: ['compactionSmallFileBytes', 'compactionTargetFileBytes'],
+      problem: (c) =>
+        c.compactionSmallFileBytes <= c.compactionTargetFileBytes
+          ? undefined
+          : `SLUICE_COMPACTION_SMALL_FILE_BYTES (${c.compactionSmallFileBytes}) must not exceed SLUICE_COMPACTION_TARGET_FILE_BYTES (${c.compactionTargetFileBytes})`,
+    },
+  ]);
 }
 
 /**

@@ -438,7 +438,7 @@ describe('query-api HTTP errors', () => {
 });
 
 describe('OpenAPI description', () => {
-  it('describes the query body with resolvable references and the bearer scheme', async () => {
+  it('describes the query body and the bearer scheme, with no dangling reference', async () => {
     const { app } = await setup();
     try {
       const spec = (await app.inject({ url: '/openapi.json' })).json();
@@ -447,7 +447,9 @@ describe('OpenAPI description', () => {
       expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['select', 'where', 'groupBy', 'aggregates', 'timeBucket', 'orderBy', 'limit', 'offset', 'asOf', 'waitFor']));
       // Every $ref in the document must point at something in the document.
       const text = JSON.stringify(spec);
-      for (const [, ref] of text.matchAll(/"\$ref":"#\/([^"]+)"/g)) {
+      const refs = [...text.matchAll(/"\$ref":"#\/([^"]+)"/g)];
+      // The body's schemas are inlined today (no $ref at all); one added later must resolve.
+      for (const [, ref] of refs) {
         const target = ref.split('/').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[decodeURIComponent(part)], spec);
         expect({ ref, found: target !== undefined }).toEqual({ ref, found: true });
       }

@@ -75,7 +75,8 @@ export const configSchema = {
     doc: "where DuckDB spills what exceeds QUERY_API_DUCKDB_MEMORY_MB (its default, .tmp under the working directory, is read-only in the image)",
   }),
   duckdbSpillMb: int('QUERY_API_DUCKDB_SPILL_MB', { default: 256, min: 1, doc: 'the most DuckDB spills, MiB: below the size of the volume under QUERY_API_DUCKDB_SPILL_DIR' }),
-  shutdownTimeoutMs: int('QUERY_API_SHUTDOWN_TIMEOUT_MS', { default: 10_000, min: 0, max: 120_000 }),
+  // At least a second: 0 made SIGTERM a hard exit at once, cutting every in-flight request.
+  shutdownTimeoutMs: int('QUERY_API_SHUTDOWN_TIMEOUT_MS', { default: 10_000, min: 1_000, max: 120_000 }),
   dashboardRefreshMs: int('QUERY_API_DASHBOARD_REFRESH_MS', { default: 5_000, min: 250, max: 600_000 }),
   dashboardInterval: oneOf('QUERY_API_DASHBOARD_INTERVAL', ['10s', '1m', '5m', '15m', '1h'] as const, { default: '1m' }),
   dashboardBuckets: int('QUERY_API_DASHBOARD_BUCKETS', { default: 60, min: 1, max: 1000 }),
