@@ -491,3 +491,20 @@ describe('what reaches the raw topic', () => {
     expect((await request('GET', '/readyz', {})).status).toBe(200);
   });
 });
+
+describe('the record timestamp', () => {
+  it('is when ingest accepted the event, not its event_time', async () => {
+    // event_time two hours back (inside the age rule): a record stamped with it, or with anything
+    // but the time of acceptance, would show here.
+    const e = order({ event_time: new Date(Date.now() - 2 * 3_600_000).toISOString() });
+    const before = Date.now();
+    const res = await post(JSON.stringify(e), { ...auth(), ...json });
+    const after = Date.now();
+    expect(res.status).toBe(200);
+    const records = await readTopic(brokers, rawTopic, acceptedBytes.size + 1);
+    const mine = records.filter((r) => r.value?.toString('utf8').includes(e.event_id as string));
+    expect(mine).toHaveLength(1);
+    expect(mine[0].timestamp).toBeGreaterThanOrEqual(before);
+    expect(mine[0].timestamp).toBeLessThanOrEqual(after);
+  });
+});

@@ -35,6 +35,20 @@ it('refuses an event larger than the raw topic takes at the edge, naming the lim
   expect(errors[0]).toMatchObject({ code: 'EVENT_TOO_LARGE', message: expect.stringContaining(`the limit is ${eventBytesWithin(TOPIC_LIMIT)}`) });
 }, 30_000);
 
+it('takes an event of exactly the limit it names, and refuses one byte more', async () => {
+  // 2000 × 0.98 − 1024, written out: taken from the code under test, a wrong margin would agree with itself.
+  const limit = 936;
+  const sized = (bytes: number) => {
+    const text = JSON.stringify(order());
+    return `${text.slice(0, -1)}${' '.repeat(bytes - Buffer.byteLength(text))}}`; // JSON whitespace pads it
+  };
+  const fits = await post(sized(limit));
+  expect({ status: fits.status, accepted: fits.body.accepted }).toEqual({ status: 200, accepted: 1 });
+  const over = await post(sized(limit + 1));
+  expect(over.status).toBe(422);
+  expect((over.body.errors as { code: string; message: string }[])[0]).toMatchObject({ code: 'EVENT_TOO_LARGE', message: expect.stringContaining(`the limit is ${limit}`) });
+}, 30_000);
+
 it('delivers a batch of many small events into a topic whose limit is below the producer default batch', async () => {
   const events = Array.from({ length: 100 }, () => JSON.stringify(order()));
   const res = await post(events.join('\n'), 'application/x-ndjson');

@@ -10,6 +10,8 @@ export const KAFKA_CHANNELS = {
   produceAcked: 'sluice:kafka:produce-acked',
   /** {@link ProduceFailedEvent}: a send/sendBatch with at least one failed message. */
   produceFailed: 'sluice:kafka:produce-failed',
+  /** {@link ProducerQueueEvent}: a KafkaProducer's unacknowledged messages, when a send enqueues and when it settles. */
+  producerQueue: 'sluice:kafka:producer-queue',
   /** {@link ConsumerBatchEvent}: a batch handed to the application. */
   consumerBatch: 'sluice:kafka:consumer-batch',
   /** {@link PartitionsEvent}: partitions assigned to this consumer. */
@@ -42,6 +44,12 @@ export interface PartitionRef {
 }
 
 /** Message of `produceAcked`. `latencyMs` runs from enqueue of the first message to the last ack. */
+export interface ProducerQueueEvent {
+  clientId: string;
+  /** Messages handed to librdkafka whose delivery report has not arrived yet. */
+  depth: number;
+}
+
 export interface ProduceAckedEvent {
   clientId: string;
   count: number;

@@ -104,19 +104,30 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     const root = path.join(dir, 'uncompressed');
     const kv = [{ name: 'key', type: 'long' as const }, { name: 'v', type: 'long' as const }, { name: 'payload', type: 'string' as const }, { name: 'bucket', type: 'integer' as const }];
     const table = await LakeTable.create(new LocalStorage(root), { columns: kv, partitionColumns: ['bucket'], properties: { 'sluice.parquet.compression': 'uncompressed' } });
-    await table.append({ rows: Array.from({ length: 200 }, (_, k) => ({ key: k, v: 1, payload: `p${k}`, bucket: k % 2 })) });
-    await table.merge({ source: { rows: [{ key: 5, v: 2, payload: 'updated', bucket: 1, op: 'upsert' }] }, keys: ['key'], versionColumn: 'v', deleteColumn: 'op' });
-    await table.append({ rows: [{ key: 500, v: 1, payload: 'late', bucket: 0 }] });
-    const compacted = await table.compact({});
-    expect(compacted.filesAdded).toBeGreaterThan(0);
     const engine = await LakeQueryEngine.create();
     const session = await engine.open({});
-    try {
-      const snap = await table.snapshot();
-      for (const f of snap.files) {
+    // Each step's own files, checked right after it: by the end, compaction has rewritten the
+    // appended files and the merge those of its bucket.
+    const checked = new Set<string>();
+    const codecsOfNewFiles = async (step: string) => {
+      const fresh = (await table.snapshot()).files.filter((f) => !checked.has(f.key));
+      expect({ step, newFiles: fresh.length > 0 }).toEqual({ step, newFiles: true });
+      for (const f of fresh) {
+        checked.add(f.key);
         const codecs = await session.query(`SELECT DISTINCT compression FROM parquet_metadata('${path.join(root, f.key).replace(/'/g, "''")}')`);
-        expect({ file: f.key, codecs: codecs.map((c) => c.compression) }).toEqual({ file: f.key, codecs: ['UNCOMPRESSED'] });
+        expect({ step, file: f.key, codecs: codecs.map((c) => c.compression) }).toEqual({ step, file: f.key, codecs: ['UNCOMPRESSED'] });
       }
+    };
+    try {
+      await table.append({ rows: Array.from({ length: 200 }, (_, k) => ({ key: k, v: 1, payload: `p${k}`, bucket: k % 2 })) });
+      await codecsOfNewFiles('append');
+      await table.merge({ source: { rows: [{ key: 5, v: 2, payload: 'updated', bucket: 1, op: 'upsert' }] }, keys: ['key'], versionColumn: 'v', deleteColumn: 'op' });
+      await codecsOfNewFiles('merge');
+      await table.append({ rows: [{ key: 500, v: 1, payload: 'late', bucket: 0 }] });
+      await codecsOfNewFiles('second append');
+      const compacted = await table.compact({});
+      expect(compacted.filesAdded).toBeGreaterThan(0);
+      await codecsOfNewFiles('compaction');
     } finally {
       session.close();
     }

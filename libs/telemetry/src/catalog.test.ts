@@ -49,7 +49,7 @@ describe('metric catalog', () => {
   });
 
   it('resolves histogram series suffixes and nothing else', () => {
-    const h = metricName('validate', 'batchDuration');
+    const h = metricName('merge-compaction', 'batchDuration');
     expect(lookupSeries(`${h}_bucket`)?.name).toBe(h);
     expect(lookupSeries(`${h}_count`)?.name).toBe(h);
     expect(lookupSeries(`${h}_sum`)?.name).toBe(h);

@@ -103,8 +103,8 @@ export const METRICS = {
     unit: 'seconds',
     type: 'histogram',
     labels: ['outcome'],
-    services: CONSUMERS,
-    help: 'Time to process one consumed batch end to end; outcome: ok|error.',
+    services: ['merge-compaction'],
+    help: "Time to process one consumed batch end to end (tier 1); outcome: ok|error. validate's batch is one transaction: transaction_duration.",
     buckets: LATENCY_BUCKETS,
   },
   transactionDuration: {
@@ -245,8 +245,8 @@ export const METRICS = {
     unit: 'messages',
     type: 'gauge',
     labels: [],
-    services: PRODUCERS,
-    help: 'Messages waiting in the Kafka producer queue (not yet acknowledged).',
+    services: ['ingest'],
+    help: 'Messages waiting in the Kafka producer queue (not yet acknowledged). ingest only: validate produces inside transactions, whose messages its commit waits for.',
   },
   produceDuration: {
     thing: 'produce_duration',

@@ -26,7 +26,6 @@ export const CHANNELS = {
   lakeCheckpointFailed: 'sluice:lake:checkpoint-failed',
   /** Proposed, not yet published by libs/lake: live file counts of a snapshot. */
   lakeTableStats: 'sluice:lake:table-stats',
-  /** Proposed, not yet published by libs/kafka: producer queue depth. */
   kafkaProducerQueue: 'sluice:kafka:producer-queue',
 } as const;
 
@@ -134,7 +133,7 @@ export interface TableStatsEvent {
   /** Small files a compaction pass would pick up now (the backlog). */
   compactionBacklog: number;
 }
-/** `sluice:kafka:producer-queue` (proposed): unacknowledged messages of one producer. */
+/** `sluice:kafka:producer-queue`: unacknowledged messages of one (non-transactional) producer. */
 export interface ProducerQueueEvent {
   clientId: string;
   depth: number;

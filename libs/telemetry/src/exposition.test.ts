@@ -17,7 +17,7 @@ describe('checkExposition', () => {
       'sluice_ingest_events_in_total{outcome="accepted"} 1',
       'sluice_validate_dlq_records_total{reason="X"} 1',
       'sluice_validate_events_out_total{outcome="valid",pod="p-1"} 1',
-      'sluice_validate_batch_duration_seconds_bucket{outcome="ok"} 1',
+      'sluice_validate_transaction_duration_seconds_bucket{outcome="committed"} 1',
       'target_info{service_name="validate"} 1',
       'not a sample line',
     ].join('\n');
@@ -30,7 +30,7 @@ describe('checkExposition', () => {
         'sluice_validate_dlq_records_total lacks label "contract"',
         'sluice_validate_events_out_total has label "pod" the catalog does not declare',
         'sluice_validate_events_out_total lacks label "contract"',
-        'sluice_validate_batch_duration_seconds_bucket lacks label "le"',
+        'sluice_validate_transaction_duration_seconds_bucket lacks label "le"',
         'unparseable line: not a sample line',
       ]),
     );

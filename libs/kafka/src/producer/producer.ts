@@ -246,7 +246,9 @@ export class KafkaProducer extends ProducerClient {
     if (call.waiting > 0) {
       this.unreported += call.waiting;
       this.inFlight.add(call);
+      publish(KAFKA_CHANNELS.producerQueue, { clientId: this.clientId, depth: this.unreported });
       await call.settled;
+      publish(KAFKA_CHANNELS.producerQueue, { clientId: this.clientId, depth: this.unreported });
     }
     let failed = 0;
     let firstError: KafkaError | undefined;
