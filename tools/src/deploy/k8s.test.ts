@@ -103,7 +103,10 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
       const env = envOf(objs, c);
       const listen = env.get('INGEST_PORT') ?? env.get('QUERY_API_PORT') ?? env.get('OPS_PORT');
       expect(Number(listen)).toBe(port);
-      expect(env.get('INGEST_HOST') ?? env.get('QUERY_API_HOST') ?? env.get('OPS_HOST')).toBe('0.0.0.0');
+      // The variable of the server the probe reaches: the HTTP server for ingest and query-api
+      // (OPS_HOST, in the common ConfigMap, would have hidden a missing INGEST_HOST).
+      const hostVar = { ingest: 'INGEST_HOST', 'query-api': 'QUERY_API_HOST' }[SERVICE_OF[w.metadata.name] as string] ?? 'OPS_HOST';
+      expect({ hostVar, host: env.get(hostVar) }).toEqual({ hostVar, host: '0.0.0.0' });
     }
   });
 

@@ -30,7 +30,8 @@ export const PENDING_ENV: Record<ServiceId, readonly string[]> = {
 export const REQUIRED_ENV: Record<ServiceId, readonly string[]> = {
   ingest: ['KAFKA_BROKERS', 'INGEST_API_KEYS'],
   validate: ['KAFKA_BROKERS', 'VALIDATE_INSTANCE_ID'],
-  'merge-compaction': ['SLUICE_KAFKA_BROKERS'],
+  // The lake root has a default (.sluice/lake, for a local run) that in the image is under the read-only /app.
+  'merge-compaction': ['SLUICE_KAFKA_BROKERS', 'SLUICE_LAKE_ROOT'],
   'query-api': ['QUERY_API_LAKE_ROOT', 'QUERY_API_TABLES', 'QUERY_API_TOKENS'],
 };
 
