@@ -7,8 +7,10 @@
  *       [--out .sluice/bench/e2e] [--drain-timeout 300] [--service-env merge-compaction:KEY=VALUE ...]
  *       [--merge-split]
  *
- * --service-env sets one environment variable of one service (repeatable), e.g. the memory
- * settings deploy/ gives it: `merge-compaction:NODE_OPTIONS=--max-old-space-size=512`.
+ * Each service starts with the environment it has as deployed where it matters for the numbers:
+ * the traces sampled and its manifest's NODE_OPTIONS (V8 heap and young generation; since
+ * 2026-12-04, before that V8's defaults). --service-env sets one environment variable of one
+ * service on top (repeatable), e.g. `merge-compaction:SLUICE_DUCKDB_MEMORY_MB=512`.
  * --merge-split runs merge-compaction as deploy/k8s does, two processes: `SLUICE_ROLES=tier1` and
  * `tier2,compaction` (`merge-compaction-1`); the RSS goal holds per process (per pod).
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
@@ -21,7 +23,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderSvg, svgToPng } from '../../src/bench/chart';
 import { loadStream, runBacklog, runE2e } from '../../src/bench/e2e';
-import { DEPLOYED_ENV } from '../../src/bench/service-bundle';
+import { deployedEnvOf } from '../../src/bench/service-bundle';
 import { OwnBroker, ROOT, Stack, type ServiceName } from '../../src/bench/stack';
 
 const SERVICES: readonly string[] = ['ingest', 'validate', 'merge-compaction', 'query-api'] satisfies ServiceName[];
@@ -94,10 +96,10 @@ async function main(): Promise<number> {
     prefix: `bench${Date.now().toString(36)}.`,
     log: progress,
     env: serviceEnv(values['service-env'], {
-      ingest: { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
-      validate: { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
-      'merge-compaction': { ...DEPLOYED_ENV },
-      'query-api': { ...DEPLOYED_ENV, LOG_LEVEL: 'warn' },
+      ingest: { ...deployedEnvOf('ingest'), LOG_LEVEL: 'warn' },
+      validate: { ...deployedEnvOf('validate'), LOG_LEVEL: 'warn' },
+      'merge-compaction': { ...deployedEnvOf('merge-compaction') },
+      'query-api': { ...deployedEnvOf('query-api'), LOG_LEVEL: 'warn' },
     }),
     // As deploy/k8s runs it: one deployment for tier 1, one for tier 2 and compaction.
     instances: values['merge-split'] ? { 'merge-compaction': [{ SLUICE_ROLES: 'tier1' }, { SLUICE_ROLES: 'tier2,compaction' }] } : undefined,

@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:chil
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 
 /** Repository root (tools/src/bench → ../../..). */
 export const ROOT = path.resolve(__dirname, '../../..');
@@ -22,6 +23,26 @@ function deployedSetting(key: string): string {
  * told otherwise, so they measure what runs in production.
  */
 export const DEPLOYED_ENV: Readonly<Record<string, string>> = Object.freeze({ TRACES_SAMPLE_RATIO: deployedSetting('TRACES_SAMPLE_RATIO') });
+
+/** The manifest of each service's workload in deploy/k8s/base (tier 1's for merge-compaction). */
+const WORKLOAD_MANIFESTS: Record<ServiceName, string> = {
+  ingest: 'deploy/k8s/base/ingest/deployment.yaml',
+  validate: 'deploy/k8s/base/validate/statefulset.yaml',
+  'merge-compaction': 'deploy/k8s/base/merge-compaction/deployment.yaml',
+  'query-api': 'deploy/k8s/base/query-api/deployment.yaml',
+};
+
+/**
+ * {@link DEPLOYED_ENV} plus the `NODE_OPTIONS` the service's manifest gives its container (V8 heap
+ * and young-generation sizes), so a benchmark's memory figures are those of the deployment.
+ */
+export function deployedEnvOf(service: ServiceName): Record<string, string> {
+  const manifest = parse(readFileSync(path.join(ROOT, WORKLOAD_MANIFESTS[service]), 'utf8')) as {
+    spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
+  };
+  const nodeOptions = manifest.spec.template.spec.containers[0].env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+  return { ...DEPLOYED_ENV, ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }) };
+}
 
 /** The four services of the pipeline. */
 export type ServiceName = 'ingest' | 'validate' | 'merge-compaction' | 'query-api';
