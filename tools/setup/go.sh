@@ -23,8 +23,14 @@ sluice_go() {
   esac
   dir="$HOME/.cache/sluice/go-$SLUICE_GO_VERSION-linux-$arch"
   if [ ! -x "$dir/bin/go" ]; then
-    proxy="${GOPROXY:-https://proxy.golang.org}"
-    proxy="${proxy%%,*}"
+    # The first proxy URL of GOPROXY (a list split by "," or "|", whose "direct" and "off" are no
+    # URLs), else the public module proxy.
+    proxy=https://proxy.golang.org
+    local entry
+    for entry in $(printf '%s' "${GOPROXY:-}" | tr ',|' '  '); do
+      case "$entry" in http://* | https://*) proxy="${entry%/}"; break ;; esac
+    done
+    command -v curl >/dev/null && command -v unzip >/dev/null || { echo "[go] fetching Go needs curl and unzip (tools/setup/setup.sh installs them)" >&2; return 1; }
     zip="$proxy/golang.org/toolchain/@v/v0.0.1-go$SLUICE_GO_VERSION.linux-$arch.zip"
     echo "[go] ${have:+go $have is older than $SLUICE_GO_MIN; }fetching Go $SLUICE_GO_VERSION from $zip into $dir" >&2
     # Unpacked beside its final place and renamed whole, as node.sh does. A module zip keeps no

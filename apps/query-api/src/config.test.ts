@@ -18,6 +18,7 @@ describe('query-api config: tokens', () => {
     ['a token with a space', [{ name: 'a', token: 'token with spaces 0123', tables: ['*'] }], 'token with spaces 0123'],
     ['a name twice', [{ name: 'a', token: 'first-token-0123456789', tables: ['*'] }, { name: 'a', token: 'second-token-012345678', tables: ['*'] }], 'second-token-012345678'],
     ['an unknown field beside the known ones', [{ name: 'a', token: 'some-token-0123456789', tables: ['*'], tabels: ['x'] }], 'some-token-0123456789'],
+    ['a name and a token swapped (the token in the name)', [{ name: 'swapped-token-0123456789', token: 'dash', tables: ['*'] }], 'swapped-token-0123456789'],
   ])('refuses %s, without printing the token', (_label, grants, secret) => {
     let message = '';
     try {

@@ -7,26 +7,31 @@ import { MAX_TOKEN_LENGTH, type TokenGrant } from './auth/tokens';
 const TOKEN_PATTERN = new RegExp(`^[\\x21-\\x7e]{16,${MAX_TOKEN_LENGTH}}$`);
 const GRANT_FIELDS = new Set(['name', 'token', 'tables']);
 
+/**
+ * Problems of QUERY_API_TOKENS, by entry index only: the messages are shown though the field is
+ * secret, so they quote nothing from it (a name and a token swapped would put the token in a
+ * quoted name).
+ */
 function checkTokens(v: unknown): string | undefined {
   if (!Array.isArray(v) || v.length === 0) return 'must be a non-empty JSON array of {name, token, tables}';
-  const names = new Set<string>();
-  /** Entry index by token: two grants with one token would answer with whichever comes first. */
+  /** Entry index by name and by token: two grants with one token would answer with whichever comes first. */
+  const names = new Map<string, number>();
   const tokens = new Map<string, number>();
   for (const [i, g] of v.entries()) {
     if (!g || typeof g !== 'object' || Array.isArray(g)) return `entry ${i} must be an object`;
     const unknown = Object.keys(g).filter((k) => !GRANT_FIELDS.has(k));
-    if (unknown.length > 0) return `entry ${i} has unknown field(s) ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')}`;
+    if (unknown.length > 0) return `entry ${i} has ${unknown.length} unknown field(s); the fields are ${[...GRANT_FIELDS].join(', ')}`;
     const { name, token, tables } = g as Record<string, unknown>;
     if (typeof name !== 'string' || name.length === 0) return `entry ${i} needs a name`;
-    if (names.has(name)) return `entry ${i}: the name ${JSON.stringify(name)} appears twice`;
-    names.add(name);
+    if (names.has(name)) return `entry ${i} has the name of entry ${String(names.get(name))}`;
+    names.set(name, i);
     if (typeof token !== 'string' || !TOKEN_PATTERN.test(token)) {
-      return `entry ${i} (${name}) needs a token of 16 to 512 visible ASCII characters`;
+      return `entry ${i} needs a token of 16 to 512 visible ASCII characters`;
     }
-    if (tokens.has(token)) return `entry ${i} (${name}) has the token of entry ${String(tokens.get(token))}`;
+    if (tokens.has(token)) return `entry ${i} has the token of entry ${String(tokens.get(token))}`;
     tokens.set(token, i);
     if (!Array.isArray(tables) || tables.length === 0 || !tables.every((t) => typeof t === 'string' && t.length > 0)) {
-      return `entry ${i} (${name}) needs a non-empty tables list ("*" for all)`;
+      return `entry ${i} needs a non-empty tables list ("*" for all)`;
     }
   }
   return undefined;

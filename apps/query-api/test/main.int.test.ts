@@ -37,7 +37,7 @@ describe('query-api main process', () => {
     expect(out).toContain('QUERY_API_LAKE_ROOT is required');
     expect(out).toContain('QUERY_API_PORT must be ≤ 65535');
     expect(out).toContain('QUERY_API_MAX_ROWS must be ≥ 1');
-    expect(out).toContain('QUERY_API_TOKENS entry 0 (x) needs a token of 16 to 512 visible ASCII characters');
+    expect(out).toContain('QUERY_API_TOKENS entry 0 needs a token of 16 to 512 visible ASCII characters');
     expect(out).not.toContain('short-secret');
   }, 60_000);
 

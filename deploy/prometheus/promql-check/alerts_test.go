@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 	"testing"
@@ -182,6 +183,22 @@ load 1m
 `
 	if got := firingBy(t, "SluiceDlqRateSpike", rates, 30, "contract"); !equal(got, []string{"clickstream", "inventory"}) {
 		t.Fatalf("firing: %v, want [clickstream inventory]", got)
+	}
+	// Events naming no known contract are a share of everything consumed: 2/s of 50k/s is not a
+	// spike, 600/s is.
+	unknown := func(perMinute int) string {
+		return fmt.Sprintf(`
+load 1m
+  sluice_validate_events_in_total{outcome="consumed"} 0+3000000x40
+  sluice_validate_events_out_total{outcome="valid", contract="orders"} 0+2990000x40
+  sluice_validate_dlq_records_total{reason="CONTRACT_UNKNOWN", contract="unknown"} 0+%dx40
+`, perMinute)
+	}
+	if got := firingBy(t, "SluiceDlqRateSpike", unknown(120), 30, "contract"); len(got) != 0 {
+		t.Fatalf("unknown at 2/s of 50k/s: %v, want none", got)
+	}
+	if got := firingBy(t, "SluiceDlqRateSpike", unknown(36000), 30, "contract"); !equal(got, []string{"unknown"}) {
+		t.Fatalf("unknown at 600/s of 50k/s: %v, want [unknown]", got)
 	}
 }
 

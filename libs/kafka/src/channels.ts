@@ -43,13 +43,14 @@ export interface PartitionRef {
   partition: number;
 }
 
-/** Message of `produceAcked`. `latencyMs` runs from enqueue of the first message to the last ack. */
+/** Message of `producerQueue`. */
 export interface ProducerQueueEvent {
   clientId: string;
   /** Messages handed to librdkafka whose delivery report has not arrived yet. */
   depth: number;
 }
 
+/** Message of `produceAcked`. `latencyMs` runs from enqueue of the first message to the last ack. */
 export interface ProduceAckedEvent {
   clientId: string;
   count: number;

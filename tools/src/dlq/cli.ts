@@ -106,7 +106,6 @@ async function main(argv: string[]): Promise<number> {
           // Bounded by bytes too: a thousand DLQ records of up to 900 kB each were held here at once.
           if (pending.length >= REPLAY_BATCH_RECORDS || pendingBytes >= REPLAY_BATCH_BYTES) await flush();
         };
-        let waiting = 0;
         await scan(async (e) => {
           if (e.truncated !== undefined) {
             if (notReplayed.length < limit) notReplayed.push({ at: `${e.partition}:${e.offset}`, source: e.source, truncated: e.truncated });
@@ -114,13 +113,14 @@ async function main(argv: string[]): Promise<number> {
           }
           const verdict = once.take(e);
           if (verdict === 'skip') alreadyReplayed++;
-          else if (verdict === 'wait') waiting++;
-          else await replay(e);
-          return replayed.total + waiting < limit;
+          else if (verdict === 'replay') await replay(e);
+          const decided = once.released();
+          alreadyReplayed += decided.skipped;
+          for (const d of decided.replay) await replay(d);
+          // Waiting records may still be replayed: they count toward the limit until decided.
+          return replayed.total + once.waitingRecords < limit;
         });
-        const settled = once.settle();
-        alreadyReplayed += waiting - settled.length;
-        for (const e of settled) await replay(e);
+        for (const e of once.settle()) if (replayed.total < limit) await replay(e);
         await flush();
       } finally {
         await producer?.close();

@@ -131,13 +131,23 @@ describe('DLQ records', () => {
     const r0 = { partition: 0, offset: 7, replayOf: undefined, message: { value } };
     const once = new ReplayOnce('sluice.dlq');
     expect(once.take(r1)).toBe('wait');
+    expect(once.waitingRecords).toBe(1);
     expect(once.take(r0)).toBe('replay');
-    expect(once.settle()).toEqual([]); // replayed once, through R0
-    // R0 not selected (filtered out, or gone): the held record is replayed at the end.
+    // Decided as soon as the scan reaches R0: skipped (replayed once, through R0), not held to the end.
+    expect(once.released()).toEqual({ replay: [], skipped: 1 });
+    expect(once.waitingRecords).toBe(0);
+    expect(once.settle()).toEqual([]);
+    // R0 not selected (filtered out, or gone): the held record is released once the scan passes
+    // R0's offset in its partition...
     const without = new ReplayOnce('sluice.dlq');
     expect(without.take(r1)).toBe('wait');
     expect(without.take({ partition: 0, offset: 9, replayOf: undefined, message: { value: Buffer.from('x') } })).toBe('replay');
-    expect(without.settle()).toEqual([r1]);
+    expect(without.released()).toEqual({ replay: [r1], skipped: 0 });
+    // ...or at the end, when the scan never gets there.
+    const unreached = new ReplayOnce('sluice.dlq');
+    expect(unreached.take(r1)).toBe('wait');
+    expect(unreached.released()).toEqual({ replay: [], skipped: 0 });
+    expect(unreached.settle()).toEqual([r1]);
     // The scan already past R0's offset there: decided at once.
     const past = new ReplayOnce('sluice.dlq');
     past.take({ partition: 0, offset: 8, replayOf: undefined, message: { value: Buffer.from('x') } });

@@ -171,39 +171,73 @@ export function toReplayRecord(e: DlqEntry, dlqTopic: string): { key: Buffer | n
  * itself names some other record: that record is replayed); it is replayed when R0 is gone (the
  * DLQ's retention), not selected, or holds other bytes. R0 usually shares R1's DLQ partition (the
  * copies share a key), where the scan reads it first; an event without a key may land in the
- * other partition, read in parallel, so R1 waits ({@link settle}) until the scan has passed R0's
- * offset there. Holds a position and a digest per record selected (about 150 bytes each), and the
- * records waiting.
+ * other partition, read in parallel, so R1 waits until the scan has passed R0's offset there
+ * ({@link released}; the rest at the end, {@link settle}). Holds a position and a digest per
+ * record selected (about 150 bytes each), and the records waiting: as many as one partition's
+ * scan runs ahead of the other's.
  */
 export class ReplayOnce<E extends Pick<DlqEntry, 'partition' | 'offset' | 'replayOf'> & { message: Pick<DlqMessage, 'value'> }> {
   /** Position → digest of the value of every record selected so far. */
   private readonly selected = new Map<string, string>();
   /** The highest offset of a selected record per DLQ partition: the scan is past it there. */
   private readonly reached = new Map<number, number>();
-  private readonly waiting: E[] = [];
+  /** Waiting records by their original's partition, in the order of the original's offset. */
+  private readonly waiting = new Map<number, { original: number; entry: E }[]>();
+  private waitingCount = 0;
+  /** Waiting records decided since {@link released} was last called. */
+  private decided: { replay: E[]; skipped: number } = { replay: [], skipped: 0 };
 
   constructor(private readonly dlqTopic: string) {}
 
+  /** Records waiting for the scan to pass their original. */
+  get waitingRecords(): number {
+    return this.waitingCount;
+  }
+
   /**
    * `replay` now, `skip` (a record selected earlier in this run replays its event), or `wait`:
-   * its original may come later in the scan; {@link settle} decides at the end.
+   * its original may come later in the scan ({@link released} tells once it is decided).
    */
   take(e: E): 'replay' | 'skip' | 'wait' {
     this.selected.set(`${this.dlqTopic}/${e.partition}/${e.offset}`, digestOf(e.message.value));
-    this.reached.set(e.partition, Math.max(this.reached.get(e.partition) ?? -1, e.offset));
+    const reached = Math.max(this.reached.get(e.partition) ?? -1, e.offset);
+    this.reached.set(e.partition, reached);
+    this.decideWaiting(e.partition, reached);
     if (e.replayOf === undefined) return 'replay';
     if (this.selected.has(e.replayOf)) return this.replaysSameEvent(e) ? 'skip' : 'replay';
     const original = parsePosition(e.replayOf, this.dlqTopic);
     if (original === undefined || original.partition === e.partition || (this.reached.get(original.partition) ?? -1) >= original.offset) return 'replay';
-    this.waiting.push(e);
+    const list = this.waiting.get(original.partition) ?? [];
+    let at = list.length;
+    while (at > 0 && list[at - 1].original > original.offset) at--;
+    list.splice(at, 0, { original: original.offset, entry: e });
+    this.waiting.set(original.partition, list);
+    this.waitingCount++;
     return 'wait';
   }
 
-  /** At the end of the scan: the waiting records to replay (their original was not selected after all). */
-  settle(): E[] {
-    const out = this.waiting.filter((e) => !(this.selected.has(e.replayOf as string) && this.replaysSameEvent(e)));
-    this.waiting.length = 0;
+  /** Waiting records decided since the last call: those to replay now, and how many were skipped. */
+  released(): { replay: E[]; skipped: number } {
+    const out = this.decided;
+    this.decided = { replay: [], skipped: 0 };
     return out;
+  }
+
+  /** At the end of the scan: every record still waiting is replayed (its original was not selected). */
+  settle(): E[] {
+    for (const p of [...this.waiting.keys()]) this.decideWaiting(p, Infinity);
+    return this.released().replay;
+  }
+
+  /** Decides the waiting records whose original lies at or below `reached` in `partition`. */
+  private decideWaiting(partition: number, reached: number): void {
+    const list = this.waiting.get(partition);
+    while (list !== undefined && list.length > 0 && list[0].original <= reached) {
+      const { entry } = list.shift() as { original: number; entry: E };
+      this.waitingCount--;
+      if (this.selected.has(entry.replayOf as string) && this.replaysSameEvent(entry)) this.decided.skipped++;
+      else this.decided.replay.push(entry);
+    }
   }
 
   private replaysSameEvent(e: E): boolean {

@@ -46,7 +46,7 @@ describe('INGEST_API_KEYS', () => {
     expect(problem).toContain('[0].producer must match');
     expect(problem).toContain('[0].key must be 24 to 512 visible ASCII characters');
     expect(problem).toContain('[0].contracts must be a non-empty array');
-    expect(problem).toContain('[2].producer "ok" appears twice');
+    expect(problem).toContain('[2].producer is the producer of [1]');
     expect(problem).toContain('[3] must be an object');
     expect(problem).not.toContain('short-secret');
     expect(checkApiKeys([])).toBe('must be a non-empty JSON array');
@@ -67,7 +67,7 @@ describe('INGEST_API_KEYS', () => {
     expect(problem).toContain('[0].key must be 24 to 512 visible ASCII characters');
     expect(problem).toContain('[1].key must be 24 to 512 visible ASCII characters');
     expect(problem).toContain('[3].key is the key of [2]');
-    expect(problem).toContain('[4] has unknown field(s) "envelopeProducer"');
+    expect(problem).toContain('[4] has 1 unknown field(s); the fields are ');
     for (const secret of [spaced, long, shared]) expect(problem).not.toContain(secret);
     // The longest key that passes the check authenticates.
     const longest = 'k'.repeat(512);

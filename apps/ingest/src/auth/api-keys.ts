@@ -37,17 +37,19 @@ const MAX_ENVELOPE_PRODUCER_CHARS = 256;
 export function checkApiKeys(value: unknown): string | undefined {
   if (!Array.isArray(value) || value.length === 0) return 'must be a non-empty JSON array';
   const problems: string[] = [];
-  const seenProducers = new Set<string>();
+  const seenProducers = new Map<string, number>();
   /** Entry index by key: two entries with one key would authenticate as whichever came last. */
   const seenKeys = new Map<string, number>();
   value.forEach((entry: unknown, i) => {
     const e = entry as Partial<ApiKeyEntry> | null;
     if (!e || typeof e !== 'object' || Array.isArray(e)) return problems.push(`[${i}] must be an object`);
     const unknown = Object.keys(e).filter((k) => !ENTRY_FIELDS.has(k));
-    if (unknown.length > 0) problems.push(`[${i}] has unknown field(s) ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')}`);
+    // Entries by index only, nothing quoted from them: the messages are shown though the field is
+    // secret, and a producer and a key swapped would put the key in a quoted name.
+    if (unknown.length > 0) problems.push(`[${i}] has ${unknown.length} unknown field(s); the fields are ${[...ENTRY_FIELDS].join(', ')}`);
     if (typeof e.producer !== 'string' || !PRODUCER_PATTERN.test(e.producer)) problems.push(`[${i}].producer must match ${PRODUCER_PATTERN}`);
-    else if (seenProducers.has(e.producer)) problems.push(`[${i}].producer "${e.producer}" appears twice`);
-    else seenProducers.add(e.producer);
+    else if (seenProducers.has(e.producer)) problems.push(`[${i}].producer is the producer of [${String(seenProducers.get(e.producer))}]`);
+    else seenProducers.set(e.producer, i);
     if (typeof e.key !== 'string' || !KEY_PATTERN.test(e.key)) {
       problems.push(`[${i}].key must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} visible ASCII characters (no spaces)`);
     } else if (seenKeys.has(e.key)) {

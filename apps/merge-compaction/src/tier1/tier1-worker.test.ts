@@ -373,6 +373,39 @@ describe('Tier1Worker writes', () => {
     expect(worker.stats.undecodable).toBe(2);
   });
 
+  it("tells the group the table's offsets as soon as a partition is assigned (advice for lag tooling)", async () => {
+    const commits: TopicPartitionOffset[][] = [];
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map([[`bronze:${topic}-0`, 41]]),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+    };
+    const consumer = ({ onAssign }: { onAssign: OnAssign }): Tier1Consumer => {
+      let polls = 0;
+      return {
+        connect: async () => undefined,
+        poll: async () => {
+          if (++polls === 1) await onAssign([tp]);
+          await new Promise((r) => setTimeout(r, 5));
+          return [];
+        },
+        pause: () => undefined,
+        resume: () => undefined,
+        paused: () => [],
+        assignment: () => [tp],
+        lag: () => [],
+        seek: async () => undefined,
+        commit: async (offsets) => void commits.push([...offsets]),
+        close: async () => undefined,
+      };
+    };
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer }));
+    await worker.start();
+    await until('the advice committed', () => commits.length > 0);
+    // Resumes after offset 41, the last bronze holds: the next to read is 42, with no traffic at all.
+    expect(commits).toEqual([[{ topic, partition: 0, offset: 42 }]]);
+  });
+
   it('counts a dead letter once Kafka has it, not when it is queued', async () => {
     let attempts = 0;
     let fail = true;

@@ -447,7 +447,7 @@ export class Tier1Worker {
       { table: contract.tables.bronze, version, rows: keep.length, duplicates, appendMs, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
       'bronze commit',
     );
-    this.adviseGroup(last);
+    this.adviseGroup([...last.values()].map(({ tp, offset }) => ({ topic: tp.topic, partition: tp.partition, offset: offset + 1 })));
     this.options.onCommitted?.();
   }
 
@@ -458,10 +458,9 @@ export class Tier1Worker {
    * Not awaited and never retried: a lost or refused commit (a rebalance took the partition) only
    * leaves the advice older until the next batch.
    */
-  private adviseGroup(last: ReturnType<typeof lastOffsets>): void {
+  private adviseGroup(offsets: readonly TopicPartitionOffset[]): void {
     const consumer = this.consumer;
-    if (consumer === undefined) return;
-    const offsets = [...last.values()].map(({ tp, offset }) => ({ topic: tp.topic, partition: tp.partition, offset: offset + 1 }));
+    if (consumer === undefined || offsets.length === 0) return;
     consumer.commit(offsets).catch((err: unknown) => this.options.logger.debug({ err }, 'advisory group offset commit failed; the table keeps the offsets'));
   }
 
@@ -521,6 +520,9 @@ export class Tier1Worker {
     this.options.groupWatch?.watch.assigned(out);
     this.watch.progress('poll');
     this.options.logger.info({ partitions: out.map((o) => `${o.topic}-${o.partition}@${o.offset}`) }, 'partitions assigned, resuming from bronze offsets');
+    // The group learns the table's offsets at once, once the assignment is applied: a partition
+    // without traffic since would otherwise keep an older (or no) advice, which is lag to KEDA.
+    setImmediate(() => this.adviseGroup(out));
     return out;
   }
 
