@@ -111,6 +111,12 @@ export class RawSender implements Sender {
   /** Producers replaced after a failed batch. */
   replaced = 0;
   readonly mismatches: string[] = [];
+  /**
+   * Where each invalid event was delivered (`topic/partition/offset`, by event_id): its dead
+   * letter must name that record as its source. A batch sent again after a failure records the
+   * attempt that was acknowledged (an earlier one may have landed too).
+   */
+  readonly invalidSources = new Map<string, string>();
   private client: RawClient | undefined;
   private readonly giveUpMs: number;
   private readonly deliveryTimeoutMs: number;
@@ -132,8 +138,11 @@ export class RawSender implements Sender {
       const client = this.current();
       try {
         await client.connected;
-        await client.producer.sendBatch(batch.map((e) => ({ topic: this.topic, key: e.key, value: e.body, headers: { [HEADERS.producer]: 'bench-raw' } })));
-        for (const e of batch) this.oracle?.add(e, 'raw');
+        const reports = await client.producer.sendBatch(batch.map((e) => ({ topic: this.topic, key: e.key, value: e.body, headers: { [HEADERS.producer]: 'bench-raw' } })));
+        batch.forEach((e, i) => {
+          this.oracle?.add(e, 'raw');
+          if (e.kind === 'invalid') this.invalidSources.set(e.eventId, `${reports[i].topic}/${reports[i].partition}/${reports[i].offset}`);
+        });
         return;
       } catch (err) {
         if (Date.now() > deadline) throw new Error(`the raw producer did not deliver a batch within ${this.giveUpMs} ms: ${err instanceof Error ? err.message : String(err)}`, { cause: err });

@@ -107,6 +107,18 @@ describe('the chaos audit', () => {
     expect((await audit(sameSource)).join('\n')).toMatch(/DLQ: 1 source records dead-lettered more than once/);
   }, 60_000);
 
+  it('matches each dead letter to the raw record its event was delivered as', async () => {
+    // The DLQ records of the oracle name raw/0/<their index> as their source.
+    const delivered = new Map(dlqOfOracle().map((m) => [/"event_id":"([^"]+)"/.exec(m.value.toString())![1], `raw/0/${m.offset}`]));
+    expect(delivered.size).toBeGreaterThan(1);
+    expect((await report(lakeOfOracle(), { invalidSources: delivered })).problems).toEqual([]);
+    // validate naming the next offset: each dead letter is still present and unique.
+    const shifted = new Map([...delivered].map(([id, at]) => [id, at.replace(/\/(\d+)$/, (_, o: string) => `/${Number(o) + 1}`)]));
+    expect((await report(lakeOfOracle(), { invalidSources: shifted })).problems.join('\n')).toMatch(
+      new RegExp(`DLQ: ${delivered.size} dead letters name another source than the record their event was delivered as`),
+    );
+  }, 60_000);
+
   it('checks DLQ replays: each replayed record back once as a failed replay with its bytes', async () => {
     // The DLQ tool replayed the first three records; validate dead-lettered each again from its new raw record.
     const withReplays = (copies: number[]): Lake => {

@@ -28,6 +28,8 @@ export interface AuditTarget {
   readonly poisonIds?: ReadonlySet<string>;
   /** Every poison record produced to raw, by `topic/partition/offset`: each in the DLQ exactly once, cut when `cut`. */
   readonly poisonSources?: ReadonlyMap<string, { readonly name: string; readonly cut: boolean }>;
+  /** Where the load's invalid events sent straight to raw were delivered (`topic/partition/offset` by event_id). */
+  readonly invalidSources?: ReadonlyMap<string, string>;
   /** DLQ records the DLQ tool replayed to raw, still invalid: each must be back in the DLQ once, as a failed replay. */
   readonly replaysSent?: number;
   /** Reads the DLQ (default: the topic, from the broker); a test of the audit hands its records in. */
@@ -266,6 +268,17 @@ export async function diffAgainstOracle(target: AuditTarget, oracle: Oracle): Pr
     }
   }
   if (altered) problems.push(`DLQ: ${altered} records do not hold the bytes their event was sent with (e.g. ${alteredExample})`);
+  // Each invalid event sent straight to raw is dead-lettered from the record it was delivered as
+  // (a dead letter naming a wrong offset was unique and present, and passed the checks above).
+  let misplaced = 0;
+  let misplacedExample = '';
+  for (const [id, at] of target.invalidSources ?? []) {
+    const from = sourcesOf.get(id);
+    if (from === undefined || from.has(at)) continue; // a missing one is reported below
+    misplaced++;
+    misplacedExample ||= `${id}: delivered as ${at}, dead-lettered from ${[...from].join(', ')}`;
+  }
+  if (misplaced) problems.push(`DLQ: ${misplaced} dead letters name another source than the record their event was delivered as (e.g. ${misplacedExample})`);
   problems.push(...checkReplays(dlq, target));
   const poison = target.poisonIds ?? new Set<string>();
   const dlqMissing = [...oracle.dlq.keys(), ...poison].filter((id) => !seen.has(id));

@@ -255,7 +255,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         ? { endpoint: o.s3.endpoint, credentials: { accessKeyId: o.s3.accessKey, secretAccessKey: o.s3.secretKey }, cacheDir: path.join(o.workDir, 's3-cache', 'audit'), cacheBytesPerTable: 1024 ** 3 }
         : undefined,
     };
-    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()), poisonSources: ctx.poisonSources, replaysSent: ctx.replaysSent };
+    const target: AuditTarget = { lake, brokers, dlqTopic: stack.topics.dlq, topics: stack.topics, poisonWithoutId: ctx.poisonWithoutId, poisonIds: new Set(ctx.poisonIds.keys()), poisonSources: ctx.poisonSources, invalidSources: raw.invalidSources, replaysSent: ctx.replaysSent };
     const audit = await auditWhenDrained(target, oracle, o.drainTimeoutMs ?? 180_000);
     log(`audit done: drained in ${audit.drainSeconds.toFixed(1)} s, ${audit.problems.length} problem(s)`);
     const problems = [...ctx.problems, ...http.mismatches, ...(await checkTablesOpen(lake))];
