@@ -20,6 +20,7 @@ export {
 export {
   KAFKA_CHANNELS,
   type KafkaChannel,
+  type ProducerQueueEvent,
   type ProduceAckedEvent,
   type ProduceFailedEvent,
   type ConsumerBatchEvent,

@@ -1,4 +1,5 @@
-import { KafkaAdmin, KafkaProducer, partitionForKey, type KafkaError } from '../src';
+import diagnostics from 'node:diagnostics_channel';
+import { KAFKA_CHANNELS, KafkaAdmin, KafkaProducer, partitionForKey, type KafkaError, type ProducerQueueEvent } from '../src';
 import { createTestTopic, pollCount, testBrokers, testConsumer } from './helpers';
 
 describe('KafkaProducer against the broker', () => {
@@ -14,6 +15,22 @@ describe('KafkaProducer against the broker', () => {
     for (const close of closers) await close();
     await producer.close();
     await admin.close();
+  });
+
+  it('publishes its queue depth as a send enqueues and as it settles', async () => {
+    const topic = await createTestTopic(admin, 1);
+    const seen: ProducerQueueEvent[] = [];
+    const listener = (m: unknown) => seen.push(m as ProducerQueueEvent);
+    diagnostics.subscribe(KAFKA_CHANNELS.producerQueue, listener);
+    try {
+      await producer.sendBatch(Array.from({ length: 50 }, (_, i) => ({ topic, key: `k-${i}`, value: `v-${i}` })));
+    } finally {
+      diagnostics.unsubscribe(KAFKA_CHANNELS.producerQueue, listener);
+    }
+    expect(seen).toEqual([
+      { clientId: 'producer-test', depth: 50 },
+      { clientId: 'producer-test', depth: 0 },
+    ]);
   });
 
   it('round-trips keys, values, headers and tombstones, resolving with broker offsets', async () => {
