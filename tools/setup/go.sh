@@ -11,8 +11,18 @@
 SLUICE_GO_MIN=1.26.7
 SLUICE_GO_VERSION=1.26.8
 
+source "$(dirname "${BASH_SOURCE[0]}")/unpack.sh"
+
+# In the directory sluice_unpack_into gives it: the toolchain module zip at $1 ($2 the
+# architecture), unpacked as ./out. A module zip keeps no file modes: the binaries are made
+# executable as the go command does for toolchains.
+sluice_go_fetch() {
+  local root="golang.org/toolchain@v0.0.1-go$SLUICE_GO_VERSION.linux-$2"
+  curl -fsSL -o go.zip "$1" && unzip -q go.zip && chmod +x "$root"/bin/* "$root"/pkg/tool/*/* && mv -T "$root" out && out/bin/go version >/dev/null
+}
+
 sluice_go() {
-  local have arch dir tmp proxy zip
+  local have arch dir proxy zip
   have="$(go env GOVERSION 2>/dev/null || true)"
   have="${have#go}"
   if [ -n "$have" ] && [ "$(printf '%s\n%s\n' "$SLUICE_GO_MIN" "$have" | sort -V | head -n1)" = "$SLUICE_GO_MIN" ]; then return 0; fi
@@ -33,22 +43,7 @@ sluice_go() {
     command -v curl >/dev/null && command -v unzip >/dev/null || { echo "[go] fetching Go needs curl and unzip (tools/setup/setup.sh installs them)" >&2; return 1; }
     zip="$proxy/golang.org/toolchain/@v/v0.0.1-go$SLUICE_GO_VERSION.linux-$arch.zip"
     echo "[go] ${have:+go $have is older than $SLUICE_GO_MIN; }fetching Go $SLUICE_GO_VERSION from $zip into $dir" >&2
-    # Unpacked beside its final place and renamed whole, as node.sh does. A module zip keeps no
-    # file modes: the binaries are made executable as the go command does for toolchains.
-    mkdir -p "$(dirname "$dir")"
-    tmp="$(mktemp -d "$dir.partial.XXXXXX")"
-    if ! (cd "$tmp" && curl -fsSL -o go.zip "$zip" && unzip -q go.zip && root="golang.org/toolchain@v0.0.1-go$SLUICE_GO_VERSION.linux-$arch" \
-      && chmod +x "$root"/bin/* "$root"/pkg/tool/*/* && mv -T "$root" go && go/bin/go version >/dev/null); then
-      rm -rf "$tmp"
-      echo "[go] could not fetch Go $SLUICE_GO_VERSION from the module proxy" >&2
-      return 1
-    fi
-    if ! mv -T "$tmp/go" "$dir" 2>/dev/null && [ ! -x "$dir/bin/go" ]; then
-      rm -rf "$tmp"
-      echo "[go] could not move Go $SLUICE_GO_VERSION into $dir" >&2
-      return 1
-    fi
-    rm -rf "$tmp"
+    sluice_unpack_into "$dir" bin/go go "Go $SLUICE_GO_VERSION" "the module proxy" sluice_go_fetch "$zip" "$arch" || return 1
   fi
   export PATH="$dir/bin:$PATH"
   # The pinned toolchain builds everything: never another download behind GOTOOLCHAIN's back.

@@ -10,8 +10,15 @@
 
 SLUICE_NODE_VERSION=22.23.5
 
+source "$(dirname "${BASH_SOURCE[0]}")/unpack.sh"
+
+# In the directory sluice_unpack_into gives it: the npm package of one architecture's build, as ./out.
+sluice_node_fetch() {
+  npm pack --silent "node-linux-$1@$SLUICE_NODE_VERSION" >/dev/null && tar xzf node-linux-*.tgz && package/bin/node -v >/dev/null && mv -T package out
+}
+
 sluice_node() {
-  local major="${SLUICE_NODE_VERSION%%.*}" arch dir tmp
+  local major="${SLUICE_NODE_VERSION%%.*}" arch dir
   if [[ "$(node -v 2>/dev/null || true)" == "v$major."* ]]; then return 0; fi
   case "$(uname -m)" in
     x86_64) arch=x64 ;;
@@ -21,22 +28,7 @@ sluice_node() {
   dir="$HOME/.cache/sluice/node-$SLUICE_NODE_VERSION-linux-$arch"
   if [ ! -x "$dir/bin/node" ]; then
     echo "[node] fetching Node.js $SLUICE_NODE_VERSION (npm package node-linux-$arch) into $dir" >&2
-    # Unpacked beside its final place and renamed there whole (one filesystem, so a rename, not
-    # a copy): an interrupted fetch leaves no half a Node, and a concurrent setup that finished
-    # first keeps its copy.
-    mkdir -p "$(dirname "$dir")"
-    tmp="$(mktemp -d "$dir.partial.XXXXXX")"
-    if ! (cd "$tmp" && npm pack --silent "node-linux-$arch@$SLUICE_NODE_VERSION" >/dev/null && tar xzf node-linux-*.tgz && package/bin/node -v >/dev/null); then
-      rm -rf "$tmp"
-      echo "[node] could not fetch Node.js $SLUICE_NODE_VERSION from the npm registry" >&2
-      return 1
-    fi
-    if ! mv -T "$tmp/package" "$dir" 2>/dev/null && [ ! -x "$dir/bin/node" ]; then
-      rm -rf "$tmp"
-      echo "[node] could not move Node.js $SLUICE_NODE_VERSION into $dir" >&2
-      return 1
-    fi
-    rm -rf "$tmp"
+    sluice_unpack_into "$dir" bin/node node "Node.js $SLUICE_NODE_VERSION" "the npm registry" sluice_node_fetch "$arch" || return 1
   fi
   export PATH="$dir/bin:$PATH"
   export npm_config_nodedir="$dir"
