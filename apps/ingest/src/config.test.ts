@@ -14,4 +14,10 @@ describe('ingest configuration', () => {
     );
     expect(loadIngestConfig({ ...env, INGEST_MAX_BATCH_EVENTS: '4000', INGEST_MAX_QUEUE_MESSAGES: '4000' }).maxBatchEvents).toBe(4000);
   });
+
+  // A misspelt limit would leave the default in force without a word.
+  it('refuses a misspelt setting of its own and names the one it meant', () => {
+    expect(() => loadIngestConfig({ ...env, INGEST_MAX_BODY_BYTE: '1048576' })).toThrow(/INGEST_MAX_BODY_BYTE is not a setting; did you mean INGEST_MAX_BODY_BYTES/);
+    expect(loadIngestConfig({ ...env, INGEST_SOMETHING_ELSE: '1', VALIDATE_MAX_BODY_BYTE: '1' }).maxBodyBytes).toBe(16 * 1024 * 1024);
+  });
 });

@@ -59,6 +59,9 @@ export const ingestConfigSchema = {
 
 export type IngestConfig = ConfigOf<typeof ingestConfigSchema>;
 
+/** ingest's own variable prefixes: a set variable under them that no field reads is reported. */
+export const INGEST_CONFIG_PREFIXES = ['INGEST_'] as const;
+
 /** Rules over several fields of {@link ingestConfigSchema}. */
 export const ingestConfigChecks: readonly ConfigCheck<typeof ingestConfigSchema>[] = [
   {
@@ -73,5 +76,5 @@ export const ingestConfigChecks: readonly ConfigCheck<typeof ingestConfigSchema>
 
 /** Loads and checks ingest's configuration from `env`. */
 export function loadIngestConfig(env: Record<string, string | undefined>): IngestConfig {
-  return loadConfig(ingestConfigSchema, env, ingestConfigChecks);
+  return loadConfig(ingestConfigSchema, env, { checks: ingestConfigChecks, prefixes: INGEST_CONFIG_PREFIXES });
 }

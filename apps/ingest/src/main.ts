@@ -1,6 +1,6 @@
-import { describeConfig } from '@sluice/config';
+import { describeConfig, unknownSettings } from '@sluice/config';
 import { PROMETHEUS_CONTENT_TYPE, createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
-import { ingestConfigSchema, loadIngestConfig } from './config';
+import { INGEST_CONFIG_PREFIXES, ingestConfigSchema, loadIngestConfig } from './config';
 import { createIngest } from './runtime';
 
 // The only module that touches process: config from env, wiring, signals.
@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   const telemetry = createTelemetry({ service: 'ingest', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(ingestConfigSchema, config) }, 'ingest starting');
+  const unknown = unknownSettings(ingestConfigSchema, process.env, INGEST_CONFIG_PREFIXES);
+  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of ingest are ignored');
 
   const ingest = await createIngest(config, log, telemetry);
   ingest.app.get('/metrics', async (_req, reply) => reply.type(PROMETHEUS_CONTENT_TYPE).send(await telemetry.metricsText()));

@@ -2,6 +2,12 @@ import { loadConfig } from '@sluice/config';
 import { duckdbMemoryMbFor, loadMergeConfig, mergeConfigSchema } from './config';
 
 describe('merge-compaction config', () => {
+  it('refuses a misspelt setting of its own; Kubernetes service links and other SLUICE_ names only get a warning', () => {
+    const env = { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_INGEST_PORT: 'tcp://10.0.0.1:8080', SLUICE_TEST_DIR: '/tmp/x' };
+    expect(() => loadMergeConfig({ ...env, SLUICE_VACUUM_RETENTION: '3600000' })).toThrow(/did you mean SLUICE_VACUUM_RETENTION_MS/);
+    expect(loadMergeConfig(env).vacuumRetentionMs).toBeGreaterThan(0);
+  });
+
   it('defaults to every role, embedded', () => {
     const c = loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: '127.0.0.1:19092' });
     expect([...c.roles].sort()).toEqual(['compaction', 'tier1', 'tier2']);

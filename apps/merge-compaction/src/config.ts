@@ -111,20 +111,26 @@ export const mergeConfigSchema = {
 /** The loaded, frozen merge-compaction configuration. */
 export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;
 
+/** merge-compaction's own variable prefixes: a set variable under them that no field reads is reported. */
+export const MERGE_CONFIG_PREFIXES = ['SLUICE_'] as const;
+
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadMergeConfig(env: Record<string, string | undefined>): MergeConfig {
-  return loadConfig(mergeConfigSchema, env, [
-    setTogether(mergeConfigSchema, 's3AccessKeyId', 's3SecretAccessKey'),
-    {
-      // Files between the two sizes would count as small yet never be compacted (they are
-      // already at the target): the small-file gauges would stay high for good.
-      fields: ['compactionSmallFileBytes', 'compactionTargetFileBytes'],
-      problem: (c) =>
-        c.compactionSmallFileBytes <= c.compactionTargetFileBytes
-          ? undefined
-          : `SLUICE_COMPACTION_SMALL_FILE_BYTES (${c.compactionSmallFileBytes}) must not exceed SLUICE_COMPACTION_TARGET_FILE_BYTES (${c.compactionTargetFileBytes})`,
-    },
-  ]);
+  return loadConfig(mergeConfigSchema, env, {
+    prefixes: MERGE_CONFIG_PREFIXES,
+    checks: [
+      setTogether(mergeConfigSchema, 's3AccessKeyId', 's3SecretAccessKey'),
+      {
+        // Files between the two sizes would count as small yet never be compacted (they are
+        // already at the target): the small-file gauges would stay high for good.
+        fields: ['compactionSmallFileBytes', 'compactionTargetFileBytes'],
+        problem: (c) =>
+          c.compactionSmallFileBytes <= c.compactionTargetFileBytes
+            ? undefined
+            : `SLUICE_COMPACTION_SMALL_FILE_BYTES (${c.compactionSmallFileBytes}) must not exceed SLUICE_COMPACTION_TARGET_FILE_BYTES (${c.compactionTargetFileBytes})`,
+      },
+    ],
+  });
 }
 
 /**

@@ -3,6 +3,12 @@ import { loadQueryApiConfig } from './config';
 const base = { QUERY_API_LAKE_ROOT: '/tmp/lake' };
 const tokens = (grants: object[]) => ({ ...base, QUERY_API_TOKENS: JSON.stringify(grants) });
 
+describe('query-api config', () => {
+  it('refuses a misspelt setting of its own', () => {
+    expect(() => loadQueryApiConfig({ ...base, QUERY_API_MAX_ROW: '10' })).toThrow(/did you mean QUERY_API_MAX_ROWS/);
+  });
+});
+
 describe('query-api config: tokens', () => {
   it('accepts distinct named grants, the longest token the Authorization parser reads included', () => {
     const c = loadQueryApiConfig(tokens([

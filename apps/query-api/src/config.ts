@@ -94,7 +94,10 @@ export const configSchema = {
 /** The loaded configuration. */
 export type QueryApiConfig = ConfigOf<typeof configSchema>;
 
+/** query-api's own variable prefixes: a set variable under them that no field reads is reported. */
+export const QUERY_API_CONFIG_PREFIXES = ['QUERY_API_'] as const;
+
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadQueryApiConfig(env: Record<string, string | undefined>): QueryApiConfig {
-  return loadConfig(configSchema, env, [setTogether(configSchema, 's3AccessKeyId', 's3SecretAccessKey')]);
+  return loadConfig(configSchema, env, { checks: [setTogether(configSchema, 's3AccessKeyId', 's3SecretAccessKey')], prefixes: QUERY_API_CONFIG_PREFIXES });
 }

@@ -1,12 +1,12 @@
 import * as path from 'node:path';
-import { describeConfig } from '@sluice/config';
+import { describeConfig, unknownSettings } from '@sluice/config';
 import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, PINNED_OVERSHOOT, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { createTelemetry, hardExit, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
 import { ResultCache } from './cache/result-cache';
-import { type QueryApiConfig, configSchema, loadQueryApiConfig } from './config';
+import { type QueryApiConfig, configSchema, loadQueryApiConfig, QUERY_API_CONFIG_PREFIXES } from './config';
 import { LakeAdapter } from './lake/lake-adapter';
 import { SnapshotTracker } from './lake/snapshots';
 import { DlqMetricsSource } from './pipeline/dlq-metrics';
@@ -23,6 +23,8 @@ async function main(): Promise<void> {
   const telemetry = createTelemetry({ service: 'query-api', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(configSchema, config) }, 'query-api starting');
+  const unknown = unknownSettings(configSchema, process.env, QUERY_API_CONFIG_PREFIXES);
+  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of query-api are ignored');
 
   const s3 = isS3Root(config.lakeRoot);
   const engine = await LakeQueryEngine.create({

@@ -1,8 +1,12 @@
 import { loadConfig } from '@sluice/config';
-import { validateConfigSchema } from './config';
+import { loadValidateConfig, validateConfigSchema } from './config';
 
 describe('validate config', () => {
   const base = { KAFKA_BROKERS: '127.0.0.1:19092', VALIDATE_INSTANCE_ID: 'v0' };
+
+  it('refuses a misspelt setting of its own', () => {
+    expect(() => loadValidateConfig({ ...base, VALIDATE_MAX_BATCH_MESAGES: '100' })).toThrow(/did you mean VALIDATE_MAX_BATCH_MESSAGES/);
+  });
 
   it('keeps a batch within the schema-id misses the learner remembers, so a slow registry cannot keep it from finishing', () => {
     expect(loadConfig(validateConfigSchema, base).maxBatchMessages).toBe(5000);

@@ -1,4 +1,4 @@
-import { int, list, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
+import { int, list, loadConfig, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
@@ -55,3 +55,11 @@ export const validateConfigSchema = {
 };
 
 export type ValidateConfig = ConfigOf<typeof validateConfigSchema>;
+
+/** validate's own variable prefixes: a set variable under them that no field reads is reported. */
+export const VALIDATE_CONFIG_PREFIXES = ['VALIDATE_'] as const;
+
+/** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
+export function loadValidateConfig(env: Record<string, string | undefined>): ValidateConfig {
+  return loadConfig(validateConfigSchema, env, { prefixes: VALIDATE_CONFIG_PREFIXES });
+}

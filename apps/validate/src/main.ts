@@ -1,15 +1,17 @@
-import { describeConfig, loadConfig } from '@sluice/config';
+import { describeConfig, unknownSettings } from '@sluice/config';
 import { createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
-import { validateConfigSchema } from './config';
+import { loadValidateConfig, VALIDATE_CONFIG_PREFIXES, validateConfigSchema } from './config';
 import { startValidateOps } from './ops';
 
 // The only module that touches process: config from env, wiring, signals.
 async function main(): Promise<void> {
-  const config = loadConfig(validateConfigSchema, process.env);
+  const config = loadValidateConfig(process.env);
   const telemetry = createTelemetry({ service: 'validate', instance: config.instanceId, ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(validateConfigSchema, config) }, 'validate starting');
+  const unknown = unknownSettings(validateConfigSchema, process.env, VALIDATE_CONFIG_PREFIXES);
+  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of validate are ignored');
 
   const service = build({ config, logger: log, metrics: telemetry.metrics, tracer: telemetry });
   const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready, service.live);

@@ -99,7 +99,7 @@ describe('field checks', () => {
       keyId: str('KEY_ID', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
       secret: str('KEY_SECRET', { default: '', allowEmpty: true, noEdgeSpace: true, secret: true }),
     };
-    const load = (env: Record<string, string>) => loadConfig(creds, env, [setTogether(creds, 'keyId', 'secret')]);
+    const load = (env: Record<string, string>) => loadConfig(creds, env, { checks: [setTogether(creds, 'keyId', 'secret')] });
 
     it('are both set or both empty: one alone would fall back to a default without a word', () => {
       expect(load({})).toEqual({ keyId: '', secret: '' });
@@ -123,7 +123,7 @@ describe('field checks', () => {
     it('are checked together once both have parsed, whatever else is wrong', () => {
       expect(() => load({ KEY_ID: 'id ' })).toThrow(/^invalid configuration:\n {2}- KEY_ID must not begin or end with whitespace$/);
       const withPort = { ...creds, port: int('PORT', { default: 80, max: 65535 }) };
-      expect(() => loadConfig(withPort, { PORT: '70000', KEY_ID: 'id' }, [setTogether(withPort, 'keyId', 'secret')])).toThrow(
+      expect(() => loadConfig(withPort, { PORT: '70000', KEY_ID: 'id' }, { checks: [setTogether(withPort, 'keyId', 'secret')] })).toThrow(
         /PORT must be ≤ 65535\n {2}- KEY_ID and KEY_SECRET must be set together/,
       );
     });

@@ -1,5 +1,6 @@
 import { SluiceError } from '@sluice/errors';
 import type { FieldSpec } from './fields';
+import { unknownSettings } from './unknown-settings';
 
 export type ConfigSchema = Record<string, FieldSpec<unknown>>;
 export type ConfigOf<S extends ConfigSchema> = { readonly [K in keyof S]: S[K] extends FieldSpec<infer T> ? T : never };
@@ -25,15 +26,30 @@ export function setTogether<S extends ConfigSchema>(schema: S, a: keyof S & stri
   };
 }
 
+/** What {@link loadConfig} checks beyond the schema's own fields. */
+export interface LoadOptions<S extends ConfigSchema> {
+  /** Rules over several fields. */
+  readonly checks?: readonly ConfigCheck<S>[];
+  /**
+   * The service's own variable prefixes (`INGEST_`): a variable under one of them that is a typo
+   * of an unset field's name is a problem (see {@link unknownSettings}).
+   */
+  readonly prefixes?: readonly string[];
+}
+
 /**
  * Reads every field of `schema` from `env`, reports all problems at once (CONFIG_INVALID with
- * `details.problems`), and returns a frozen object. Secrets never appear in messages. Each of
- * `checks` runs when the fields it reads have parsed (a check over a field already reported would
- * only repeat it).
+ * `details.problems`), and returns a frozen object. Secrets never appear in messages. Each check
+ * runs when the fields it reads have parsed (a check over a field already reported would only
+ * repeat it).
  */
-export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string, string | undefined>, checks: readonly ConfigCheck<S>[] = []): ConfigOf<S> {
+export function loadConfig<S extends ConfigSchema>(schema: S, env: Record<string, string | undefined>, options: LoadOptions<S> = {}): ConfigOf<S> {
+  const { checks = [], prefixes = [] } = options;
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
+  for (const unknown of unknownSettings(schema, env, prefixes)) {
+    if (unknown.typoOf !== undefined) problems.push(`${unknown.name} is not a setting; did you mean ${unknown.typoOf} (unset)?`);
+  }
   const invalid = new Set<string>();
   for (const [key, spec] of Object.entries(schema)) {
     const raw = env[spec.env];

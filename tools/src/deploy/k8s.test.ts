@@ -50,6 +50,13 @@ function envOf(objs: K8sObject[], container: { envFrom?: Array<{ configMapRef?: 
   }
   return env;
 }
+/** Bytes of a Kubernetes quantity in Mi or Gi (the only units the manifests use). */
+function bytesOf(quantity: unknown): number {
+  const m = /^(\d+)(Mi|Gi)$/.exec(String(quantity ?? ''));
+  if (m === null) throw new Error(`not a Mi/Gi quantity: ${String(quantity)}`);
+  return Number(m[1]) * (m[2] === 'Mi' ? 1024 ** 2 : 1024 ** 3);
+}
+
 function matches(selector: Record<string, string>, labels: Record<string, string> | undefined): boolean {
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
@@ -74,6 +81,7 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
       expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.enableServiceLinks).toBe(false);
       for (const c of pod.containers) {
         expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
         const tmp = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
@@ -81,6 +89,11 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
         expect(c.resources.requests.cpu).toBeDefined();
         expect(c.resources.requests.memory).toBeDefined();
         expect(c.resources.limits.memory).toBeDefined();
+        // Without a request the scheduler may place the pod on a node whose disk cannot hold its
+        // emptyDirs; a container limit under their sizes would evict before a sizeLimit names the volume.
+        const emptyDirBytes = pod.volumes.reduce((sum: number, v: { emptyDir?: { sizeLimit: string } }) => sum + (v.emptyDir ? bytesOf(v.emptyDir.sizeLimit) : 0), 0);
+        expect(bytesOf(c.resources.requests['ephemeral-storage'])).toBeGreaterThan(0);
+        expect(bytesOf(c.resources.limits['ephemeral-storage'])).toBeGreaterThan(emptyDirBytes);
         expect(c.image).toMatch(overlay === 'dev' ? /:dev$/ : /:\d+\.\d+\.\d+$/);
       }
     }
@@ -246,11 +259,8 @@ describe('topic and table settings', () => {
     expect(perTable).toBeGreaterThan(0); // unset means 2 GiB per table
     const mount = pod.containers[0].volumeMounts.find((m: { mountPath: string }) => m.mountPath === env.get('QUERY_API_CACHE_DIR'));
     const limit = String(pod.volumes.find((v: { name: string }) => v.name === mount?.name)?.emptyDir?.sizeLimit ?? '');
-    const units: Record<string, number> = { Mi: 1024 ** 2, Gi: 1024 ** 3 };
-    const m = /^(\d+)(Mi|Gi)$/.exec(limit);
-    expect(m).not.toBeNull();
     // Over the limit the kubelet evicts the pod; files running queries hold may take a cache past its size, up to PINNED_OVERSHOOT times.
-    expect(perTable * PINNED_OVERSHOOT * tables.length).toBeLessThanOrEqual(Number(m![1]) * units[m![2]]);
+    expect(perTable * PINNED_OVERSHOOT * tables.length).toBeLessThanOrEqual(bytesOf(limit));
   });
 });
 
