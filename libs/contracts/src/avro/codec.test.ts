@@ -149,6 +149,30 @@ describe('schema evolution through avsc resolvers', () => {
     expect(decoder.knowsSchemaId(78)).toBe(false);
   });
 
+  it.each([
+    ['a bytes field where the contract reads a string', 'bytes', 'producer'],
+    ['an optional bytes field where the contract reads an optional string', ['null', 'bytes'], 'coupon_code'],
+    ['an extra bytes field', { type: 'bytes' }, 'blob'],
+  ])('refuses to learn a writer schema with %s: avsc would turn invalid UTF-8 into U+FFFD', (_label, type, field) => {
+    const v3 = JSON.parse(JSON.stringify(ORDERS_V2)) as { fields: { name: string; type: unknown; default?: unknown }[] };
+    const at = (fields: { name: string; type: unknown }[]) => fields.find((f) => f.name === field);
+    // payload is ['null', record] (null on a tombstone).
+    const payload = (v3.fields.find((f) => f.name === 'payload')!.type as unknown[])[1] as { fields: { name: string; type: unknown }[] };
+    const target = at(v3.fields) ?? at(payload.fields);
+    if (target) target.type = type;
+    else v3.fields.push({ name: field, type, default: '' });
+    const decoder = new AvroDecoder([orders]);
+    expect(() => decoder.addSchemaId(79, orders, JSON.stringify(v3))).toThrow(/bytes field is not accepted/);
+    expect(decoder.knowsSchemaId(79)).toBe(false);
+  });
+
+  it('would pass invalid UTF-8 through a bytes-to-string promotion (why such writers are refused)', () => {
+    const reader = avro.Type.forSchema({ type: 'record', name: 'R', fields: [{ name: 's', type: 'string' }] });
+    const writer = avro.Type.forSchema({ type: 'record', name: 'R', fields: [{ name: 's', type: 'bytes' }] });
+    const decoded = reader.fromBuffer(writer.toBuffer({ s: Buffer.from([0x61, 0xff, 0x62]) }), reader.createResolver(writer)) as { s: string };
+    expect(decoded.s).toBe('a\uFFFDb');
+  });
+
   it('finds U+FFFD in the string fields of a decoded event, nested and nullable ones too, reading only those fields', () => {
     const base = { ...validOrder(), payload: { ...(validOrder() as { payload: object }).payload, coupon_code: null } };
     expect(holdsReplacementChar(ORDERS_V2, base)).toBe(false);

@@ -164,8 +164,17 @@ export class AvroDecoder {
     // claim, without checking them against the bytes left: 67 hostile bytes claiming 2^62 items
     // held the event loop for ever. No contract has such a field, so a writer that does is
     // refused rather than trusted.
-    if (!contract.versions.some((v) => hasRepeated(v.schema)) && hasRepeated(schema)) {
+    const writerTypes = typeNamesOf(schema);
+    const contractTypes = new Set(contract.versions.flatMap((v) => [...typeNamesOf(v.schema)]));
+    if (!contractTypes.has('array') && !contractTypes.has('map') && (writerTypes.has('array') || writerTypes.has('map'))) {
       throw new Error(`a writer schema of ${contract.name} with an array or map field is not accepted (no version of the contract has one)`);
+    }
+    // Avro resolves a writer's bytes into a reader's string, and avsc turns the bytes into text
+    // leniently: an invalid sequence would become U+FFFD without a word, past stringsIntact
+    // (which checks the writer's strings). No contract has a bytes field, so a writer that does
+    // is refused rather than trusted.
+    if (!contractTypes.has('bytes') && writerTypes.has('bytes')) {
+      throw new Error(`a writer schema of ${contract.name} with a bytes field is not accepted (no version of the contract has one; its strings are strings)`);
     }
     this.byId.set(schemaId, this.writer(contract, schema));
   }
@@ -271,16 +280,21 @@ export function resolverOf(reader: avro.Type, writer: avro.Type): Resolver {
   return resolver;
 }
 
-/** True when an Avro schema (JSON form) has an array or a map type anywhere. */
-function hasRepeated(schema: unknown, seen = new Set<unknown>()): boolean {
-  if (schema === null || typeof schema !== 'object' || seen.has(schema)) return false;
+/** Every type name an Avro schema (JSON form) uses anywhere: primitives, `array`, `map`, `record`, …. */
+function typeNamesOf(schema: unknown, out = new Set<string>(), seen = new Set<unknown>()): Set<string> {
+  if (typeof schema === 'string') out.add(schema);
+  if (schema === null || typeof schema !== 'object' || seen.has(schema)) return out;
   seen.add(schema);
-  if (Array.isArray(schema)) return schema.some((s) => hasRepeated(s, seen));
+  if (Array.isArray(schema)) {
+    for (const branch of schema) typeNamesOf(branch, out, seen);
+    return out;
+  }
   const s = schema as { type?: unknown; fields?: unknown; items?: unknown; values?: unknown };
-  if (s.type === 'array' || s.type === 'map') return true;
-  if (typeof s.type === 'object' && hasRepeated(s.type, seen)) return true;
-  if (Array.isArray(s.fields) && s.fields.some((f: unknown) => hasRepeated((f as { type?: unknown })?.type, seen))) return true;
-  return false;
+  typeNamesOf(s.type, out, seen);
+  if (s.items !== undefined) typeNamesOf(s.items, out, seen);
+  if (s.values !== undefined) typeNamesOf(s.values, out, seen);
+  if (Array.isArray(s.fields)) for (const f of s.fields) typeNamesOf((f as { type?: unknown })?.type, out, seen);
+  return out;
 }
 
 /** Logical type name of a string read as bytes and refused unless valid UTF-8. */
