@@ -22,6 +22,8 @@ ingest_port="${INGEST_PORT:-8080}"
 query_port="${QUERY_API_PORT:-8083}"
 validate_ops_port="${VALIDATE_OPS_PORT:-9464}"
 merge_ops_port="${MERGE_OPS_PORT:-9465}"
+ingest_ops_port="${INGEST_OPS_PORT:-9466}"
+query_ops_port="${QUERY_API_OPS_PORT:-9467}"
 brokers="127.0.0.1:$KAFKA_PORT"
 demo_ingest_key="demo-ingest-key-0000000000000000"
 demo_query_token="demo-query-token-000000000000000"
@@ -76,7 +78,7 @@ start_bg() {
   say "started $name (pid $!, log $run_dir/$name.log)"
 }
 
-start_bg ingest env KAFKA_BROKERS="$brokers" INGEST_PORT="$ingest_port" \
+start_bg ingest env KAFKA_BROKERS="$brokers" INGEST_PORT="$ingest_port" OPS_PORT="$ingest_ops_port" \
   INGEST_API_KEYS="[{\"producer\":\"demo\",\"key\":\"$demo_ingest_key\",\"contracts\":[\"*\"],\"envelopeProducers\":[\"*\"]}]" \
   npx tsx apps/ingest/src/main.ts
 start_bg validate env KAFKA_BROKERS="$brokers" OPS_PORT="$validate_ops_port" VALIDATE_INSTANCE_ID=local-0 \
@@ -84,7 +86,7 @@ start_bg validate env KAFKA_BROKERS="$brokers" OPS_PORT="$validate_ops_port" VAL
 start_bg merge-compaction env SLUICE_KAFKA_BROKERS="$brokers" SLUICE_LAKE_ROOT="$lake_dir" \
   SLUICE_SCRATCH_DIR="$root/.sluice/scratch" OPS_PORT="$merge_ops_port" \
   npx tsx apps/merge-compaction/src/main.ts
-start_bg query-api env QUERY_API_PORT="$query_port" QUERY_API_LAKE_ROOT="$lake_dir" \
+start_bg query-api env QUERY_API_PORT="$query_port" OPS_PORT="$query_ops_port" QUERY_API_LAKE_ROOT="$lake_dir" \
   QUERY_API_TOKENS="[{\"name\":\"dashboard\",\"token\":\"$demo_query_token\",\"tables\":[\"*\"]}]" \
   QUERY_API_DLQ_METRICS_URLS="http://127.0.0.1:$validate_ops_port/metrics" \
   npx tsx apps/query-api/src/main.ts
@@ -101,7 +103,7 @@ cat >&2 <<INFO
     ingest           http://127.0.0.1:$ingest_port/v1/events   (Authorization: Bearer $demo_ingest_key)
     query-api        http://127.0.0.1:$query_port/v1/tables    (Authorization: Bearer $demo_query_token)
     dashboard        http://127.0.0.1:$query_port/dashboard    API docs: http://127.0.0.1:$query_port/docs
-    metrics          ingest :$ingest_port/metrics, query-api :$query_port/metrics,
+    metrics          ingest :$ingest_ops_port/metrics, query-api :$query_ops_port/metrics,
                      validate :$validate_ops_port/metrics, merge-compaction :$merge_ops_port/metrics
     lake tables      $lake_dir
     logs             $run_dir/*.log

@@ -85,7 +85,7 @@ describe('the running stack: metrics and one trace across services', () => {
   }
 
   async function scrape(s: ServiceName): Promise<Sample[]> {
-    const r = await fetch(`http://127.0.0.1:${stack.get(s).port}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const r = await fetch(`http://127.0.0.1:${stack.get(s).opsPort}/metrics`, { signal: AbortSignal.timeout(5000) });
     if (!r.ok) throw new Error(`${s} /metrics answered ${r.status}`);
     const parsed = parseExposition(await r.text());
     expect(parsed.problems).toEqual([]);
@@ -146,7 +146,7 @@ describe('the running stack: metrics and one trace across services', () => {
     }, 15_000, 250);
 
     // The catalog and every alert/dashboard expression against the live scrapes.
-    const urls: Partial<Record<ServiceId, string>> = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${stack.get(s).port}/metrics`]));
+    const urls: Partial<Record<ServiceId, string>> = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${stack.get(s).opsPort}/metrics`]));
     const check = await checkRunningServices(path.join(ROOT, 'deploy'), urls);
     expect(check.problems).toEqual([]);
 

@@ -1,5 +1,5 @@
 import { describeConfig, unknownSettings } from '@sluice/config';
-import { PROMETHEUS_CONTENT_TYPE, createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, exitWhenNotLive, hardExit, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { INGEST_CONFIG_PREFIXES, ingestConfigSchema, loadIngestConfig } from './config';
 import { createIngest } from './runtime';
 
@@ -13,9 +13,12 @@ async function main(): Promise<void> {
   if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of ingest are ignored');
 
   const ingest = await createIngest(config, log, telemetry);
-  ingest.app.get('/metrics', async (_req, reply) => reply.type(PROMETHEUS_CONTENT_TYPE).send(await telemetry.metricsText()));
   const address = await ingest.app.listen({ host: config.host, port: config.port });
-  log.info({ address }, 'ingest listening');
+  // /metrics on its own port, never on the API port that producers reach through the load
+  // balancer; the probes answer on both, the same way.
+  const probe = async (url: string) => (await ingest.app.inject({ url })).statusCode === 200;
+  const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, metricsText: () => telemetry.metricsText(), live: () => probe('/healthz'), ready: () => probe('/readyz') });
+  log.info({ address, opsPort: ops.port }, 'ingest listening');
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs + 5000);
     ingest
       .close()
+      .then(() => ops.close())
       .then(() => telemetry.shutdown())
       .then(() => process.exit(0))
       .catch((err) => {

@@ -21,10 +21,10 @@ function run(env: Record<string, string>): { proc: ChildProcess; output: () => s
   return { proc, output: () => output, exited };
 }
 
-async function listeningAddress(p: ReturnType<typeof run>): Promise<string> {
+async function listening(p: ReturnType<typeof run>): Promise<{ address: string; opsPort: number }> {
   for (let i = 0; i < 300; i++) {
     const line = p.output().split('\n').find((l) => l.includes('"ingest listening"'));
-    if (line) return JSON.parse(line).address as string;
+    if (line) return JSON.parse(line) as { address: string; opsPort: number };
     if (p.proc.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -34,13 +34,18 @@ async function listeningAddress(p: ReturnType<typeof run>): Promise<string> {
 it('drains on SIGTERM: the request in flight is answered 200 and in Kafka, later ones are refused, the exit code is 0', async () => {
   const rawTopic = randomName('raw-main');
   await createTopics(brokers, [rawTopic]);
-  const p = run(ingestEnv(brokers, rawTopic, { INGEST_PORT: '0', LOG_LEVEL: 'info' }));
+  const p = run(ingestEnv(brokers, rawTopic, { INGEST_PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'info' }));
   try {
-    const base = await listeningAddress(p);
+    const { address: base, opsPort } = await listening(p);
     for (let i = 0; !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
       if (i > 150) throw new Error(`not ready after 30 s:\n${p.output()}`);
       await new Promise((r) => setTimeout(r, 200));
     }
+    // /metrics on the ops port only: the API port is what producers reach through the load balancer.
+    const ops = `http://127.0.0.1:${opsPort}`;
+    expect(await (await fetch(`${ops}/metrics`)).text()).toContain('# HELP sluice_ingest_');
+    expect((await fetch(`${ops}/readyz`)).status).toBe(200);
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
     const events = Array.from({ length: 20 }, () => order());
     const lines = events.map((e) => `${JSON.stringify(e)}\n`);
     // The body goes in two parts; the signal lands between them.

@@ -108,7 +108,6 @@ async function setup(
     dashboard: { assetsDir: join(__dirname, 'dashboard'), refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
     dlqMetrics: opts.dlqMetrics,
     isReady: () => opts.ready ?? true,
-    metrics: async () => '# HELP x\n',
     bodyLimit: 64 * 1024,
     logger: opts.logger,
   });
@@ -269,10 +268,11 @@ describe('query-api HTTP', () => {
     expect((await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } })).statusCode).toBe(200);
   });
 
-  it('/healthz, /readyz, /metrics, /docs and the dashboard need no token', async () => {
+  it('/healthz, /readyz, /docs and the dashboard need no token; /metrics is not on the API port', async () => {
     expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
     expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
-    expect((await app.inject({ url: '/metrics' })).body).toContain('# HELP');
+    // main.ts serves it on OPS_PORT: the API port is the one the load balancer exposes.
+    expect((await app.inject({ url: '/metrics' })).statusCode).toBe(404);
     expect((await app.inject({ url: '/docs/' })).statusCode).toBe(200);
     const spec = (await app.inject({ url: '/openapi.json' })).json();
     expect(Object.keys(spec.paths)).toEqual(

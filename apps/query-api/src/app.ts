@@ -22,8 +22,6 @@ export interface AppDeps {
   dlqMetrics?: DlqMetricsSource;
   /** False while starting or draining: /readyz answers 503. */
   isReady: () => boolean;
-  /** Prometheus exposition text, when telemetry is wired. */
-  metrics?: () => Promise<string>;
   /** An `onResponse` hook (HTTP metrics). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   bodyLimit: number;
@@ -83,11 +81,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/readyz', { schema: { tags: ['ops'], summary: 'Readiness: 503 while starting or draining' } }, async () => {
     if (!deps.isReady()) throw queryError('QUERY_NOT_READY', undefined, { retryAfterSeconds: 1 });
     return { status: 'ready' };
-  });
-  app.get('/metrics', { schema: { tags: ['ops'], summary: 'Prometheus metrics' } }, async (_request, reply) => {
-    if (!deps.metrics) throw queryError('QUERY_ROUTE_UNKNOWN', 'metrics are not wired in this process');
-    void reply.type('text/plain; version=0.0.4');
-    return deps.metrics();
   });
 
   tableRoutes(app, deps.service, deps.lookups);

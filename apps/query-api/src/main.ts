@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { describeConfig, unknownSettings } from '@sluice/config';
 import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, PINNED_OVERSHOOT, isS3Root, tableStorageFactory } from '@sluice/lake';
-import { createTelemetry, hardExit, httpMetricsHook, telemetryOptionsFromConfig } from '@sluice/telemetry';
+import { createTelemetry, hardExit, httpMetricsHook, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
 import { ResultCache } from './cache/result-cache';
@@ -75,13 +75,14 @@ async function main(): Promise<void> {
     },
     dlqMetrics: dlqUrls.length > 0 ? new DlqMetricsSource(dlqUrls) : undefined,
     isReady: () => ready,
-    metrics: () => telemetry.metricsText(),
     onResponse: httpMetricsHook(telemetry.metrics),
     bodyLimit: config.bodyLimit,
     logger: log,
   });
   const address = await app.listen({ host: config.host, port: config.port });
-  log.info({ address, tables: config.tables }, 'query-api listening; loading the tables before ready');
+  // /metrics on its own port, never on the API port that dashboards reach through the load balancer.
+  const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, metricsText: () => telemetry.metricsText(), ready: () => ready });
+  log.info({ address, opsPort: ops.port, tables: config.tables }, 'query-api listening; loading the tables before ready');
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
       .close()
       .then(() => lake.close())
       .then(() => engine.close())
+      .then(() => ops.close())
       .then(() => telemetry.shutdown())
       .then(() => process.exit(0))
       .catch((err: unknown) => {

@@ -46,10 +46,12 @@ describe('query-api main process', () => {
     const table = await createOrders(root);
     await table.append({ rows: [orderRow(1)] });
     const port = await freePort();
+    const opsPort = await freePort();
     const p = run({
       QUERY_API_LAKE_ROOT: root,
       QUERY_API_TABLES: 'silver_orders',
       QUERY_API_PORT: String(port),
+      OPS_PORT: String(opsPort),
       QUERY_API_TOKENS: JSON.stringify([{ name: 'test', token: TOKEN, tables: ['*'] }]),
     });
     const base = `http://127.0.0.1:${port}`;
@@ -60,6 +62,9 @@ describe('query-api main process', () => {
         if (i > 300) throw new Error(`not ready after 60 s:\n${p.output()}`);
         await new Promise((r) => setTimeout(r, 200));
       }
+      // /metrics on the ops port only: the API port is what dashboards reach through the load balancer.
+      expect(await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text()).toContain('# HELP sluice_query_api_');
+      expect((await fetch(`${base}/metrics`)).status).toBe(404);
       const headers = { authorization: `Bearer ${TOKEN}` };
       const entity = await (await fetch(`${base}/v1/tables/silver_orders/entities/${orderRow(1).order_id}`, { headers })).json();
       expect(entity.entity.order_id).toBe(orderRow(1).order_id);

@@ -41,7 +41,7 @@ describe('query-api over real tables', () => {
     const m = await startApp(root, ['silver_orders'], { telemetry });
     try {
       await query(m.app, 'silver_orders', { aggregates: [{ fn: 'count', column: '*' }] });
-      const text = (await m.app.inject({ url: '/metrics' })).body;
+      const text = await telemetry.metricsText();
       expect(text).toMatch(/sluice_query_api_http_request_duration_seconds_count\{[^}]*route="\/v1\/tables\/:table\/query"[^}]*\} 1/);
       expect(text).toMatch(/sluice_query_api_table_version\{[^}]*table="silver_orders"[^}]*\} 2/);
     } finally {

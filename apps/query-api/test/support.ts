@@ -153,7 +153,6 @@ export async function startApp(
     },
     dlqMetrics: options.dlqMetricsUrls ? new DlqMetricsSource(options.dlqMetricsUrls) : undefined,
     isReady: () => true,
-    metrics: options.telemetry ? () => options.telemetry!.metricsText() : undefined,
     onResponse: options.telemetry ? httpMetricsHook(options.telemetry.metrics) : undefined,
     bodyLimit: 256 * 1024,
   });

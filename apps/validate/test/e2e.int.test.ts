@@ -31,6 +31,7 @@ beforeAll(async () => {
   ingest = startService('apps/ingest/src/main.ts', {
     KAFKA_BROKERS: brokers,
     INGEST_PORT: '0',
+    OPS_PORT: '0',
     INGEST_RAW_TOPIC: t.raw,
     INGEST_API_KEYS: JSON.stringify([{ producer: 'e2e-producer', key: API_KEY, contracts: ['*'], envelopeProducers: ['shop', 'wms', 'web'] }]),
     LOG_LEVEL: 'info',

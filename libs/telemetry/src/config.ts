@@ -21,7 +21,7 @@ export const telemetryConfigFields = {
     doc: 'share of traces sampled, 0..1, decided by trace id for new traces and traces from another process; spans of this process follow their parent',
   }),
   opsHost: str('OPS_HOST', { default: '127.0.0.1', doc: 'ops server bind address; 0.0.0.0 in containers' }),
-  opsPort: int('OPS_PORT', { default: 9464, min: 0, max: 65535, doc: '/metrics, /healthz, /readyz port of services without an HTTP API' }),
+  opsPort: int('OPS_PORT', { default: 9464, min: 0, max: 65535, doc: 'ops server port: /metrics of every service (never on an API port), and /healthz, /readyz (the probes of services without an HTTP API)' }),
 };
 
 /** The values {@link telemetryConfigFields} produce. */

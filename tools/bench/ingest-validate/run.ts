@@ -114,6 +114,7 @@ async function main(): Promise<void> {
   const ingest = start(await bundleService('ingest'), {
     KAFKA_BROKERS: brokers,
     INGEST_PORT: '0',
+    OPS_PORT: '0',
     INGEST_RAW_TOPIC: topics.raw,
     INGEST_API_KEYS: JSON.stringify([{ producer: 'bench', key: API_KEY, contracts: ['*'] }]),
     INGEST_MAX_BATCH_EVENTS: String(Math.max(BATCH, 10_000)),

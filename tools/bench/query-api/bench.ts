@@ -217,6 +217,7 @@ async function startServer(cacheEntries: number): Promise<Server> {
     main,
     {
       QUERY_API_PORT: String(o.port),
+      OPS_PORT: '0',
       QUERY_API_LAKE_ROOT: LAKE,
       QUERY_API_TABLES: TABLE,
       QUERY_API_TOKENS: JSON.stringify([{ name: 'bench', token: TOKEN, tables: ['*'] }]),

@@ -59,6 +59,8 @@ export interface ServiceProcess {
   pid: number;
   /** Port of its HTTP API (ingest, query-api) or ops server (validate, merge-compaction). */
   readonly port: number;
+  /** Port of its ops server (/metrics): `port` for validate and merge-compaction, another for ingest and query-api. */
+  readonly opsPort: number;
   restarts: number;
   child: ChildProcess;
   /** Set while the stack itself stops it (no supervisor restart). */
@@ -204,7 +206,9 @@ export class Stack {
     // Bundle first: a build takes seconds, and the free port should be taken right after it is found.
     const main = await this.bundle(service);
     const port = await freePort();
-    const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
+    let opsPort = port;
+    while ((service === 'ingest' || service === 'query-api') && opsPort === port) opsPort = await freePort();
+    const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, opsPort, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
     this.procs.set(id, proc);
     this.launch(proc);
     await this.waitReady(proc, timeoutMs);
@@ -308,7 +312,7 @@ export class Stack {
 
   private envOf(p: ServiceProcess): Record<string, string> {
     const o = this.options;
-    const common = { LOG_LEVEL: 'info', OPS_PORT: String(p.port) };
+    const common = { LOG_LEVEL: 'info', OPS_PORT: String(p.opsPort) };
     const extra = { ...o.env?.[p.service], ...p.env };
     switch (p.service) {
       case 'ingest':

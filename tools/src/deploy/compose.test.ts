@@ -186,9 +186,12 @@ describe('docker-compose.yml', () => {
     const [, promTarget] = promMount.split(':');
     for (const rule of prom.rule_files) expect(existsSync(join(REPO_ROOT, 'deploy/prometheus', rule.replace(`${promTarget}/`, '')))).toBe(true);
     for (const svc of SLUICE) {
+      // Every service serves /metrics on its ops port (OPS_PORT), never on an API port.
       const job = prom.scrape_configs.find((j) => j.job_name === svc);
-      const port = services[svc].ports?.[0]?.split(':')[2];
-      expect(job?.static_configs[0].targets).toEqual([`${svc}:${port}`]);
+      const ops = services[svc].environment?.OPS_PORT;
+      expect(ops).toBeDefined();
+      expect(services[svc].environment?.OPS_HOST).toBe('0.0.0.0');
+      expect(job?.static_configs[0].targets).toEqual([`${svc}:${ops}`]);
     }
     const ds = parse(readFileSync(join(REPO_ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as { datasources: Array<{ url: string }> };
     expect(ds.datasources[0].url).toBe('http://prometheus:9090');

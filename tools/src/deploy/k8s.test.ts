@@ -99,7 +99,7 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
     }
   });
 
-  it('probes /healthz and /readyz on a declared port that Prometheus also scrapes', () => {
+  it('probes /healthz and /readyz on a declared port, and Prometheus scrapes the ops port, which an API Service does not expose', () => {
     for (const w of workloads(objs)) {
       const pod = w.spec.template.spec;
       const c = pod.containers[0];
@@ -108,14 +108,23 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
       expect(ports.has(c.livenessProbe.httpGet.port)).toBe(true);
       expect(ports.has(c.readinessProbe.httpGet.port)).toBe(true);
-      const port = ports.get(c.readinessProbe.httpGet.port);
+      const probed = ports.get(c.readinessProbe.httpGet.port);
+      const env = envOf(objs, c);
+      // /metrics is served on OPS_PORT only (an API port is what the load balancer exposes).
       const ann = w.spec.template.metadata.annotations;
       expect(ann['prometheus.io/scrape']).toBe('true');
-      expect(Number(ann['prometheus.io/port'])).toBe(port);
+      expect(ann['prometheus.io/path']).toBe('/metrics');
+      expect(Number(ann['prometheus.io/port'])).toBe(ports.get('ops'));
+      expect(Number(env.get('OPS_PORT'))).toBe(ports.get('ops'));
+      expect(env.get('OPS_HOST')).toBe('0.0.0.0');
+      // The Service of an API (ingest, query-api) exposes its http port alone; validate's and
+      // tier 1's expose ops (query-api's DLQ panel reads validate's /metrics); the folder has none.
+      const services = objs.filter((o) => o.kind === 'Service' && matches(o.spec.selector, w.spec.template.metadata.labels));
+      if (ports.has('http')) expect(services.length).toBe(1);
+      for (const svc of services) expect(svc.spec.ports.map((p: { targetPort: string }) => p.targetPort)).toEqual(ports.has('http') ? ['http'] : ['ops']);
       // The app must listen where the probe looks.
-      const env = envOf(objs, c);
       const listen = env.get('INGEST_PORT') ?? env.get('QUERY_API_PORT') ?? env.get('OPS_PORT');
-      expect(Number(listen)).toBe(port);
+      expect(Number(listen)).toBe(probed);
       // The variable of the server the probe reaches: the HTTP server for ingest and query-api
       // (OPS_HOST, in the common ConfigMap, would have hidden a missing INGEST_HOST).
       const hostVar = { ingest: 'INGEST_HOST', 'query-api': 'QUERY_API_HOST' }[SERVICE_OF[w.metadata.name] as string] ?? 'OPS_HOST';
