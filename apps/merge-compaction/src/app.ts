@@ -187,6 +187,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         watermarkMs: config.dedupWatermarkMs,
         maxReadBytes,
         retryMaxMs: config.retryMaxMs,
+        stallTimeoutMs: config.jobStallTimeoutMs,
         maintenance: { ...maintenance, vacuum: false, intervalMs: config.compactionIntervalMs },
         logger: logger.child({ role: 'tier2' }),
         metrics,
@@ -198,6 +199,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         tables,
         intervalMs: config.compactionIntervalMs,
         retryMaxMs: config.retryMaxMs,
+        stallTimeoutMs: config.jobStallTimeoutMs,
         maintenance: { ...maintenance, dutyPercent: config.compactionDutyPercent },
         vacuumDerived: true,
         logger: logger.child({ role: 'compaction' }),
@@ -216,7 +218,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     get opsPort() {
       return ops?.port;
     },
-    live: () => tier1?.live ?? true,
+    live: () => (tier1?.live ?? true) && (tier2?.live ?? true) && (compaction?.live ?? true),
     ready: () => started && stopping === undefined && (tier1?.ready ?? true) && (tier2?.healthy ?? true),
     async start() {
       ops = await startOpsServer({ port: config.opsPort, host: config.opsHost, metricsText: () => metricsWithDuckDB(deps), live: () => app.live(), ready: () => app.ready() });

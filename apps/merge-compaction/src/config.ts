@@ -92,6 +92,11 @@ export const mergeConfigSchema = {
     max: MAX_POLL_INTERVAL_MS - STALL_TO_POLL_INTERVAL_MS,
     doc: 'a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
   }),
+  jobStallTimeoutMs: timerMs('SLUICE_JOB_STALL_TIMEOUT_MS', {
+    default: 30 * 60_000,
+    min: 60_000,
+    doc: 'a tier-2 pass (every contract\'s fold steps and a maintenance slice) or a compaction pass running longer than this is hung (a storage or DuckDB call that never returns): /healthz fails and the process exits; each step is bounded by SLUICE_MERGE_MAX_ROWS, so a pass takes seconds to minutes',
+  }),
   assignmentWindowMs: timerMs('SLUICE_ASSIGNMENT_WINDOW_MS', {
     default: 120_000,
     min: 5_000,

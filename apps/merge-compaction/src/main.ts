@@ -62,7 +62,19 @@ async function main(): Promise<void> {
   // left partitions without an owner while this worker held none (a wedged join). A hung
   // call cannot be closed (nor can process.exit() join its thread), so report it and end at once;
   // the next start resumes from bronze's offsets.
-  exitWhenNotLive(telemetry, () => stopping || app.live(), 'merge-compaction is not live (tier 1 stopped or hung, or its group left partitions without an owner); exiting', () => ({ running: app.tier1?.running(), stallTimeoutMs: config.stallTimeoutMs, assignment: app.tier1?.assignment() }));
+  exitWhenNotLive(
+    telemetry,
+    () => stopping || app.live(),
+    'merge-compaction is not live (tier 1 stopped or hung, its group left partitions without an owner, or a tier-2 or compaction pass hung); exiting',
+    () => ({
+      running: app.tier1?.running(),
+      stallTimeoutMs: config.stallTimeoutMs,
+      assignment: app.tier1?.assignment(),
+      tier2PassRunningMs: app.tier2?.passRunningMs,
+      compactionPassRunningMs: app.compaction?.passRunningMs,
+      jobStallTimeoutMs: config.jobStallTimeoutMs,
+    }),
+  );
 }
 
 main().catch((err) => {

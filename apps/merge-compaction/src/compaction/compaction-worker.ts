@@ -11,6 +11,8 @@ export interface CompactionOptions {
   readonly tables: TableSet;
   readonly intervalMs: number;
   readonly retryMaxMs: number;
+  /** A pass running longer than this is hung: {@link CompactionWorker.live} turns false. */
+  readonly stallTimeoutMs: number;
   readonly maintenance: MaintenanceOptions;
   /** Also vacuum silver and gold (their compaction runs in tier 2). */
   readonly vacuumDerived: boolean;
@@ -30,6 +32,16 @@ export class CompactionWorker {
 
   constructor(private readonly o: CompactionOptions) {
     this.job = new Periodic('compaction', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
+  }
+
+  /** False while one pass has run longer than the stall timeout (a storage call that never returns). */
+  get live(): boolean {
+    return this.job.tickRunningMs < this.o.stallTimeoutMs;
+  }
+
+  /** How long the running pass has taken so far (0 between passes), for the stall report. */
+  get passRunningMs(): number {
+    return this.job.tickRunningMs;
   }
 
   start(): void {

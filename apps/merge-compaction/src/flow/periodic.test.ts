@@ -38,6 +38,30 @@ const until = async (condition: () => boolean, timeoutMs = 5_000) => {
   }
 };
 
+describe('Periodic.tickRunningMs', () => {
+  it('grows while a tick runs, whether it returns or throws, and is 0 between ticks', async () => {
+    let release!: (fail: boolean) => void;
+    let ticks = 0;
+    const job = new Periodic('test', 60_000, () => new Promise<boolean>((resolve, reject) => {
+      ticks += 1;
+      release = (fail) => (fail ? reject(new Error('step failed')) : resolve(false));
+    }), logger, 60_000);
+    started.push(job);
+    expect(job.tickRunningMs).toBe(0);
+    job.start();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(job.tickRunningMs).toBeGreaterThanOrEqual(100);
+    release(true); // a failed tick waits out its back-off: not a running tick
+    await until(() => job.failures === 1);
+    expect(job.tickRunningMs).toBe(0);
+    job.wake();
+    await until(() => ticks === 2, 2_000);
+    release(false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(job.tickRunningMs).toBe(0);
+  });
+});
+
 describe('Periodic.wake', () => {
   it('ends the interval wait: the next tick runs at once, not after the 60 s interval', async () => {
     const { job, ticks } = recorder();

@@ -15,6 +15,8 @@ export class Periodic {
   private woken = false;
   /** Ends the current interval wait early, while there is one. */
   private endWait: (() => void) | undefined;
+  /** When the running tick started; undefined between ticks. */
+  private tickStartedAt: number | undefined;
   /** Consecutive failed ticks. */
   failures = 0;
 
@@ -31,6 +33,11 @@ export class Periodic {
   /** ms since the last successful tick. */
   get sinceOkMs(): number {
     return Date.now() - this.lastOk;
+  }
+
+  /** ms the running tick has taken so far; 0 between ticks (a tick that never returns grows it for good). */
+  get tickRunningMs(): number {
+    return this.tickStartedAt === undefined ? 0 : Date.now() - this.tickStartedAt;
   }
 
   /** Starts the loop. */
@@ -57,7 +64,9 @@ export class Periodic {
   private async run(): Promise<void> {
     while (!this.abort.signal.aborted) {
       let more = false;
+      let retryInMs: number | undefined;
       this.woken = false;
+      this.tickStartedAt = Date.now();
       try {
         more = await this.tick(this.abort.signal);
         this.failures = 0;
@@ -65,12 +74,13 @@ export class Periodic {
         this.backoff.reset();
       } catch (err) {
         this.failures += 1;
-        const delay = this.backoff.next();
-        this.logger.warn({ err, job: this.name, retryInMs: delay, failures: this.failures }, `${this.name} failed; retrying`);
-        await sleep(delay, this.abort.signal);
-        continue;
+        retryInMs = this.backoff.next();
+        this.logger.warn({ err, job: this.name, retryInMs, failures: this.failures }, `${this.name} failed; retrying`);
+      } finally {
+        this.tickStartedAt = undefined;
       }
-      if (!more && !this.woken) await this.waitInterval();
+      if (retryInMs !== undefined) await sleep(retryInMs, this.abort.signal);
+      else if (!more && !this.woken) await this.waitInterval();
     }
   }
 

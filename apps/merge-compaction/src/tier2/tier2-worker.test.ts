@@ -10,7 +10,7 @@ afterAll(() => telemetry.shutdown());
 afterEach(() => jest.restoreAllMocks());
 
 /** A worker over orders, inventory and clickstream whose folders are stubbed by the test. */
-function worker(tables = { existing: async () => undefined } as unknown as TableSet, foldPercent = 10): Tier2Worker {
+function worker(tables = { existing: async () => undefined } as unknown as TableSet, foldPercent = 10, stallTimeoutMs = 60_000): Tier2Worker {
   return new Tier2Worker({
     contracts: [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream].map((contract) => ({ contract, topic: `valid.${contract.name}` })),
     tables,
@@ -21,6 +21,7 @@ function worker(tables = { existing: async () => undefined } as unknown as Table
     goldIntervalMs: 5000,
     watermarkMs: 60_000,
     retryMaxMs: 1000,
+    stallTimeoutMs,
     maintenance: { intervalMs: 60_000, minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: false, logger: telemetry.logger, metrics: telemetry.metrics },
     logger: telemetry.logger,
     metrics: telemetry.metrics,
@@ -111,6 +112,35 @@ describe('Tier2Worker.tick', () => {
     expect(maintain).toHaveBeenCalledTimes(2);
     expect(maintain.mock.calls[1][0]).toBe(true); // the round starts again from its start
     expect(tier2.healthy).toBe(true);
+  });
+});
+
+describe('Tier2Worker.live', () => {
+  // A tier-2-only pod (the folder) had no other liveness: a fold hung on a storage or DuckDB call
+  // held silver and gold where they were with /healthz green.
+  it('turns false while a pass runs past the stall timeout, and true again once passes return', async () => {
+    let release!: () => void;
+    let calls = 0;
+    jest.spyOn(ContractFolder.prototype, 'silverStep').mockImplementation(async () => {
+      if (++calls === 1) await new Promise<void>((resolve) => (release = resolve)); // the first step hangs
+      return outcome(0, 0, false);
+    });
+    jest.spyOn(ContractFolder.prototype, 'goldStep').mockResolvedValue(outcome(0, 0, false));
+    const tier2 = worker(undefined, 10, 200);
+    tier2.start();
+    try {
+      expect(tier2.live).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(tier2.live).toBe(false);
+      expect(tier2.passRunningMs).toBeGreaterThanOrEqual(200);
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(tier2.live).toBe(true);
+      expect(tier2.passRunningMs).toBe(0);
+    } finally {
+      release?.();
+      await tier2.stop();
+    }
   });
 });
 

@@ -26,6 +26,8 @@ export interface Tier2Options {
   /** Most bronze bytes one tier-2 read may hold in a table's file cache (S3); undefined: no bound. */
   readonly maxReadBytes?: number;
   readonly retryMaxMs: number;
+  /** A pass running longer than this is hung: {@link Tier2Worker.live} turns false. */
+  readonly stallTimeoutMs: number;
   /** Silver and gold are compacted here, between folds, so a compaction can never race a MERGE. */
   readonly maintenance: MaintenanceOptions & { intervalMs: number };
   readonly logger: Logger;
@@ -64,6 +66,19 @@ export class Tier2Worker {
     const steps = [...this.folders.flatMap((f) => [f.silver, f.gold]), this.maintenanceRetry];
     if (steps.some((s) => s.failingForMs(now) >= UNHEALTHY_AFTER_MS)) return false;
     return this.job.failures === 0 || this.job.sinceOkMs < UNHEALTHY_AFTER_MS;
+  }
+
+  /**
+   * False while one pass has run longer than the stall timeout: a storage or DuckDB call that
+   * never returns would otherwise hold silver and gold where they are, with the process up.
+   */
+  get live(): boolean {
+    return this.job.tickRunningMs < this.o.stallTimeoutMs;
+  }
+
+  /** How long the running pass has taken so far (0 between passes), for the stall report. */
+  get passRunningMs(): number {
+    return this.job.tickRunningMs;
   }
 
   start(): void {
