@@ -208,17 +208,21 @@ export class ContractFolder {
     );
     const queriedMs = Math.round(performance.now() - queryStarted);
     const superseded: string[] = [];
-    const deletes: { key: string; version: number; eventMs: number }[] = [];
+    const deletes: { key: string; version: number; eventMs: number; partition: number }[] = [];
+    const newestByPartition = new Map<number, number>();
     let oldestProduced = Infinity;
     for (const r of facts) {
       const key = contract.entityKey(r);
       const version = Number(r.version);
+      const partition = Number(r.p);
+      const eventMs = Number(r.event_ms);
+      if (eventMs > (newestByPartition.get(partition) ?? -Infinity)) newestByPartition.set(partition, eventMs);
       if (contract.kind === 'state' && tombstones.supersedes(key, version)) {
         superseded.push(`(${Number(r.p)}, ${Number(r.o)})`);
         continue;
       }
       if (r.produced_ms !== null && r.produced_ms !== undefined) oldestProduced = Math.min(oldestProduced, Number(r.produced_ms));
-      if (r.op === 'delete') deletes.push({ key, version, eventMs: Number(r.event_ms) });
+      if (r.op === 'delete') deletes.push({ key, version, eventMs, partition });
     }
     // Pass 2: the rows go bronze → silver inside DuckDB (silver takes the columns it has by name).
     const rows = `(${await bronze.relationSql(bsnap, files)})`;
@@ -242,7 +246,8 @@ export class ContractFolder {
       this.tombstones = undefined;
       throw err;
     }
-    for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs);
+    for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs, d.partition);
+    for (const [partition, eventMs] of newestByPartition) tombstones.observe(partition, eventMs);
     tombstones.expire();
     const folded = facts.length - superseded.length;
     this.o.metrics.tableWaiting.set(left, { table });
@@ -320,11 +325,13 @@ export class ContractFolder {
   }
 
   /**
-   * Rebuilt from bronze once per process (and after a failed MERGE): folded tombstones within the
-   * watermark of the newest one. Bronze is read newest files first (by their largest event time),
-   * in chunks of at most `maxReadBytes`, until the files left are older than the newest delete
-   * found less the watermark: one read of every folded bronze file passed an S3 cache's bound, and
-   * the silver step failed on every retry after a restart.
+   * Rebuilt from bronze once per process (and after a failed MERGE): the folded tombstones within
+   * the watermark of their partition's newest folded event. Bronze is read newest files first (by
+   * their largest event time), in chunks of at most `maxReadBytes`, until the files left are older
+   * than every folded partition's newest event less the watermark: one read of every folded
+   * bronze file passed an S3 cache's bound, and the silver step failed on every retry after a
+   * restart. A partition far behind the others in event time keeps the walk going until its own
+   * newest events are found.
    */
   private async tombstoneMemory(bronze: LakeTable, bsnap: Snapshot, ssnap: Snapshot): Promise<TombstoneMemory> {
     if (this.tombstones) return this.tombstones;
@@ -333,24 +340,30 @@ export class ContractFolder {
     if (this.o.contract.kind === 'state' && folded.size > 0) {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
       const { where, files } = rangeFilter(bsnap, ranges);
+      const newest = new Map<number, number>();
+      // Below this no folded partition needs a delete: its newest event less the watermark.
+      const floor = () => (newest.size < folded.size ? -Infinity : Math.min(...newest.values()) - this.o.watermarkMs);
       let deletes: Record<string, unknown>[] = [];
-      let newest = -Infinity;
       for (const chunk of newestFirstChunks(bsnap, files, 'event_time', this.o.maxReadBytes ?? Infinity)) {
-        if (chunk.newest < newest - this.o.watermarkMs) break;
+        if (chunk.newest < floor()) break;
         const paths = new Set(chunk.files.map((f) => f.path));
-        // Only deletes within the watermark of the newest one so far (this chunk's included).
-        const floor = Number.isFinite(newest) ? newest - this.o.watermarkMs : Number.MIN_SAFE_INTEGER;
+        const chunkFiles = (f: LiveFile) => paths.has(f.path);
+        for (const r of await this.queryBronze(bronze, bsnap, chunkFiles, `SELECT ${KAFKA_PARTITION} AS p, max(epoch_ms(event_time)) AS newest FROM bronze WHERE ${where} GROUP BY 1`)) {
+          const p = Number(r.p);
+          newest.set(p, Math.max(newest.get(p) ?? -Infinity, Number(r.newest)));
+        }
+        const lowest = floor();
         const rows = await this.queryBronze(
           bronze,
           bsnap,
-          (f) => paths.has(f.path),
-          `WITH d AS (SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND ${where})
-           SELECT * FROM d WHERE __event_ms >= greatest((SELECT max(__event_ms) FROM d) - ${this.o.watermarkMs}, ${floor})`,
+          chunkFiles,
+          `SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND (${where})${Number.isFinite(lowest) ? ` AND epoch_ms(event_time) >= ${lowest}` : ''}`,
         );
-        for (const r of rows) newest = Math.max(newest, Number(r.__event_ms));
-        deletes = [...deletes, ...rows].filter((r) => Number(r.__event_ms) >= newest - this.o.watermarkMs);
+        const within = (r: Record<string, unknown>) => Number(r.__event_ms) >= (newest.get(Number(r[KAFKA_PARTITION])) ?? -Infinity) - this.o.watermarkMs;
+        deletes = [...deletes, ...rows].filter(within);
       }
-      for (const r of deletes) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms));
+      for (const [partition, eventMs] of newest) memory.observe(partition, eventMs);
+      for (const r of deletes) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms), Number(r[KAFKA_PARTITION]));
     }
     this.tombstones = memory;
     return memory;

@@ -2,12 +2,17 @@
  * Recent tombstones of one contract: entity key → highest deleted version, for deletes already
  * folded into silver. Copy-on-write MERGE removes a deleted row, so without this an older
  * version arriving after the tombstone (out of order, across two fold steps) would re-insert the
- * entity. Held for event times within the watermark of the newest tombstone; rebuilt from bronze
- * on start. Beyond the watermark such a late, older version is applied (documented limit).
+ * entity. A tombstone is held while its event time is within the watermark of the newest event
+ * folded from its Kafka partition (an entity's events all travel in one partition): one horizon
+ * for the whole contract let a partition ahead in event time (a lagging consumer, a catch-up,
+ * a producer's clock) expire another partition's deletes in the step that folded them. Rebuilt
+ * from bronze on start. Beyond the watermark such a late, older version is applied (documented
+ * limit).
  */
 export class TombstoneMemory {
-  private readonly byKey = new Map<string, { version: number; eventTimeMs: number }>();
-  private newest = -Infinity;
+  private readonly byKey = new Map<string, { version: number; eventTimeMs: number; partition: number }>();
+  /** Per Kafka partition: the newest event time folded from it. */
+  private readonly newest = new Map<number, number>();
 
   constructor(private readonly watermarkMs: number) {}
 
@@ -16,11 +21,16 @@ export class TombstoneMemory {
     return this.byKey.size;
   }
 
-  /** Records folded deletes. */
-  remember(key: string, version: number, eventTimeMs: number): void {
+  /** Records that an event of `partition` with this time was folded (a delete or not). */
+  observe(partition: number, eventTimeMs: number): void {
+    if (eventTimeMs > (this.newest.get(partition) ?? -Infinity)) this.newest.set(partition, eventTimeMs);
+  }
+
+  /** Records a folded delete (and observes its time). */
+  remember(key: string, version: number, eventTimeMs: number, partition: number): void {
     const cur = this.byKey.get(key);
-    if (!cur || version > cur.version) this.byKey.set(key, { version, eventTimeMs });
-    if (eventTimeMs > this.newest) this.newest = eventTimeMs;
+    if (!cur || version > cur.version) this.byKey.set(key, { version, eventTimeMs, partition });
+    this.observe(partition, eventTimeMs);
   }
 
   /** True when a folded delete of `key` has a version at or above `version`. */
@@ -29,9 +39,10 @@ export class TombstoneMemory {
     return cur !== undefined && cur.version >= version;
   }
 
-  /** Forgets tombstones older than the watermark. */
+  /** Forgets tombstones older than the watermark of their partition's newest folded event. */
   expire(): void {
-    const horizon = this.newest - this.watermarkMs;
-    for (const [k, v] of this.byKey) if (v.eventTimeMs < horizon) this.byKey.delete(k);
+    for (const [k, v] of this.byKey) {
+      if (v.eventTimeMs < (this.newest.get(v.partition) ?? -Infinity) - this.watermarkMs) this.byKey.delete(k);
+    }
   }
 }
