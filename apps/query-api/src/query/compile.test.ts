@@ -126,6 +126,12 @@ describe('compileQuery', () => {
     ['time bucket over a string', { timeBucket: { column: 'status', interval: '1m' } }, 'QUERY_SHAPE_INVALID'],
     ['empty select', { select: [] }, 'QUERY_SHAPE_INVALID'],
     ['limit above maxRows', { limit: 1001 }, 'QUERY_TOO_COMPLEX'],
+    // Within the schema (64 per level) but 257 in all: pruning checks each against every file.
+    [
+      'more than 256 conditions in all',
+      { where: [{ or: [...Array.from({ length: 4 }, () => ({ and: Array.from({ length: 64 }, () => ({ column: 'qty', op: '>', value: 1 })) })), { column: 'qty', op: '=', value: 2 }] }] },
+      'QUERY_TOO_COMPLEX',
+    ],
   ])('refuses %s', (_name, q, code) => {
     expect(codeOf(q)).toBe(code);
   });

@@ -1,5 +1,6 @@
 import { queryError } from '../errors';
-import { BUCKET_INTERVALS, type Aggregate, type Condition, type Filter, type QueryRequest, type Scalar } from './query-types';
+import { MAX_LEAF_CONDITIONS } from './query-schema';
+import { BUCKET_INTERVALS, type Aggregate, type Condition, type Filter, leafConditions, type QueryRequest, type Scalar } from './query-types';
 import { type ColumnInfo, type TableShape, duckTypeOf, familyOf, quoteIdent } from './table-schema';
 import { normalizeValue } from './values';
 
@@ -35,6 +36,10 @@ export interface CompileOptions {
  * QUERY_TOO_COMPLEX.
  */
 export function compileQuery(query: QueryRequest, shape: TableShape, options: CompileOptions): CompiledQuery {
+  const conditions = leafConditions(query.where);
+  if (conditions > MAX_LEAF_CONDITIONS) {
+    throw queryError('QUERY_TOO_COMPLEX', `${conditions} conditions in where; at most ${MAX_LEAF_CONDITIONS}`, { conditions, maxConditions: MAX_LEAF_CONDITIONS });
+  }
   const byName = new Map(shape.columns.map((c) => [c.name, c]));
   const column = (name: string, where: string): ColumnInfo => {
     const c = byName.get(name);

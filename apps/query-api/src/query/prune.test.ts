@@ -118,4 +118,17 @@ describe('pruneFiles', () => {
     expect(pruneFiles(many, [{ column: 'id', op: 'in', value: counted }], shape).map((f) => f.name)).toEqual(['f42', 'f4999']);
     expect(reads).toBe(list.length);
   });
+
+  it('past the budget of files × conditions, prunes on top-level conditions alone (and/or groups may match)', () => {
+    const many = Array.from({ length: 5000 }, (_, i) => file(`f${i}`, String(i), '2026-01-01', { numRecords: 1, minValues: { qty: i }, maxValues: { qty: i }, nullCount: { qty: 0 } }));
+    const group: Filter = { or: Array.from({ length: 200 }, () => ({ column: 'qty', op: '<', value: 10 })) };
+    const top: Filter = { column: 'bucket', op: '<', value: 100 };
+    const byTop = pruneFiles(many, [top], shape);
+    expect(byTop.length).toBeLessThan(200);
+    // 5,000 files × 201 conditions is past PRUNE_BUDGET: the group is not evaluated, the bucket condition still prunes.
+    expect(pruneFiles(many, [top, group], shape)).toEqual(byTop);
+    // Within the budget (1,000 files) the group prunes too.
+    // (A bound equal to the statistics is kept, conservatively: f10 for qty < 10.)
+    expect(pruneFiles(many.slice(0, 1000), [top, group], shape).map((f) => f.name)).toEqual(Array.from({ length: 11 }, (_, i) => `f${i}`));
+  });
 });

@@ -1,4 +1,4 @@
-import type { Condition, Filter, Scalar } from './query-types';
+import { type Condition, type Filter, leafConditions, type Scalar } from './query-types';
 import { type ColumnInfo, type TableShape, familyOf } from './table-schema';
 import { normalizeValue } from './values';
 
@@ -22,13 +22,22 @@ interface Range {
 }
 
 /**
+ * Condition checks one pruning may make (files × conditions). Past it only the top-level
+ * conditions prune (and/or groups count as "may match"): pruning runs on the event loop before any
+ * limit or timeout applies, and a table of 10k files × 256 nested conditions held it for seconds.
+ */
+export const PRUNE_BUDGET = 1_000_000;
+
+/**
  * Keeps the files that may hold rows matching every top-level filter, judging by partition values
  * and min/max/null-count statistics. Conservative: when in doubt (no stats, an operator it does not
  * reason about, a type it cannot order) a file is kept. Filters must already be compiled (valid).
  * With `onlyColumns`, conditions on other columns never prune.
  */
-export function pruneFiles<F extends FileFacts>(files: F[], where: Filter[] | undefined, shape: TableShape, onlyColumns?: ReadonlySet<string>): F[] {
-  if (!where || where.length === 0) return files;
+export function pruneFiles<F extends FileFacts>(files: F[], filters: Filter[] | undefined, shape: TableShape, onlyColumns?: ReadonlySet<string>): F[] {
+  if (!filters || filters.length === 0) return files;
+  const where = files.length * leafConditions(filters) > PRUNE_BUDGET ? filters.filter((f) => !('and' in f) && !('or' in f)) : filters;
+  if (where.length === 0) return files;
   // Columns outside `onlyColumns` are left out of the map, so their conditions always "may match".
   const byName = new Map(shape.columns.filter((c) => !onlyColumns || onlyColumns.has(c.name)).map((c) => [c.name, c]));
   const partitions = new Set(shape.partitionColumns);

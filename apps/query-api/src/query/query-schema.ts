@@ -6,6 +6,12 @@ export const MAX_IN_VALUES = 1000;
 export const MAX_FILTER_DEPTH = 3;
 /** Most conditions at one level. */
 export const MAX_CONDITIONS = 64;
+/**
+ * Most conditions in one query, however nested. The schema alone lets a 256 KiB body carry ~4,000
+ * (64 per level, three levels), and file pruning checks each against every file's statistics on
+ * the event loop, before any limit or timeout: seconds per request on a table of 10k files.
+ */
+export const MAX_LEAF_CONDITIONS = 256;
 
 const NAME = { type: 'string', minLength: 1, maxLength: 128 } as const;
 const ALIAS = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' } as const;

@@ -15,6 +15,13 @@ export interface Condition {
 /** Conditions combined; nesting depth is bounded by the JSON schema. */
 export type Filter = Condition | { and: Filter[] } | { or: Filter[] };
 
+/** Conditions in a filter list, however nested. */
+export function leafConditions(where: readonly Filter[] | undefined): number {
+  let n = 0;
+  for (const f of where ?? []) n += 'and' in f ? leafConditions(f.and) : 'or' in f ? leafConditions(f.or) : 1;
+  return n;
+}
+
 export const AGGREGATE_FUNCTIONS = ['count', 'sum', 'min', 'max', 'avg', 'count_distinct'] as const;
 export type AggregateFunction = (typeof AGGREGATE_FUNCTIONS)[number];
 
