@@ -116,7 +116,7 @@ describe('query-api query timeout interrupts DuckDB', () => {
     await expect(service.query('silver_orders', count)).resolves.toMatchObject({ rows: [{ count: 50 }] });
   });
 
-  it('requests for the same past snapshot share one load, a retry after a 503 too', async () => {
+  it('requests for the same past snapshot share one load and one query slot, a retry after a 503 too', async () => {
     let listings = 0;
     let release = () => undefined as void;
     const stalled = new Promise<void>((resolve) => (release = resolve));
@@ -128,7 +128,8 @@ describe('query-api query timeout interrupts DuckDB', () => {
       }
     }
     const lake = new LakeAdapter({ ...adapterOptions(), storageFor: (t: string) => new SlowLog(path.join(root, t)) });
-    const service = new QueryService(lake, new SnapshotTracker(lake, 0), new ResultCache(0, 1e6), new Limiter(4, 4, 5000), {
+    const limiter = new Limiter(4, 4, 5000);
+    const service = new QueryService(lake, new SnapshotTracker(lake, 0), new ResultCache(0, 1e6), limiter, {
       maxRows: 100,
       queryTimeoutMs: 300,
       waitTimeoutMs: 1000,
@@ -138,6 +139,8 @@ describe('query-api query timeout interrupts DuckDB', () => {
     const first = await Promise.allSettled([service.query('silver_orders', past), service.query('silver_orders', past)]);
     expect(first.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'answered'))).toEqual(['QUERY_LAKE_UNAVAILABLE', 'QUERY_LAKE_UNAVAILABLE']);
     const retry = service.query('silver_orders', past);
+    // The one load holds one query slot, not one per waiter: the others stay free for queries.
+    expect(limiter.inFlight).toBe(1);
     const listed = listings;
     release();
     await expect(retry).resolves.toMatchObject({ rows: [{ count: 50 }] });

@@ -39,7 +39,6 @@ export class LakeAdapter implements LakePort {
   private readonly opened = new Map<string, LakeTable>();
   private readonly sources = new WeakMap<TableSnapshot, ViewSpec>();
   private readonly past = new Map<string, TableSnapshot>();
-  private readonly pastLoads = new Map<string, Promise<TableSnapshot>>();
   private readonly pastLimit: number;
   private readonly budgets = new Map<string, ByteBudget>();
 
@@ -62,7 +61,7 @@ export class LakeAdapter implements LakePort {
     const hit = this.past.get(key);
     // Kept only while it is the table's: one dropped and created again since has other versions.
     if (hit && (await this.sameTable(hit))) return hit;
-    const s = await this.sharedLoad(key, () => this.load(table, { version }));
+    const s = await this.load(table, { version });
     this.past.set(key, s);
     if (this.past.size > this.pastLimit) this.past.delete(this.past.keys().next().value as string);
     return s;
@@ -95,21 +94,7 @@ export class LakeAdapter implements LakePort {
   }
 
   atTimestamp(table: string, ms: number): Promise<TableSnapshot> {
-    return this.sharedLoad(`${table}@t${ms}`, () => this.load(table, { timestampMs: ms }));
-  }
-
-  /**
-   * One load per past target at a time: concurrent requests for it, and a client's retry after
-   * its request timed out while the load went on, wait for the same load instead of each
-   * starting another (each holding a query slot).
-   */
-  private sharedLoad(key: string, load: () => Promise<TableSnapshot>): Promise<TableSnapshot> {
-    let pending = this.pastLoads.get(key);
-    if (pending === undefined) {
-      pending = load().finally(() => this.pastLoads.delete(key));
-      this.pastLoads.set(key, pending);
-    }
-    return pending;
+    return this.load(table, { timestampMs: ms });
   }
 
   async query(snapshot: TableSnapshot, files: LiveFile[], pendingFiles: LiveFile[], read: LakeRead): Promise<Record<string, unknown>[]> {

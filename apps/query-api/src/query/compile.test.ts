@@ -129,7 +129,7 @@ describe('compileQuery', () => {
     // Within the schema (64 per level) but 257 in all: pruning checks each against every file.
     [
       'more than 256 conditions in all',
-      { where: [{ or: [...Array.from({ length: 4 }, () => ({ and: Array.from({ length: 64 }, () => ({ column: 'qty', op: '>', value: 1 })) })), { column: 'qty', op: '=', value: 2 }] }] },
+      { where: [{ or: [...Array.from({ length: 4 }, () => ({ and: Array.from({ length: 64 }, () => ({ column: 'qty', op: '>' as const, value: 1 })) })), { column: 'qty', op: '=', value: 2 }] }] },
       'QUERY_TOO_COMPLEX',
     ],
   ])('refuses %s', (_name, q, code) => {

@@ -77,6 +77,8 @@ export interface QueryServiceOptions {
 export class QueryService {
   /** Answers being computed, by cache key: identical concurrent queries share one DuckDB run. */
   private readonly inflight = new Map<string, Promise<CachedAnswer>>();
+  /** Past snapshots being loaded, by table and version or time (see {@link pastLoad}). */
+  private readonly pastLoads = new Map<string, Promise<TableSnapshot>>();
   /** Which snapshot answered newest per table (time-travel answers are older). */
   private readonly newestAnswered = new Map<string, Pick<TableSnapshot, 'tableId' | 'version' | 'commitTimeMs'>>();
 
@@ -103,17 +105,32 @@ export class QueryService {
     if (asOf && waitFor) throw queryError('QUERY_SHAPE_INVALID', 'asOf and waitFor cannot be combined');
     // A past snapshot replays the log (every distinct time again): it takes a query slot, so a
     // client walking through versions meets the same concurrency limit and 503 as queries.
-    if (asOf && 'version' in asOf) return this.loaded(table, this.limiter.run(() => this.lake.atVersion(table, asOf.version)));
+    if (asOf && 'version' in asOf) return this.loaded(table, this.pastLoad(`${table}@${asOf.version}`, () => this.lake.atVersion(table, asOf.version)));
     if (asOf && 'timestamp' in asOf) {
       const ms = Date.parse(asOf.timestamp);
       if (Number.isNaN(ms)) throw queryError('QUERY_VALUE_INVALID', `asOf.timestamp ${JSON.stringify(asOf.timestamp)}`);
-      return this.loaded(table, this.limiter.run(() => this.lake.atTimestamp(table, ms)));
+      return this.loaded(table, this.pastLoad(`${table}@t${ms}`, () => this.lake.atTimestamp(table, ms)));
     }
     if (waitFor && (waitFor.version !== undefined || Object.keys(waitFor.offsets ?? {}).length > 0)) {
       // Its own deadline is checked between loads; a load that hangs gets the query timeout on top.
       return this.loaded(table, this.tracker.waitFor(table, waitFor, this.options.waitTimeoutMs), (waitFor.timeoutMs ?? this.options.waitTimeoutMs) + this.options.queryTimeoutMs);
     }
     return this.loaded(table, this.tracker.latest(table));
+  }
+
+  /**
+   * One load per past target at a time, holding one query slot: concurrent requests for it, and a
+   * client's retry after its request timed out while the load went on, wait for the same load.
+   * (Each waiter took a slot of its own around the shared load: four retries of one slow past
+   * version held every slot, and no query ran until that load ended.)
+   */
+  private pastLoad(key: string, load: () => Promise<TableSnapshot>): Promise<TableSnapshot> {
+    let pending = this.pastLoads.get(key);
+    if (pending === undefined) {
+      pending = this.limiter.run(load).finally(() => this.pastLoads.delete(key));
+      this.pastLoads.set(key, pending);
+    }
+    return pending;
   }
 
   /**
