@@ -26,6 +26,7 @@ export const ERROR_CATALOG = {
   QUERY_NOT_READY: { status: 503, retryable: true, message: 'the service is starting or shutting down' },
   QUERY_LAKE_UNAVAILABLE: { status: 503, retryable: true, message: 'the lake storage could not be read' },
   QUERY_UPSTREAM_UNAVAILABLE: { status: 503, retryable: true, message: 'a pipeline service the answer comes from did not answer' },
+  QUERY_TABLE_UNREADABLE: { status: 500, retryable: false, message: 'the table cannot be read here: its protocol, log or schema is not one this service reads' },
   QUERY_INTERNAL: { status: 500, retryable: false, message: 'unexpected error' },
 } as const satisfies Record<string, { status: number; retryable: boolean; message: string }>;
 

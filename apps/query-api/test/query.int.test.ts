@@ -1,5 +1,6 @@
 // query-api over real Delta tables on disk written with @sluice/lake, read through a locked DuckDB.
 // Answers are checked against DuckDB running equivalent SQL directly on the same snapshot.
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LakeQueryEngine, type LakeTable } from '@sluice/lake';
 import { KEY_HASH_COLUMN, keyHashOf } from '@sluice/contracts';
@@ -310,6 +311,31 @@ describe('query-api limits over a real table', () => {
       const old = await query(t.app, 'silver_orders', { asOf: { version: 2 }, aggregates: [{ fn: 'count', column: '*', as: 'n' }] });
       expect(old.status).toBe(404);
       expect(old.body.error.code).toBe('QUERY_VERSION_UNKNOWN');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a table another writer upgraded past its protocol is named with a reason, and the list still answers', async () => {
+    const dir = await tempDir('unreadable');
+    await (await createOrders(dir)).append({ rows: [orderRow(1)] });
+    const other = await createOrders(dir, 'silver_other');
+    await other.append({ rows: [orderRow(2)] });
+    // As Spark writes when it turns on deletion vectors: reader 3, writer 7.
+    const protocol = { protocol: { minReaderVersion: 3, minWriterVersion: 7, readerFeatures: ['deletionVectors'], writerFeatures: ['deletionVectors'] } };
+    await fs.writeFile(path.join(dir, 'silver_other', '_delta_log', '00000000000000000002.json'), `${JSON.stringify(protocol)}\n`);
+    const t = await startApp(dir, ['silver_orders', 'silver_other']);
+    try {
+      const upgraded = await get(t.app, '/v1/tables/silver_other');
+      expect({ status: upgraded.status, code: upgraded.body.error.code, details: upgraded.body.error.details }).toEqual({
+        status: 500,
+        code: 'QUERY_TABLE_UNREADABLE',
+        details: { table: 'silver_other', cause: 'LAKE_UNSUPPORTED_PROTOCOL' },
+      });
+      const list = await get(t.app, '/v1/tables');
+      expect(list.status).toBe(200);
+      expect(list.body.tables.map((d: { table: string }) => d.table)).toEqual(['silver_orders']);
+      expect(list.body.unreadable).toEqual([{ table: 'silver_other', cause: 'LAKE_UNSUPPORTED_PROTOCOL' }]);
     } finally {
       await t.close();
     }

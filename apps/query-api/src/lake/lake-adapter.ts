@@ -293,6 +293,11 @@ function translate(err: unknown, table: string): Error {
     case 'LAKE_DATA_FILE_MISSING':
       // Only an old version's files are ever deleted (vacuum after retention).
       return queryError('QUERY_VERSION_UNKNOWN', 'a data file of this version has been vacuumed', { table }, err);
+    case 'LAKE_UNSUPPORTED_PROTOCOL':
+    case 'LAKE_LOG_CORRUPT':
+    case 'LAKE_SCHEMA_INVALID':
+      // Retrying will not help and it is no bug here: say which table and why (the lake's code).
+      return queryError('QUERY_TABLE_UNREADABLE', JSON.stringify(table), { table, cause: err.code }, err);
     case 'LAKE_STORAGE_UNAVAILABLE':
       return queryError('QUERY_LAKE_UNAVAILABLE', undefined, { table, cause: err.code, retryAfterSeconds: 1 }, err);
     case 'LAKE_OUT_OF_MEMORY':

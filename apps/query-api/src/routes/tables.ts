@@ -34,6 +34,7 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
     async (request) => {
       const principal = principalOf(request);
       const visible = service.tables().filter((t) => principal.canRead(t));
+      const unreadable: { table: string; cause: unknown }[] = [];
       const described = await Promise.all(
         visible.map(async (t) => {
           try {
@@ -41,11 +42,17 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
           } catch (err) {
             // A configured table that has no commit yet is simply not listed.
             if (isSluiceError(err, 'QUERY_TABLE_UNKNOWN')) return undefined;
+            // One table this service cannot read (another writer turned on deletion vectors, a
+            // corrupt log) is named, not allowed to fail the list of every other table.
+            if (isSluiceError(err, 'QUERY_TABLE_UNREADABLE')) {
+              unreadable.push({ table: t, cause: err.details.cause });
+              return undefined;
+            }
             throw err;
           }
         }),
       );
-      return { tables: described.filter((d) => d !== undefined) };
+      return { tables: described.filter((d) => d !== undefined), ...(unreadable.length > 0 && { unreadable }) };
     },
   );
 
