@@ -85,15 +85,18 @@ async function setup(
     dlqMetrics?: AppDeps['dlqMetrics'];
     onAnswer?: (f: { table: string; version: number }) => void;
     logger?: AppDeps['logger'];
+    draining?: () => boolean;
+    queueWaitMs?: number;
+    queryTimeoutMs?: number;
   } = {},
 ) {
   const lake = new MemoryLake();
   lake.versions = [snapshotOf('orders_silver', 0), snapshotOf('orders_silver', 1)];
   const tracker = new SnapshotTracker(lake, 0);
-  const limiter = new Limiter(opts.maxConcurrent ?? 4, opts.maxQueued ?? 0, 50);
+  const limiter = new Limiter(opts.maxConcurrent ?? 4, opts.maxQueued ?? 0, opts.queueWaitMs ?? 50);
   const service = new QueryService(lake, tracker, new ResultCache(100, 1e6), limiter, {
     maxRows: 100,
-    queryTimeoutMs: 1000,
+    queryTimeoutMs: opts.queryTimeoutMs ?? 1000,
     waitTimeoutMs: 100,
     eventTimeColumn: 'event_time',
     onAnswer: opts.onAnswer,
@@ -108,6 +111,7 @@ async function setup(
     dashboard: { assetsDir: join(__dirname, 'dashboard'), refreshMs: 1000, interval: '1m', buckets: 30, freshnessTables: [], orders: { table: 'orders_silver', statusColumn: 'status', timeColumn: 'event_time' } },
     dlqMetrics: opts.dlqMetrics,
     isReady: () => opts.ready ?? true,
+    isDraining: opts.draining,
     bodyLimit: 64 * 1024,
     logger: opts.logger,
   });
@@ -266,6 +270,44 @@ describe('query-api HTTP', () => {
     open();
     expect((await first).statusCode).toBe(200);
     expect((await app.inject({ url: '/v1/tables/orders_silver?asOfVersion=0', headers: { authorization: `Bearer ${DASH}` } })).statusCode).toBe(200);
+  });
+
+  it('a query still queued when the query timeout passes is 503 QUERY_SATURATED (it never ran), the running one 504', async () => {
+    await app.close();
+    ({ app, lake } = await setup({ maxConcurrent: 1, maxQueued: 1, queueWaitMs: 5000, queryTimeoutMs: 200 }));
+    let open!: () => void;
+    lake.gate = new Promise((r) => (open = r));
+    const first = post(app, { select: ['status'] });
+    await new Promise((r) => setTimeout(r, 20));
+    const queued = await post(app, { select: ['order_id'] });
+    expect({ status: queued.statusCode, code: queued.json().error.code, retryAfter: queued.headers['retry-after'] }).toEqual({ status: 503, code: 'QUERY_SATURATED', retryAfter: '1' });
+    const ran = await first;
+    expect({ status: ran.statusCode, code: ran.json().error.code }).toEqual({ status: 504, code: 'QUERY_TIMEOUT' });
+    open();
+  });
+
+  it('answers a path that is not valid percent-encoded UTF-8 with the catalog body (fastify had its own)', async () => {
+    for (const url of ['/v1/tables/orders_silver/entities/%ED%A0%80', '/v1/tables/orders_silver/entities/o-%E0%A4%A']) {
+      const res = await app.inject({ url, headers: { authorization: `Bearer ${DASH}` } });
+      expect({ status: res.statusCode, error: res.json().error }).toEqual({
+        status: 400,
+        error: { code: 'QUERY_INVALID', message: 'the request does not match its schema: the path is not valid percent-encoded UTF-8', retryable: false, details: { cause: 'FST_ERR_BAD_URL' } },
+      });
+    }
+  });
+
+  it('while draining, answers every request but /healthz with 503 QUERY_NOT_READY and Retry-After', async () => {
+    let draining = false;
+    const d = await setup({ draining: () => draining });
+    try {
+      expect((await d.app.inject({ url: '/v1/tables', headers: { authorization: `Bearer ${DASH}` } })).statusCode).toBe(200);
+      draining = true;
+      const res = await d.app.inject({ url: '/v1/tables', headers: { authorization: `Bearer ${DASH}` } });
+      expect({ status: res.statusCode, code: res.json().error.code, retryAfter: res.headers['retry-after'] }).toEqual({ status: 503, code: 'QUERY_NOT_READY', retryAfter: '1' });
+      expect((await d.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await d.app.close();
+    }
   });
 
   it('/healthz, /readyz, /docs and the dashboard need no token; /metrics is not on the API port', async () => {

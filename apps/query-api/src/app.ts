@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TokenAuth } from './auth/tokens';
 import { queryError } from './errors';
-import { errorHandler } from './http/errors-http';
+import { errorHandler, frameworkErrorHandler } from './http/errors-http';
 import type { EntityLookup, QueryService } from './query/query-service';
 import type { DlqMetricsSource } from './pipeline/dlq-metrics';
 import { registerAuth } from './routes/auth-hook';
@@ -22,6 +22,8 @@ export interface AppDeps {
   dlqMetrics?: DlqMetricsSource;
   /** False while starting or draining: /readyz answers 503. */
   isReady: () => boolean;
+  /** True once shutdown began: every request but /healthz gets 503 QUERY_NOT_READY with Retry-After. */
+  isDraining?: () => boolean;
   /** An `onResponse` hook (HTTP metrics). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   bodyLimit: number;
@@ -39,7 +41,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Reject what the schema does not name instead of silently dropping it, and never coerce a
     // body value into another type (null would become "" and match the wrong rows).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-    return503OnClosing: true,
+    // While draining, requests on open keep-alive connections get the catalog's 503 from the
+    // onRequest hook below (fastify's own had no error code and no Retry-After).
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler,
     // The router refused path parameters over 100 characters with a bare 414; entity keys may
     // have 1,024 (routes/tables.ts), up to 12 bytes each when percent-encoded UTF-8.
     routerOptions: { maxParamLength: 12 * 1024 },
@@ -74,6 +79,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // that finish after it was called, and an idle keep-alive one would hold shutdown until timeout.
   app.addHook('onSend', async (_request, reply) => {
     if (!deps.isReady()) void reply.header('connection', 'close');
+  });
+  app.addHook('onRequest', async (request) => {
+    if (deps.isDraining?.() && request.routeOptions.url !== '/healthz') throw queryError('QUERY_NOT_READY', 'draining', { retryAfterSeconds: 1 });
   });
   registerAuth(app, deps.auth);
 

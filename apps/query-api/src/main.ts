@@ -59,6 +59,7 @@ async function main(): Promise<void> {
 
   const dlqUrls = config.dlqMetricsUrls;
   let ready = false;
+  let stopping = false;
   const app = await buildApp({
     service,
     auth: new TokenAuth(config.tokens),
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
     },
     dlqMetrics: dlqUrls.length > 0 ? new DlqMetricsSource(dlqUrls) : undefined,
     isReady: () => ready,
+    isDraining: () => stopping,
     onResponse: httpMetricsHook(telemetry.metrics),
     bodyLimit: config.bodyLimit,
     logger: log,
@@ -84,7 +86,6 @@ async function main(): Promise<void> {
   const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, metricsText: () => telemetry.metricsText(), ready: () => ready });
   log.info({ address, opsPort: ops.port, tables: config.tables }, 'query-api listening; loading the tables before ready');
 
-  let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;

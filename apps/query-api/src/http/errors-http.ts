@@ -19,6 +19,19 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
   void reply.status(status).send(body);
 }
 
+/**
+ * Errors fastify's router raises before any route or hook (a path that is not valid percent-encoded
+ * UTF-8, a parameter past the router's length): answered like every other error, not with
+ * fastify's own body, which has no `error.code` of the catalog.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const detail: Record<string, string> = {
+    FST_ERR_BAD_URL: 'the path is not valid percent-encoded UTF-8',
+    FST_ERR_MAX_PARAM_LENGTH: 'a path parameter is too long',
+  };
+  errorHandler(queryError('QUERY_INVALID', detail[err.code] ?? err.message, { cause: err.code }), request, reply);
+}
+
 function translate(err: unknown) {
   if (isSluiceError(err) && err.code in ERROR_CATALOG) return err as ReturnType<typeof queryError>;
   const fe = err as FastifyError & { validation?: { instancePath?: string; message?: string; keyword?: string }[] };

@@ -148,6 +148,12 @@ describe('compileQuery', () => {
     }
   });
 
+  it('accepts dates and times in the years 0001–0099 (Date.UTC maps them to 19xx)', () => {
+    expect(codeOf({ where: [{ column: 'day', op: '=', value: '0050-01-01' }] })).toBe('OK');
+    expect(codeOf({ where: [{ column: 'event_time', op: '>=', value: '0001-01-01T00:00:00Z' }] })).toBe('OK');
+    expect(codeOf({ where: [{ column: 'day', op: '=', value: '0050-02-30' }] })).toBe('QUERY_VALUE_INVALID');
+  });
+
   it('accepts the largest long exactly', () => {
     const c = compileQuery({ where: [{ column: 'qty', op: '<=', value: '9223372036854775807' }] }, shape, opts);
     expect(c.params).toEqual(['9223372036854775807']);

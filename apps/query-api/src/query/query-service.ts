@@ -269,10 +269,15 @@ export class QueryService {
     // that answers the client 504 (time queued counts): the interrupt frees the slot, rather than
     // a runaway query counting against the concurrency limit long after its client gave up.
     const started = performance.now();
-    const running = this.limiter.run(() =>
-      this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params, timeoutMs: timeLeft(this.options.queryTimeoutMs, started) }),
-    );
-    const rows = toJsonRows(await withTimeout(running, this.options.queryTimeoutMs), compiled.kinds);
+    let ran = false;
+    const running = this.limiter.run(() => {
+      ran = true;
+      return this.lake.query(snapshot, files, pendingFiles, { sql: compiled.sql, params: compiled.params, timeoutMs: timeLeft(this.options.queryTimeoutMs, started) });
+    });
+    const ms = this.options.queryTimeoutMs;
+    // A query that never got a slot did not take long: the service was full (503 with Retry-After).
+    const late = () => (ran ? queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms }) : queryError('QUERY_SATURATED', `no query slot within ${ms} ms`, { retryAfterSeconds: 1 }));
+    const rows = toJsonRows(await withTimeout(running, ms, late), compiled.kinds);
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
     const answer = { columns: compiled.columns, rows, rowCount: rows.length, truncated };

@@ -73,6 +73,8 @@ function decimalShape(type: string): [number, number] {
 /** True when the leading YYYY-MM-DD is a calendar day (Date.parse and DuckDB both roll 02-31 over). */
 function realDay(text: string): boolean {
   const [y, m, d] = text.slice(0, 10).split('-').map(Number);
-  const day = new Date(Date.UTC(y, m - 1, d));
+  // setUTCFullYear, not Date.UTC: that maps years 0–99 to 1900–1999 and refused 0050-01-01.
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d);
   return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
