@@ -316,4 +316,37 @@ describe('failure behaviour, refusals and concurrent writers', () => {
       s.close();
     }
   });
+
+  it('a MERGE whose batch row has a null cluster value reads the files its range cannot rule out (one row per key)', async () => {
+    const root = path.join(dir, `t${n++}`);
+    const table = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'k', type: 'string' }, { name: 'h', type: 'long' }, { name: 'v', type: 'long' }] });
+    await table.append({ rows: [{ k: 'A', h: 10, v: 1 }, { k: 'B', h: null, v: 1 }, { k: 'C', h: 20, v: 1 }] });
+    // The file's h range is [10, 20]: nothing in it says B (h null) is there.
+    const r = await table.merge({ source: { rows: [{ k: 'B', h: null, v: 2 }] }, keys: ['k'], versionColumn: 'v', clusterColumn: 'h' });
+    expect({ inserted: r.rowsInserted, updated: r.rowsUpdated }).toEqual({ inserted: 0, updated: 1 });
+    const engine = await LakeQueryEngine.create();
+    const s = await engine.open({ t: await table.currentView() });
+    try {
+      expect(await s.queryJson('SELECT k, v FROM t ORDER BY k')).toEqual([
+        { k: 'A', v: '1' },
+        { k: 'B', v: '2' },
+        { k: 'C', v: '1' },
+      ]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("vacuum keeps a removed file written within the retention, whatever the remove's time says (none, or older than the file)", async () => {
+    const { root, table } = await fresh();
+    await table.append({ rows: rows(0, 4) });
+    const [file] = (await table.snapshot()).files;
+    // Another writer's remove without the optional deletionTimestamp (read as 0 before).
+    const remove = { remove: { path: file.add.path, dataChange: true } };
+    await fs.writeFile(commitFile(root, 2), `${JSON.stringify({ commitInfo: { timestamp: Date.now(), operation: 'DELETE' } })}\n${JSON.stringify(remove)}\n`);
+    expect((await table.snapshot()).files.some((f) => f.key === file.key)).toBe(false);
+    // The file was written seconds ago: a reader of version 1 may still need it for an hour.
+    expect((await table.vacuum({ retentionMs: MIN_VACUUM_RETENTION_MS, nowMs: Date.now() + 60_000, dryRun: true })).filesDeleted).toEqual([]);
+    expect((await table.vacuum({ retentionMs: MIN_VACUUM_RETENTION_MS, nowMs: Date.now() + MIN_VACUUM_RETENTION_MS + 60_000, dryRun: true })).filesDeleted).toEqual([file.key]);
+  });
 });

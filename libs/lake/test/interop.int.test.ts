@@ -75,6 +75,28 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     }
   });
 
+  it('a struct column keeps the file stats delta-rs reads (its nullCount would be per leaf), also after compaction', async () => {
+    const root = path.join(dir, 'with struct');
+    const struct: ColumnSpec = { name: 's', type: { type: 'struct', fields: [{ name: 'a', type: 'long', nullable: true, metadata: {} }] } };
+    const table = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'id', type: 'long' }, struct], name: 'nested' });
+    await table.append({ rows: [{ id: 1, s: { a: 1 } }, { id: 2, s: null }] });
+    await table.append({ rows: [{ id: 3, s: { a: 3 } }] });
+    const expectStats = async (files: number) => {
+      const adds = await deltaProbe('adds', root);
+      expect(adds).toHaveLength(files);
+      // With a number for the struct's nullCount, delta-rs read every stat of the file as null.
+      for (const a of adds) {
+        expect(a.num_records).toBeGreaterThan(0);
+        expect(a['min.id']).not.toBeNull();
+        expect(a['null_count.id']).toBe(0);
+      }
+    };
+    await expectStats(2);
+    await table.compact({ targetFileBytes: 64 * 1024 * 1024 });
+    await expectStats(1);
+    expect((await deltaProbe('read', root)).rows.map((r: ProbeRow) => r.id).sort()).toEqual([1, 2, 3]);
+  });
+
   it('merge upserts by version and deletes tombstones; delta-rs sees the current state', async () => {
     const root = path.join(dir, 'merge');
     const table = await LakeTable.create(new LocalStorage(root), { columns: [{ name: 'key', type: 'long' }, { name: 'v', type: 'long' }, { name: 'payload', type: 'string' }, { name: 'bucket', type: 'integer' }], partitionColumns: ['bucket'] });

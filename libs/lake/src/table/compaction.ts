@@ -12,7 +12,7 @@ import { encodeAddPath } from './partition';
 import { parquetCopyOptions, type ParquetLayout } from './properties';
 import { filesRelationSql } from './relation';
 import { orderTermsSql, type SortKey } from './row-order';
-import type { DeltaField } from './schema';
+import { isStruct, type DeltaField } from './schema';
 
 /**
  * Rewrites one bin (files of a single partition) as one Parquet file in a single streaming COPY.
@@ -98,7 +98,7 @@ export function mergeStats(inputs: readonly (FileStats | undefined)[], fields: r
       if (lo === undefined || less(a, lo)) lo = a;
       if (hi === undefined || less(hi, b)) hi = b;
     }
-    if (nullsKnown) out.nullCount[f.name] = nulls;
+    if (nullsKnown && !isStruct(f)) out.nullCount[f.name] = nulls; // a struct's is per leaf (data-writer.ts)
     if (rangeKnown && lo !== undefined && hi !== undefined) {
       out.minValues[f.name] = toJsonValue(lo);
       out.maxValues[f.name] = toJsonValue(hi);

@@ -11,7 +11,7 @@ import type { Storage } from '../storage/storage';
 import { encodeAddPath, partitionDirectory, partitionValueSql } from './partition';
 import { parquetCopyOptions, type ParquetLayout } from './properties';
 import { orderTermsSql, type SortKey } from './row-order';
-import { duckType, hasMinMaxStats, type DeltaField, type TableSchema } from './schema';
+import { duckType, hasMinMaxStats, isStruct, type DeltaField, type TableSchema } from './schema';
 
 /** What {@link writeDataFiles} needs: a DuckDB relation and where the files go. */
 export interface WriteFilesInput {
@@ -224,7 +224,9 @@ const NUMERIC = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 function toStats(values: unknown[], numRecords: number, fields: DeltaField[]): StatsJson {
   const stats: StatsJson = { numRecords, minValues: {}, maxValues: {}, nullCount: {} };
   fields.forEach((f, i) => {
-    stats.nullCount[f.name] = Number(values[i * 3]);
+    // A struct's nullCount is a nested object of its leaves' counts in Delta; a number there made
+    // delta-rs discard every stat of the file (row count, ranges). None is written for a struct.
+    if (!isStruct(f)) stats.nullCount[f.name] = Number(values[i * 3]);
     const mn = values[i * 3 + 1];
     const mx = values[i * 3 + 2];
     if (mn === null || mx === null || mn === undefined || mx === undefined) return;

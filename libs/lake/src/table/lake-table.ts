@@ -634,8 +634,11 @@ export class LakeTable {
     const live = new Set(snap.files.map((f) => f.key));
     const tombstoneTime = new Map<string, number>();
     for (const r of snap.tombstones) {
+      // A remove without the optional deletionTimestamp (another writer's) tells no time: the
+      // file's own modification time decides, as for a file never named by the log.
+      if (r.deletionTimestamp === undefined || r.deletionTimestamp === null) continue;
       try {
-        tombstoneTime.set(decodeURIComponent(r.path), Number(r.deletionTimestamp ?? 0));
+        tombstoneTime.set(decodeURIComponent(r.path), Number(r.deletionTimestamp));
       } catch {
         // an undecodable tombstone path names no file we could delete
       }
@@ -643,7 +646,9 @@ export class LakeTable {
     const objects = await this.storage.list('');
     const doomed = objects.filter((o) => {
       if (live.has(o.key) || isHiddenKey(o.key)) return false;
-      const since = tombstoneTime.get(o.key) ?? o.modifiedMs;
+      // Both must be past the cutoff (as Spark's vacuum): a tombstone time older than the file
+      // itself (a skewed writer clock, or 0) must not delete a file written moments ago.
+      const since = Math.max(tombstoneTime.get(o.key) ?? -Infinity, o.modifiedMs);
       return since < cutoff;
     });
     if (!options.dryRun) await this.storage.delete(doomed.map((o) => o.key));
@@ -896,18 +901,22 @@ export class LakeTable {
     const rows = (
       await conn.runAndReadAll(`SELECT ${pExprs.length ? pExprs.map((e, i) => `${e} AS __p${i}`).join(', ') + ', ' : ''}list(DISTINCT ${clusterExpr}) FROM ${batch} GROUP BY ALL`)
     ).getRows();
-    const valuesByPartition = new Map<string, bigint[]>();
+    // Per partition the batch's cluster values, or 'all' when one of them is null: a stored row of
+    // the same key with a null cluster value lies in a file whose range says nothing about it
+    // (skipping that file inserted the key a second time).
+    const valuesByPartition = new Map<string, bigint[] | 'all'>();
     for (const r of rows) {
       const key = JSON.stringify(pFields.map((_, i) => (r[i] === null ? null : String(r[i]))));
       const list = r[pFields.length] as { items?: unknown[] } | unknown[] | null;
-      const items = (Array.isArray(list) ? list : (list as { items?: unknown[] })?.items ?? []).filter((v) => v !== null).map((v) => BigInt(String(v)));
-      valuesByPartition.set(key, items.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      const items = Array.isArray(list) ? list : ((list as { items?: unknown[] })?.items ?? []);
+      if (items.some((v) => v === null)) valuesByPartition.set(key, 'all');
+      else valuesByPartition.set(key, items.map((v) => BigInt(String(v))).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     }
     const files = snap.files.filter((f) => {
       const key = JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
       const values = valuesByPartition.get(key);
       if (!values) return false;
-      if (!clusterField) return true;
+      if (!clusterField || values === 'all') return true;
       const stats = snap.stats(f);
       const lo = stats?.minValues?.[clusterField.name];
       const hi = stats?.maxValues?.[clusterField.name];

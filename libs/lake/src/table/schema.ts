@@ -30,6 +30,11 @@ export interface DeltaField {
   metadata: Record<string, unknown>;
 }
 
+/** A struct column: its Delta `nullCount` stat is per leaf, not one number. */
+export function isStruct(f: DeltaField): boolean {
+  return typeof f.type === 'object' && f.type.type === 'struct';
+}
+
 /** The table schema: a struct of columns, as stored in `metaData.schemaString`. */
 export interface TableSchema {
   type: 'struct';
