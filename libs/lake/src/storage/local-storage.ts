@@ -9,6 +9,10 @@ import type { Storage, StoredObject } from './storage';
  * Storage in a local directory (the embedded default). Commits are put-if-absent by writing a
  * temporary file and `link()`ing it to the final name: link fails atomically with EEXIST, so two
  * writers never both win a version and no reader sees a partial file (DELTA.md §6).
+ *
+ * Durable: every file is fsynced before it gets its final name, and its directory after, so a
+ * power loss leaves no empty or torn `N.json` (put-if-absent would then refuse that version for
+ * good) and no commit naming a data file that never reached the disk.
  */
 export class LocalStorage implements Storage {
   readonly uri: string;
@@ -39,9 +43,10 @@ export class LocalStorage implements Storage {
     const final = this.file(key);
     const tmp = this.tempNameFor(final);
     try {
-      await fs.mkdir(path.dirname(final), { recursive: true });
-      await fs.writeFile(tmp, body);
+      await ensureDir(path.dirname(final));
+      await writeSynced(tmp, body);
       await fs.rename(tmp, final);
+      await syncDir(path.dirname(final));
     } catch (err) {
       await fs.rm(tmp, { force: true });
       throw storageError('write', key, err);
@@ -55,16 +60,19 @@ export class LocalStorage implements Storage {
   async putFile(key: string, localFile: string): Promise<void> {
     const final = this.file(key);
     try {
-      await fs.mkdir(path.dirname(final), { recursive: true });
+      await ensureDir(path.dirname(final));
+      await syncFile(localFile);
       try {
         await fs.rename(localFile, final);
       } catch (err) {
         if (!isErrno(err, 'EXDEV')) throw err;
         const tmp = this.tempNameFor(final);
         await fs.copyFile(localFile, tmp);
+        await syncFile(tmp);
         await fs.rename(tmp, final);
         await fs.rm(localFile, { force: true });
       }
+      await syncDir(path.dirname(final));
     } catch (err) {
       throw storageError('write', key, err);
     }
@@ -74,10 +82,11 @@ export class LocalStorage implements Storage {
     const final = this.file(key);
     const tmp = this.tempNameFor(final);
     try {
-      await fs.mkdir(path.dirname(final), { recursive: true });
-      await fs.writeFile(tmp, body);
+      await ensureDir(path.dirname(final));
+      await writeSynced(tmp, body);
       try {
         await fs.link(tmp, final);
+        await syncDir(path.dirname(final));
         return true;
       } catch (err) {
         if (isErrno(err, 'EEXIST')) return false;
@@ -171,4 +180,46 @@ function storageError(op: string, key: string, cause: unknown) {
     cause,
     details: { key, op },
   });
+}
+
+/** Writes `body` to `file` and flushes it to the disk. */
+async function writeSynced(file: string, body: Uint8Array): Promise<void> {
+  const handle = await fs.open(file, 'w');
+  try {
+    await handle.writeFile(body);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a file someone else wrote (DuckDB's Parquet output) to the disk. */
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a directory's entries (a new name in it) to the disk. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Creates `dir` and its missing parents, and makes each new entry durable in its parent. */
+async function ensureDir(dir: string): Promise<void> {
+  const created = await fs.mkdir(dir, { recursive: true });
+  if (created === undefined) return;
+  // From the deepest new directory up to the first one created: each is an entry of its parent.
+  for (let d = dir; ; d = path.dirname(d)) {
+    await syncDir(path.dirname(d));
+    if (d === created || path.dirname(d) === d) break;
+  }
 }
