@@ -68,6 +68,12 @@ type Range = OffsetRange;
  */
 export class ContractFolder {
   private tombstones: TombstoneMemory | undefined;
+  /**
+   * Silver's fold offsets the tombstone memory holds every delete up to: set when it is rebuilt
+   * and by each step this folder commits. Silver at other offsets means another writer folded
+   * (a second tier 2, a zombie pod): its deletes are not in the memory, which is rebuilt.
+   */
+  private tombstonesAt: ReadonlyMap<number, number> | undefined;
   private lastGoldMs = -Infinity;
   /** The last gold step left bronze rows for the next (it took its `maxRows`): the next runs at once. */
   private goldBehind = false;
@@ -191,6 +197,11 @@ export class ContractFolder {
     const table = this.o.tables.name(contract.tables.silver);
     const { ranges, behind, left } = this.ranges(bsnap, ssnap, table, TXN_PREFIX.fold, written);
     if (ranges.length === 0) return { rows: 0, behind };
+    const foldedAt = partitionTxns(ssnap, TXN_PREFIX.fold, this.o.topic);
+    if (this.tombstones && !sameOffsets(foldedAt, this.tombstonesAt)) {
+      this.o.logger.warn({ table, folded: Object.fromEntries(foldedAt), expected: Object.fromEntries(this.tombstonesAt ?? []) }, 'silver was folded by another writer; rebuilding the tombstone memory from bronze');
+      this.tombstones = undefined;
+    }
     const tombstones = await this.tombstoneMemory(bronze, bsnap, ssnap);
     const keys = silverKeys(contract);
     const { where, files } = rangeFilter(bsnap, ranges);
@@ -249,6 +260,7 @@ export class ContractFolder {
     for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs, d.partition);
     for (const [partition, eventMs] of newestByPartition) tombstones.observe(partition, eventMs);
     tombstones.expire();
+    this.tombstonesAt = new Map([...foldedAt, ...ranges.map((r): [number, number] => [r.partition, r.to])]);
     const folded = facts.length - superseded.length;
     this.o.metrics.tableWaiting.set(left, { table });
     // Merge and commit duration, commits, rewritten bytes, table version and last-commit time come
@@ -337,6 +349,7 @@ export class ContractFolder {
     if (this.tombstones) return this.tombstones;
     const memory = new TombstoneMemory(this.o.watermarkMs);
     const folded = partitionTxns(ssnap, TXN_PREFIX.fold, this.o.topic);
+    this.tombstonesAt = folded;
     if (this.o.contract.kind === 'state' && folded.size > 0) {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
       const { where, files } = rangeFilter(bsnap, ranges);
@@ -368,6 +381,11 @@ export class ContractFolder {
     this.tombstones = memory;
     return memory;
   }
+}
+
+/** Equal offset maps (partition → offset). */
+function sameOffsets(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number> | undefined): boolean {
+  return b !== undefined && a.size === b.size && [...a].every(([p, o]) => b.get(p) === o);
 }
 
 /** Bronze offsets not folded yet: per partition, bronze's last written offset past the folded one (none folded: from -1). */
