@@ -8,8 +8,10 @@
  *
  * Two different ids are taken for the same one only if their 128-bit digests are equal: for n ids
  * held at once the chance is about n² / 2¹²⁹ (10⁻²³ for 100 million ids), far below the
- * storage's own silent-error rate. The digest is not cryptographic; a producer able to choose
- * colliding ids can equally resend an id, which the window drops by design.
+ * storage's own silent-error rate. The digest is not cryptographic, so chance is all it rules
+ * out: MurmurHash3 is not built to resist chosen inputs, and a producer that crafted an id
+ * colliding with another producer's pending id could have that event dropped as a duplicate
+ * (a known limit; a keyed cryptographic digest would close it at some CPU per event).
  */
 
 /** Words per digest. */
