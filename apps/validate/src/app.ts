@@ -124,7 +124,7 @@ export function build(deps: ValidateDeps): ValidateService {
   };
 
   /** The batch the current transaction routed, counted when it commits. */
-  let routed: { input: number; counts: BatchCounts; validByContract: Map<string, number>; deadLetters: RoutedRecord[] } | undefined;
+  let routed: { input: number; counts: BatchCounts; outByContract: { valid: Map<string, number>; dlq: Map<string, number> }; deadLetters: RoutedRecord[] } | undefined;
   const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
     try {
       await learner?.prepare(batch.map((m) => m.value));
@@ -140,9 +140,7 @@ export function build(deps: ValidateDeps): ValidateService {
     logger.debug({ input: batch.length, valid: counts.valid, dlq: counts.dlq, traced }, 'batch routed');
     // Counted once the transaction commits (count()): each aborted attempt counted the whole
     // batch again, and DLQ-rate alerts fired for records never written.
-    const validByContract = new Map<string, number>();
-    for (const r of records) if (r.outcome === 'valid') validByContract.set(r.contract ?? 'unknown', (validByContract.get(r.contract ?? 'unknown') ?? 0) + 1);
-    routed = { input: batch.length, counts, validByContract, deadLetters: records.filter((r) => r.outcome === 'dlq') };
+    routed = { input: batch.length, counts, outByContract: perContract(records), deadLetters: records.filter((r) => r.outcome === 'dlq') };
     return records.map((r) => ({ topic: r.topic, key: r.key, value: r.value, headers: r.headers }));
   };
   const count = (batch: NonNullable<typeof routed>): void => {
@@ -154,14 +152,10 @@ export function build(deps: ValidateDeps): ValidateService {
     metrics.eventsIn.add(batch.input, { outcome: 'consumed' });
     // By contract (a closed set: routing names only contracts it knows), so a DLQ share can be
     // judged per contract: one contract failing whole was a sliver of the total.
-    for (const [contract, n] of batch.validByContract) metrics.eventsOut.add(n, { outcome: 'valid', contract });
-    const dlqByContract = new Map<string, number>();
-    for (const r of batch.deadLetters) {
-      const contract = r.contract ?? 'unknown';
-      dlqByContract.set(contract, (dlqByContract.get(contract) ?? 0) + 1);
-      metrics.dlqRecords.add(1, { reason: r.reason ?? 'unknown', contract });
+    for (const outcome of ['valid', 'dlq'] as const) {
+      for (const [contract, n] of batch.outByContract[outcome]) metrics.eventsOut.add(n, { outcome, contract });
     }
-    for (const [contract, n] of dlqByContract) metrics.eventsOut.add(n, { outcome: 'dlq', contract });
+    for (const r of batch.deadLetters) metrics.dlqRecords.add(1, { reason: r.reason ?? 'unknown', contract: r.contract ?? 'unknown' });
   };
 
   const processor = new TransactionalProcessor({
@@ -263,4 +257,15 @@ export function build(deps: ValidateDeps): ValidateService {
     },
     totals: () => totals,
   };
+}
+
+/** Routed records per outcome and contract ('unknown' where routing named none). */
+function perContract(records: readonly RoutedRecord[]): { valid: Map<string, number>; dlq: Map<string, number> } {
+  const out = { valid: new Map<string, number>(), dlq: new Map<string, number>() };
+  for (const r of records) {
+    const counts = out[r.outcome];
+    const contract = r.contract ?? 'unknown';
+    counts.set(contract, (counts.get(contract) ?? 0) + 1);
+  }
+  return out;
 }
