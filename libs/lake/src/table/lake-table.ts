@@ -198,7 +198,9 @@ export interface VacuumOptions {
   /**
    * Files unreferenced for less than this stay (default: `delta.deletedFileRetentionDuration`,
    * 7 days). Under {@link MIN_VACUUM_RETENTION_MS}, whether given here or by the table property,
-   * vacuum refuses (LAKE_INVALID_INPUT) unless `unsafeShortRetention` is set.
+   * vacuum refuses (LAKE_INVALID_INPUT) unless `unsafeShortRetention` is set. Longer than the
+   * handle keeps tombstones (the table property, or `keepTombstonesMs`) it refuses too: a file
+   * removed before the tombstones' retention but inside this one could not be told apart.
    */
   retentionMs?: number;
   /** Accept a retention under {@link MIN_VACUUM_RETENTION_MS}: only when nothing writes or reads the table meanwhile (tests, offline repair). */
@@ -628,6 +630,16 @@ export class LakeTable {
         'LAKE_INVALID_INPUT',
         `vacuum of ${this.name}: a retention of ${retention} ms is under the minimum of ${MIN_VACUUM_RETENTION_MS} ms; files a writer has not committed yet or a reader still reads would go (set unsafeShortRetention only when nothing uses the table)`,
         { details: { retentionMs: retention, minimumMs: MIN_VACUUM_RETENTION_MS } },
+      );
+    }
+    // Past the tombstones' own retention a checkpoint drops them, and a file removed since then
+    // would be judged by its write time alone: deleted inside the window asked for.
+    const tombstonesKeptMs = this.tombstoneRetentionMs(snap.configuration);
+    if (retention > tombstonesKeptMs) {
+      throw lakeError(
+        'LAKE_INVALID_INPUT',
+        `vacuum of ${this.name}: a retention of ${retention} ms is longer than the ${tombstonesKeptMs} ms this handle keeps tombstones; files removed inside it could not be told from old ones (open the table with keepTombstonesMs ≥ the retention, or raise ${TABLE_PROPERTIES.deletedFileRetentionDuration})`,
+        { details: { retentionMs: retention, tombstoneRetentionMs: tombstonesKeptMs } },
       );
     }
     const cutoff = now - retention;
