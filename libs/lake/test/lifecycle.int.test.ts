@@ -304,6 +304,16 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     }
   });
 
+  it('a table keeping removed files 14 days vacuums its amortised-merge tail by the same retention', async () => {
+    const root = path.join(dir, 'fortnight-tail');
+    const table = await LakeTable.create(new LocalStorage(root), { columns, properties: { 'delta.deletedFileRetentionDuration': 'interval 14 days' } });
+    await table.merge({ keys: ['key'], versionColumn: 'v', source: { rows: rows(0, 4) }, amortise: { foldFraction: 10 } });
+    await table.merge({ keys: ['key'], versionColumn: 'v', source: { rows: rows(4, 5) }, amortise: { foldFraction: 10 } });
+    expect((await fs.readdir(path.join(root, '_sluice_tail', '_delta_log'))).length).toBeGreaterThan(0);
+    // The tail has no retention property: it kept tombstones 7 days, under the 14 asked, and was refused.
+    await expect(table.vacuum({ dryRun: true })).resolves.toMatchObject({ filesDeleted: [] });
+  });
+
   // Hive escaping leaves `}` as it is (as Spark does), and the reader refused any path with a
   // brace as a glob: the partition was written, then never read, merged or compacted again.
   it('a partition value with braces is read, merged and compacted', async () => {

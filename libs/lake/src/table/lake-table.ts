@@ -248,7 +248,7 @@ export class LakeTable {
   private latest: Snapshot | undefined;
   /** The amortised-merge tail, a table of its own under {@link TAIL_PREFIX} (it may not exist yet). */
   private tailHandle: LakeTable | undefined;
-  private readonly keepTombstonesMs: number;
+  private keepTombstonesMs: number;
 
   private constructor(storage: Storage, options: LakeTableOptions) {
     this.storage = storage;
@@ -257,6 +257,11 @@ export class LakeTable {
     this.maxAttempts = options.maxCommitAttempts ?? 15;
     this.compactionStats = options.compactionStats;
     this.keepTombstonesMs = options.keepTombstonesMs ?? 0;
+  }
+
+  /** Keeps tombstones at least `ms` from now on (the tail's handle: as long as its table's). */
+  private keepTombstonesAtLeast(ms: number): void {
+    this.keepTombstonesMs = Math.max(this.keepTombstonesMs, ms);
   }
 
   /** How long this handle keeps tombstones: the table's retention, or longer if asked (see {@link LakeTableOptions.keepTombstonesMs}). */
@@ -673,6 +678,8 @@ export class LakeTable {
   private async vacuumTail(options: VacuumOptions, retentionMs: number): Promise<{ keys: string[]; bytes: number }> {
     const tail = this.tail();
     if ((await tail.storage.list('_delta_log/')).length === 0) return { keys: [], bytes: 0 };
+    // The tail table has no retention property of its own: it keeps tombstones as long as this one.
+    tail.keepTombstonesAtLeast(retentionMs);
     const r = await tail.vacuum({ ...options, retentionMs });
     return { keys: r.filesDeleted.map((key) => TAIL_PREFIX + key), bytes: r.bytesDeleted };
   }
@@ -854,6 +861,7 @@ export class LakeTable {
   /** The amortised-merge tail, created when missing, with its columns kept in step with this table. */
   private async tailTable(snap: Snapshot, spec: MergeSpec): Promise<LakeTable> {
     const tail = this.tail();
+    tail.keepTombstonesAtLeast(this.tombstoneRetentionMs(snap.configuration));
     const extra: ColumnSpec[] = spec.deleteColumn && !snap.schema.fields.some((f) => f.name === spec.deleteColumn) ? [{ name: spec.deleteColumn, type: 'string' }] : [];
     const wanted: ColumnSpec[] = [...snap.schema.fields.map((f) => ({ name: f.name, type: f.type, nullable: true })), ...extra];
     let tailSnap: Snapshot;
