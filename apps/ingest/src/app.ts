@@ -49,6 +49,8 @@ export interface IngestApp {
   app: FastifyInstance;
   /** Refuses new event requests with 503 from now on; /readyz turns false. */
   beginShutdown(): void;
+  /** What /readyz answers: not shutting down and Kafka reachable. */
+  ready(): boolean;
   budget: InFlightBudget;
 }
 
@@ -153,9 +155,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
     const live = deps.isLive?.() ?? true;
     return reply.code(live ? 200 : 503).send({ status: live ? 'alive' : 'wedged' });
   });
+  const ready = () => !shuttingDown && isReady();
   app.get('/readyz', async (_req, reply) => {
-    const ready = !shuttingDown && isReady();
-    return reply.code(ready ? 200 : 503).send({ ready, shuttingDown });
+    const r = ready();
+    return reply.code(r ? 200 : 503).send({ ready: r, shuttingDown });
   });
 
   app.route({
@@ -318,6 +321,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
   return {
     app,
     budget,
+    ready,
     beginShutdown: () => {
       shuttingDown = true;
     },

@@ -15,9 +15,8 @@ async function main(): Promise<void> {
   const ingest = await createIngest(config, log, telemetry);
   const address = await ingest.app.listen({ host: config.host, port: config.port });
   // /metrics on its own port, never on the API port that producers reach through the load
-  // balancer; the probes answer on both, the same way.
-  const probe = async (url: string) => (await ingest.app.inject({ url })).statusCode === 200;
-  const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, metricsText: () => telemetry.metricsText(), live: () => probe('/healthz'), ready: () => probe('/readyz') });
+  // balancer; the probes answer on both, the same way (also while the app drains).
+  const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, metricsText: () => telemetry.metricsText(), live: () => ingest.isLive(), ready: () => ingest.ready() });
   log.info({ address, opsPort: ops.port }, 'ingest listening');
 
   let stopping = false;

@@ -71,6 +71,8 @@ it('drains on SIGTERM: the request in flight is answered 200 and in Kafka, later
       if (i > 100) throw new Error(`no drain after SIGTERM:\n${p.output()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
+    // The ops port says so too (it answered 500 while the app was closing).
+    expect((await fetch(`${ops}/readyz`)).status).toBe(503);
     // A new request after the signal is refused: 503 while draining, or no connection at all.
     const late = await fetch(`${base}/v1/events`, {
       method: 'POST',
