@@ -12,18 +12,54 @@ import { ContractFolder } from '../src/tier2/fold';
 
 const orders = CONTRACTS.orders;
 const TOPIC = 'valid.orders';
-const T0 = Date.UTC(2026, 10, 29, 10, 0, 0);
+const T0 = Date.UTC(2026, 9, 1, 10, 0, 0);
+const DAY = 86_400_000;
 const telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
 
-// Bug guarded: a folder's tombstone memory holds the deletes it folded itself. With a second
-// writer folding silver in turns (a second tier 2 by mistake, a zombie pod), each missed the
-// other's deletes, and an older upsert resurrected an entity the other had deleted. A folder now
-// rebuilds its memory when silver's fold offsets are not the ones it last committed.
-describe('a second folder of the same silver', () => {
+/** Bronze and silver of orders in a fresh directory, written through tier 1's store, folded by folders made here. */
+async function lake(dir: string, engine: LakeQueryEngine) {
+  const tables = new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: '' });
+  const store = new LakeBronzeStore(tables, engine);
+  const offsets = new Map<number, number>();
+  return {
+    /** One bronze commit of one event of `key` in Kafka partition `partition`. */
+    async append(partition: number, key: string, version: number, op: 'upsert' | 'delete', atMs: number) {
+      const event = {
+        event_id: `${key}-${version}-${op}`,
+        event_time: T0 + atMs,
+        producer: 'p',
+        schema_version: 2,
+        order_id: key,
+        version,
+        op,
+        payload: op === 'delete' ? null : { customer_id: 'c', status: 'paid', total_cents: 1, currency: 'EUR', item_count: 1, coupon_code: null },
+      };
+      const place = placementOf(orders, event);
+      const last = offsets.get(partition);
+      const offset = (last ?? -1) + 1;
+      offsets.set(partition, offset);
+      const record: BronzeRecord = { topic: TOPIC, partition, offset, contract: orders, event, eventId: event.event_id, eventTimeMs: event.event_time, eventDate: place.eventDate, bucket: place.bucket, keyHash: keyHashOf(place.key), writerVersion: 2, producedAtMs: event.event_time, bytes: 100 };
+      await store.append(orders, [record], [{ tp: { topic: TOPIC, partition }, appId: `bronze:${TOPIC}-${partition}`, expected: last, last: offset }]);
+    },
+    folder: (maxReadBytes?: number) =>
+      new ContractFolder({ contract: orders, topic: TOPIC, tables, engine, maxRows: 1000, foldPercent: 0, watermarkMs: 10 * 60_000, maxReadBytes, goldIntervalMs: 0, logger: telemetry.logger, metrics: telemetry.metrics }),
+    async silver(): Promise<Record<string, unknown>[]> {
+      const silver = await tables.existing(orders.tables.silver);
+      const session = await engine.open({ t: await silver!.currentView() });
+      try {
+        return await session.queryJson('SELECT order_id, version FROM t ORDER BY order_id');
+      } finally {
+        session.close();
+      }
+    },
+  };
+}
+
+describe('tier 2 tombstone memory against real tables', () => {
   let dir: string;
   let engine: LakeQueryEngine;
   beforeAll(async () => {
-    dir = path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), `second-folder-${randomUUID()}`);
+    dir = path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), `tombstone-memory-${randomUUID()}`);
     await fs.mkdir(dir, { recursive: true });
     engine = await LakeQueryEngine.create();
   });
@@ -32,40 +68,45 @@ describe('a second folder of the same silver', () => {
     await telemetry.shutdown();
   });
 
-  it("does not resurrect an entity the other folder deleted", async () => {
-    const tables = new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: '' });
-    const store = new LakeBronzeStore(tables, engine);
-    let offset = -1;
-    const append = async (version: number, op: 'upsert' | 'delete', atMs: number) => {
-      const event = {
-        event_id: `k-${version}-${op}`,
-        event_time: T0 + atMs,
-        producer: 'p',
-        schema_version: 2,
-        order_id: 'K',
-        version,
-        op,
-        payload: op === 'delete' ? null : { customer_id: 'c', status: 'paid', total_cents: 1, currency: 'EUR', item_count: 1, coupon_code: null },
-      };
-      const place = placementOf(orders, event);
-      offset += 1;
-      const record: BronzeRecord = { topic: TOPIC, partition: 0, offset, contract: orders, event, eventId: event.event_id, eventTimeMs: event.event_time, eventDate: place.eventDate, bucket: place.bucket, keyHash: keyHashOf(place.key), writerVersion: 2, producedAtMs: event.event_time, bytes: 100 };
-      await store.append(orders, [record], [{ tp: { topic: TOPIC, partition: 0 }, appId: `bronze:${TOPIC}-0`, expected: offset === 0 ? undefined : offset - 1, last: offset }]);
-    };
-    const folder = () => new ContractFolder({ contract: orders, topic: TOPIC, tables, engine, maxRows: 1000, foldPercent: 0, watermarkMs: 600_000, goldIntervalMs: 0, logger: telemetry.logger, metrics: telemetry.metrics });
-    const [a, b] = [folder(), folder()];
-    await append(1, 'upsert', 0);
+  // Bug guarded: a folder's memory holds the deletes it folded itself. With a second writer folding
+  // silver in turns (a second tier 2 by mistake, a zombie pod), each missed the other's deletes,
+  // and an older upsert resurrected an entity the other had deleted.
+  it('a second folder of the same silver does not resurrect an entity the other deleted', async () => {
+    const l = await lake(path.join(dir, 'second'), engine);
+    const [a, b] = [l.folder(), l.folder()];
+    await l.append(0, 'K', 1, 'upsert', 0);
     await b.silverStep(); // b's memory: built when nothing was deleted
-    await append(3, 'delete', 120_000);
+    await l.append(0, 'K', 3, 'delete', 120_000);
     await a.silverStep(); // a folds the delete
-    await append(2, 'upsert', 60_000); // older than the delete, within the watermark
+    await l.append(0, 'K', 2, 'upsert', 60_000); // older than the delete, within the watermark
     await b.silverStep();
-    const silver = await tables.existing(orders.tables.silver);
-    const session = await engine.open({ t: await silver!.currentView() });
-    try {
-      expect(await session.queryJson('SELECT order_id, version FROM t')).toEqual([]);
-    } finally {
-      session.close();
-    }
+    expect(await l.silver()).toEqual([]);
+  });
+
+  // The rebuild walked bronze newest first until every partition's window was passed: one
+  // partition weeks behind the others made it read the whole history in between, on every start.
+  it("a restart reads each partition's window of bronze, not the history between them, and keeps both partitions' deletes", async () => {
+    const l = await lake(path.join(dir, 'windows'), engine);
+    // Partition 1 is 59 days behind: its entity L was deleted on day 0.
+    await l.append(1, 'L', 1, 'upsert', 0);
+    await l.append(1, 'L', 3, 'delete', 60_000);
+    for (let d = 0; d < 60; d++) await l.append(0, `J${d}`, 1, 'upsert', d * DAY); // one file per day
+    await l.append(0, 'K', 1, 'upsert', 59 * DAY);
+    await l.append(0, 'K', 3, 'delete', 59 * DAY + 60_000);
+    await l.folder().silverStep();
+    // A new process, every file its own chunk: count the deletes' reads.
+    const restarted = l.folder(1);
+    const queries: string[] = [];
+    const original = (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze.bind(restarted);
+    (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze = (...args: unknown[]) => {
+      queries.push(String(args[3]));
+      return original(...args);
+    };
+    await l.append(1, 'L', 2, 'upsert', 30_000); // older versions, each within its partition's watermark
+    await l.append(0, 'K', 2, 'upsert', 59 * DAY + 30_000);
+    await restarted.silverStep();
+    expect(await l.silver()).toEqual(Array.from({ length: 60 }, (_, d) => ({ order_id: `J${d}`, version: '1' })).sort((x, y) => (x.order_id < y.order_id ? -1 : 1)));
+    // Day 0 and day 59 (with the files next to them at most), not the 58 days between.
+    expect(queries.filter((q) => q.includes("op = 'delete'")).length).toBeLessThanOrEqual(6);
   });
 });

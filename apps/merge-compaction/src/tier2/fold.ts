@@ -20,7 +20,12 @@ import type { TableSet } from '../tables/table-set';
 import { TombstoneMemory } from './tombstones';
 
 /** txn appId prefixes of the three tiers (docs/design/merge-compaction.md, "Tables"). */
-export const TXN_PREFIX = { bronze: 'bronze:', fold: 'fold:', gold: 'gold:' } as const;
+/**
+ * `txn` app ids per Kafka partition. `fold-time:` is not an offset: silver records with it, in the
+ * fold's own commit, the newest event time (epoch ms) folded from each partition, so the tombstone
+ * memory's per-partition windows are known on a restart without reading bronze's history.
+ */
+export const TXN_PREFIX = { bronze: 'bronze:', fold: 'fold:', foldTime: 'fold-time:', gold: 'gold:' } as const;
 
 const BRONZE_ONLY = new Set([EVENT_DATE, KAFKA_PARTITION, KAFKA_OFFSET, INGESTED_AT, PRODUCED_AT, KEY_HASH, BUCKET]);
 
@@ -206,16 +211,18 @@ export class ContractFolder {
     const keys = silverKeys(contract);
     const { where, files } = rangeFilter(bsnap, ranges);
     // Each key's newest row in the ranges; the offset breaks ties, so both passes pick the same row.
-    const newest = (from: string) => `SELECT * FROM ${from} WHERE ${where}
+    const newest = (from: string, extra = '') => `SELECT *${extra} FROM ${from} WHERE ${where}
       QUALIFY row_number() OVER (PARTITION BY ${keys.join(', ')} ORDER BY version DESC, event_id DESC, ${KAFKA_PARTITION} DESC, ${KAFKA_OFFSET} DESC) = 1`;
     // Pass 1: only what the fold decides in JS (keys, versions, ops, times), never whole rows.
     const queryStarted = performance.now();
+    // p_newest: the newest event time of each partition over every row of the step (a key's
+    // newest version need not be its newest event).
     const facts = await this.queryBronze(
       bronze,
       bsnap,
       files,
-      `SELECT ${keys.join(', ')}, version, op, ${KAFKA_PARTITION} AS p, ${KAFKA_OFFSET} AS o, epoch_ms(${PRODUCED_AT}) AS produced_ms, epoch_ms(event_time) AS event_ms
-       FROM (${newest('bronze')})`,
+      `SELECT ${keys.join(', ')}, version, op, ${KAFKA_PARTITION} AS p, ${KAFKA_OFFSET} AS o, epoch_ms(${PRODUCED_AT}) AS produced_ms, epoch_ms(event_time) AS event_ms, p_newest
+       FROM (${newest('bronze', `, max(epoch_ms(event_time)) OVER (PARTITION BY ${KAFKA_PARTITION}) AS p_newest`)})`,
     );
     const queriedMs = Math.round(performance.now() - queryStarted);
     const superseded: string[] = [];
@@ -227,7 +234,7 @@ export class ContractFolder {
       const version = Number(r.version);
       const partition = Number(r.p);
       const eventMs = Number(r.event_ms);
-      if (eventMs > (newestByPartition.get(partition) ?? -Infinity)) newestByPartition.set(partition, eventMs);
+      newestByPartition.set(partition, Math.max(newestByPartition.get(partition) ?? -Infinity, Number(r.p_newest)));
       if (contract.kind === 'state' && tombstones.supersedes(key, version)) {
         superseded.push(`(${Number(r.p)}, ${Number(r.o)})`);
         continue;
@@ -241,7 +248,11 @@ export class ContractFolder {
       ? `SELECT n.* FROM (${newest(rows)}) n
          WHERE NOT EXISTS (SELECT 1 FROM (VALUES ${superseded.join(', ')}) s(p, o) WHERE s.p = n.${KAFKA_PARTITION} AND s.o = n.${KAFKA_OFFSET})`
       : newest(rows);
-    const txns = ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to }));
+    const foldTimes = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
+    const txns = [
+      ...ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to })),
+      ...[...newestByPartition].map(([partition, ms]) => ({ appId: `${TXN_PREFIX.foldTime}${this.o.topic}-${partition}`, version: Math.max(0, ms, foldTimes.get(partition) ?? 0) })),
+    ];
     let result: MergeResult;
     try {
       result = await silver.merge({
@@ -337,13 +348,12 @@ export class ContractFolder {
   }
 
   /**
-   * Rebuilt from bronze once per process (and after a failed MERGE): the folded tombstones within
-   * the watermark of their partition's newest folded event. Bronze is read newest files first (by
-   * their largest event time), in chunks of at most `maxReadBytes`, until the files left are older
-   * than every folded partition's newest event less the watermark: one read of every folded
-   * bronze file passed an S3 cache's bound, and the silver step failed on every retry after a
-   * restart. A partition far behind the others in event time keeps the walk going until its own
-   * newest events are found.
+   * Rebuilt from bronze once per process (and after a failed MERGE, or another writer's fold):
+   * the folded tombstones within the watermark of their partition's newest folded event. Those
+   * times come from silver's `fold-time:` txns; only the bronze files whose event times meet a
+   * partition's window are read, in chunks of at most `maxReadBytes` (one read of every folded
+   * bronze file passed an S3 cache's bound). A partition far behind the others costs its own
+   * window's files, not the history in between (a walk back to it read everything since).
    */
   private async tombstoneMemory(bronze: LakeTable, bsnap: Snapshot, ssnap: Snapshot): Promise<TombstoneMemory> {
     if (this.tombstones) return this.tombstones;
@@ -353,33 +363,39 @@ export class ContractFolder {
     if (this.o.contract.kind === 'state' && folded.size > 0) {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
       const { where, files } = rangeFilter(bsnap, ranges);
-      const newest = new Map<number, number>();
-      // Below this no folded partition needs a delete: its newest event less the watermark.
-      const floor = () => (newest.size < folded.size ? -Infinity : Math.min(...newest.values()) - this.o.watermarkMs);
-      let deletes: Record<string, unknown>[] = [];
-      for (const chunk of newestFirstChunks(bsnap, files, 'event_time', this.o.maxReadBytes ?? Infinity)) {
-        if (chunk.newest < floor()) break;
+      const recorded = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
+      const newest = [...folded.keys()].every((p) => recorded.has(p)) ? recorded : await this.newestFolded(bronze, bsnap, where, files);
+      const windows = [...newest].map(([partition, ms]) => ({ partition, from: ms - this.o.watermarkMs, to: ms }));
+      const inWindow = (f: LiveFile) => files(f) && windows.some((w) => overlapping(bsnap, 'event_time', w.from, w.to)(f));
+      const within = windows.map((w) => `(${KAFKA_PARTITION} = ${w.partition} AND epoch_ms(event_time) >= ${w.from})`).join(' OR ');
+      for (const chunk of newestFirstChunks(bsnap, inWindow, 'event_time', this.o.maxReadBytes ?? Infinity)) {
         const paths = new Set(chunk.files.map((f) => f.path));
-        const chunkFiles = (f: LiveFile) => paths.has(f.path);
-        for (const r of await this.queryBronze(bronze, bsnap, chunkFiles, `SELECT ${KAFKA_PARTITION} AS p, max(epoch_ms(event_time)) AS newest FROM bronze WHERE ${where} GROUP BY 1`)) {
-          const p = Number(r.p);
-          newest.set(p, Math.max(newest.get(p) ?? -Infinity, Number(r.newest)));
+        const sql = `SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND (${where}) AND (${within || 'false'})`;
+        for (const r of await this.queryBronze(bronze, bsnap, (f) => paths.has(f.path), sql)) {
+          memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms), Number(r[KAFKA_PARTITION]));
         }
-        const lowest = floor();
-        const rows = await this.queryBronze(
-          bronze,
-          bsnap,
-          chunkFiles,
-          `SELECT *, epoch_ms(event_time) AS __event_ms FROM bronze WHERE op = 'delete' AND (${where})${Number.isFinite(lowest) ? ` AND epoch_ms(event_time) >= ${lowest}` : ''}`,
-        );
-        const within = (r: Record<string, unknown>) => Number(r.__event_ms) >= (newest.get(Number(r[KAFKA_PARTITION])) ?? -Infinity) - this.o.watermarkMs;
-        deletes = [...deletes, ...rows].filter(within);
       }
-      for (const [partition, eventMs] of newest) memory.observe(partition, eventMs);
-      for (const r of deletes) memory.remember(this.o.contract.entityKey(r), Number(r.version), Number(r.__event_ms), Number(r[KAFKA_PARTITION]));
+      for (const [partition, ms] of newest) memory.observe(partition, ms);
     }
     this.tombstones = memory;
     return memory;
+  }
+
+  /**
+   * Each folded partition's newest event time, read from bronze (a silver folded before it
+   * recorded `fold-time:` txns): every folded file once, in chunks within `maxReadBytes`, two
+   * columns each. The next fold step records them.
+   */
+  private async newestFolded(bronze: LakeTable, bsnap: Snapshot, where: string, files: (f: LiveFile) => boolean): Promise<Map<number, number>> {
+    const newest = new Map<number, number>();
+    for (const chunk of newestFirstChunks(bsnap, files, 'event_time', this.o.maxReadBytes ?? Infinity)) {
+      const paths = new Set(chunk.files.map((f) => f.path));
+      const sql = `SELECT ${KAFKA_PARTITION} AS p, max(epoch_ms(event_time)) AS newest FROM bronze WHERE ${where} GROUP BY 1`;
+      for (const r of await this.queryBronze(bronze, bsnap, (f) => paths.has(f.path), sql)) {
+        newest.set(Number(r.p), Math.max(newest.get(Number(r.p)) ?? -Infinity, Number(r.newest)));
+      }
+    }
+    return newest;
   }
 }
 
