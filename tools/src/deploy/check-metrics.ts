@@ -5,7 +5,8 @@ import { checkRunningServices } from './metric-refs';
 /**
  * CLI: checks running services' /metrics against the telemetry catalog and lists alert/panel
  * metrics they have not exposed yet.
- *   npx tsx tools/src/deploy/check-metrics.ts ingest=http://127.0.0.1:8080/metrics validate=http://127.0.0.1:9464/metrics
+ *   npx tsx tools/src/deploy/check-metrics.ts ingest=http://127.0.0.1:9466/metrics validate=http://127.0.0.1:9464/metrics
+ * (each service's ops port, OPS_PORT; run-local.sh's are printed at its start)
  * Exit 1 on a catalog problem; metrics not yet exposed are reported but do not fail.
  */
 export async function main(argv: readonly string[]): Promise<number> {
