@@ -28,7 +28,10 @@ export async function createTopics(brokers: string, names: string[], partitions 
 
 /**
  * Reads topics from the start (under read_committed unless told) until at least `expected`
- * records arrived, then polls `settleMs` more so that duplicates would show up too.
+ * records arrived, then polls `settleMs` more so that duplicates would show up too. The settle
+ * window starts once the reader holds its partitions (the only member of its group, it gets them
+ * all): a check that nothing is visible (`expected` 0) would otherwise pass on a reader still
+ * joining its group.
  */
 export async function readTopics(
   brokers: string,
@@ -44,6 +47,11 @@ export async function readTopics(
   try {
     const deadline = Date.now() + timeoutMs;
     while (out.length < expected && Date.now() < deadline) out.push(...(await consumer.poll()));
+    const joinBy = Date.now() + 30_000;
+    while (consumer.assignment().length === 0) {
+      if (Date.now() > joinBy) throw new Error(`the reader of ${topics.join(', ')} got no partitions within 30 s`);
+      out.push(...(await consumer.poll()));
+    }
     const settle = Date.now() + settleMs;
     while (Date.now() < settle) out.push(...(await consumer.poll()));
   } finally {
