@@ -46,7 +46,7 @@ export class LocalStorage implements Storage {
       await ensureDir(path.dirname(final));
       await writeSynced(tmp, body);
       await fs.rename(tmp, final);
-      await syncDir(path.dirname(final));
+      await syncPath(path.dirname(final));
     } catch (err) {
       await fs.rm(tmp, { force: true });
       throw storageError('write', key, err);
@@ -61,18 +61,18 @@ export class LocalStorage implements Storage {
     const final = this.file(key);
     try {
       await ensureDir(path.dirname(final));
-      await syncFile(localFile);
+      await syncPath(localFile);
       try {
         await fs.rename(localFile, final);
       } catch (err) {
         if (!isErrno(err, 'EXDEV')) throw err;
         const tmp = this.tempNameFor(final);
         await fs.copyFile(localFile, tmp);
-        await syncFile(tmp);
+        await syncPath(tmp);
         await fs.rename(tmp, final);
         await fs.rm(localFile, { force: true });
       }
-      await syncDir(path.dirname(final));
+      await syncPath(path.dirname(final));
     } catch (err) {
       throw storageError('write', key, err);
     }
@@ -86,7 +86,7 @@ export class LocalStorage implements Storage {
       await writeSynced(tmp, body);
       try {
         await fs.link(tmp, final);
-        await syncDir(path.dirname(final));
+        await syncPath(path.dirname(final));
         return true;
       } catch (err) {
         if (isErrno(err, 'EEXIST')) return false;
@@ -193,19 +193,12 @@ async function writeSynced(file: string, body: Uint8Array): Promise<void> {
   }
 }
 
-/** Flushes a file someone else wrote (DuckDB's Parquet output) to the disk. */
-async function syncFile(file: string): Promise<void> {
-  const handle = await fs.open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Flushes a directory's entries (a new name in it) to the disk. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r');
+/**
+ * Flushes a file someone else wrote (DuckDB's Parquet output), or a directory's entries (a new
+ * name in it), to the disk.
+ */
+async function syncPath(fileOrDir: string): Promise<void> {
+  const handle = await fs.open(fileOrDir, 'r');
   try {
     await handle.sync();
   } finally {
@@ -219,7 +212,7 @@ async function ensureDir(dir: string): Promise<void> {
   if (created === undefined) return;
   // From the deepest new directory up to the first one created: each is an entry of its parent.
   for (let d = dir; ; d = path.dirname(d)) {
-    await syncDir(path.dirname(d));
+    await syncPath(path.dirname(d));
     if (d === created || path.dirname(d) === d) break;
   }
 }
