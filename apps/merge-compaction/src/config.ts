@@ -95,7 +95,7 @@ export const mergeConfigSchema = {
   jobStallTimeoutMs: timerMs('SLUICE_JOB_STALL_TIMEOUT_MS', {
     default: 30 * 60_000,
     min: 60_000,
-    doc: 'a tier-2 pass (every contract\'s fold steps and a maintenance slice) or a compaction pass running longer than this is hung (a storage or DuckDB call that never returns): /healthz fails and the process exits; each step is bounded by SLUICE_MERGE_MAX_ROWS, so a pass takes seconds to minutes',
+    doc: 'a tier-2 pass (every contract\'s fold steps, each bounded by SLUICE_MERGE_MAX_ROWS, and a maintenance slice) running longer than this, or a compaction pass this long without compacting a partition, is hung (a storage or DuckDB call that never returns): /healthz fails and the process exits',
   }),
   assignmentWindowMs: timerMs('SLUICE_ASSIGNMENT_WINDOW_MS', {
     default: 120_000,

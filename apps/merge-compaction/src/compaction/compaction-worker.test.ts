@@ -6,7 +6,7 @@ import { CompactionWorker } from './compaction-worker';
 import { maintainTable } from './maintenance';
 
 // The tables' maintenance is tested against real tables (maintenance.test.ts, the integration
-// suites); here only how a pass is cut into slices.
+// suites); here only how the worker's liveness follows a pass.
 jest.mock('./maintenance', () => ({ ...jest.requireActual('./maintenance'), maintainTable: jest.fn() }));
 const maintain = maintainTable as jest.MockedFunction<typeof maintainTable>;
 
@@ -14,48 +14,53 @@ const telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'sile
 afterAll(() => telemetry.shutdown());
 afterEach(() => maintain.mockReset());
 
-const contracts = [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const done = { partitionsCompacted: 1, filesRemoved: 2, conflicts: 0, filesVacuumed: 0, unfinished: false };
 
-function worker(): CompactionWorker {
-  const tables = { existing: async (name: string) => ({ name }) as unknown as LakeTable } as unknown as TableSet;
+function worker(stallTimeoutMs: number): CompactionWorker {
+  const tables = { existing: async (name: string) => (name === CONTRACTS.orders.tables.bronze ? ({ name } as unknown as LakeTable) : undefined) } as unknown as TableSet;
   return new CompactionWorker({
-    contracts,
+    contracts: [CONTRACTS.orders],
     tables,
     intervalMs: 60_000,
     retryMaxMs: 1000,
-    stallTimeoutMs: 60_000,
-    maintenance: { minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: true, logger: telemetry.logger, metrics: telemetry.metrics },
+    stallTimeoutMs,
+    maintenance: { minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: false, logger: telemetry.logger, metrics: telemetry.metrics },
     vacuumDerived: true,
     logger: telemetry.logger,
   });
 }
 
-describe('CompactionWorker.tick', () => {
-  // A pass over a large backlog ran past the liveness bound on passes and the process was ended
-  // before it finished; each slice now stops between partitions and the next goes on at once.
-  it('stops a pass at its deadline and resumes at the contract it stopped at', async () => {
-    const calls: string[] = [];
-    let cutInventory = true;
-    maintain.mockImplementation(async (table, _options, _sortBy, deadline) => {
-      calls.push(`${table.name}${deadline === undefined ? '' : ' (deadline)'}`);
-      const unfinished = table.name === CONTRACTS.inventory.tables.bronze && cutInventory;
-      if (unfinished) cutInventory = false;
-      return { partitionsCompacted: 1, filesRemoved: 2, conflicts: 0, filesVacuumed: 0, unfinished };
+describe('CompactionWorker.live', () => {
+  // A pass over a backlog of many partitions may take longer than the stall timeout: each
+  // partition compacted is progress. A pass stuck in one call is not.
+  it('stays live through a long pass that compacts partition after partition, and turns false when a call stops returning', async () => {
+    let release!: () => void;
+    maintain.mockImplementationOnce(async (_table, options) => {
+      for (let i = 0; i < 6; i++) {
+        await sleep(60); // each partition well inside the 150 ms timeout; the pass is 360 ms
+        options.onProgress?.();
+      }
+      await new Promise<void>((resolve) => (release = resolve)); // then a call hangs
+      return done;
     });
-    const w = worker();
-    expect(await w.tick(1000)).toBe(true); // more to do: the next slice runs at once
-    expect(calls).toEqual([
-      `${CONTRACTS.orders.tables.bronze} (deadline)`,
-      CONTRACTS.orders.tables.silver,
-      ...CONTRACTS.orders.aggregates.map((a) => a.table),
-      `${CONTRACTS.inventory.tables.bronze} (deadline)`,
-    ]);
-    expect(w.stats.passes).toBe(0);
-    calls.length = 0;
-    expect(await w.tick(1000)).toBe(false);
-    expect(calls[0]).toBe(`${CONTRACTS.inventory.tables.bronze} (deadline)`); // where the last slice stopped
-    expect(calls).toContain(`${CONTRACTS.clickstream.tables.bronze} (deadline)`);
-    expect(calls).toContain(`${CONTRACTS.orders.tables.bronze} (deadline)`);
-    expect(w.stats.passes).toBe(1);
+    const w = worker(150);
+    w.start();
+    try {
+      for (let i = 0; i < 7; i++) {
+        await sleep(50);
+        expect({ at: i, live: w.live }).toEqual({ at: i, live: true });
+      }
+      await sleep(200);
+      expect(w.live).toBe(false);
+      release();
+      await sleep(20);
+      expect(w.live).toBe(true);
+    } finally {
+      // A failed expectation must not leave the pass hanging (stop waits for it).
+      while (release === undefined) await sleep(20);
+      release();
+      await w.stop();
+    }
   });
 });

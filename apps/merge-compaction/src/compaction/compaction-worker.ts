@@ -5,20 +5,13 @@ import { KAFKA_PARTITION, KAFKA_OFFSET } from '../tables/layout';
 import type { TableSet } from '../tables/table-set';
 import { maintainTable, type MaintenanceOptions } from './maintenance';
 
-/**
- * Longest slice of one compaction pass (it stops between partitions past it and goes on at once
- * in the next, from the contract it stopped at): a backlog of small files over many dates took
- * longer than the liveness bound on a pass and the process was ended before it finished.
- */
-export const COMPACTION_SLICE_MS = 5 * 60_000;
-
 /** Options of {@link CompactionWorker}. */
 export interface CompactionOptions {
   readonly contracts: readonly AnyContract[];
   readonly tables: TableSet;
   readonly intervalMs: number;
   readonly retryMaxMs: number;
-  /** A pass running longer than this is hung: {@link CompactionWorker.live} turns false. */
+  /** A pass without progress (a partition compacted) for longer than this is hung: {@link CompactionWorker.live} turns false. */
   readonly stallTimeoutMs: number;
   readonly maintenance: MaintenanceOptions;
   /** Also vacuum silver and gold (their compaction runs in tier 2). */
@@ -34,16 +27,18 @@ export interface CompactionOptions {
  */
 export class CompactionWorker {
   private readonly job: Periodic;
-  /** The contract the next slice starts at (where the last one ran out of time). */
-  private resumeAt = 0;
   /** Counters tests read. */
   readonly stats = { passes: 0, filesRemoved: 0, conflicts: 0, filesVacuumed: 0 };
 
+  /** The options' maintenance, reporting each partition to the job: a long pass over a backlog is progress, not a hang. */
+  private readonly maintenance: MaintenanceOptions;
+
   constructor(private readonly o: CompactionOptions) {
     this.job = new Periodic('compaction', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
+    this.maintenance = { ...o.maintenance, onProgress: () => this.job.progress() };
   }
 
-  /** False while one pass has run longer than the stall timeout (a storage call that never returns). */
+  /** False while a pass has gone longer than the stall timeout without compacting a partition (a storage call that never returns). */
   get live(): boolean {
     return this.job.tickRunningMs < this.o.stallTimeoutMs;
   }
@@ -61,40 +56,19 @@ export class CompactionWorker {
     return this.job.stop();
   }
 
-  /**
-   * One slice of a pass over every table, from the contract the last slice stopped at; true when
-   * the slice ran out of time before the pass ended (the next one starts at once).
-   */
-  async tick(sliceMs = COMPACTION_SLICE_MS): Promise<boolean> {
-    const deadline = performance.now() + sliceMs;
-    const contracts = this.o.contracts;
-    for (let i = 0; i < contracts.length; i++) {
-      const contract = contracts[(this.resumeAt + i) % contracts.length];
-      const done = await this.maintainContract(contract, deadline);
-      if (!done) {
-        this.resumeAt = (this.resumeAt + i) % contracts.length;
-        return true;
+  /** One pass over every table. */
+  async tick(): Promise<boolean> {
+    for (const contract of this.o.contracts) {
+      const bronze = await this.o.tables.existing(contract.tables.bronze);
+      if (bronze) this.count(await maintainTable(bronze, this.maintenance, [KAFKA_PARTITION, KAFKA_OFFSET]));
+      if (!this.o.vacuumDerived || !this.o.maintenance.vacuum) continue;
+      for (const name of [contract.tables.silver, ...contract.aggregates.map((a) => a.table)]) {
+        const t = await this.o.tables.existing(name);
+        if (t) this.count(await maintainTable(t, { ...this.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER }));
       }
     }
-    this.resumeAt = 0;
     this.stats.passes += 1;
     return false;
-  }
-
-  /** Bronze compaction and vacuum, and the vacuum of silver and gold, of one contract; false when the deadline cut it short. */
-  private async maintainContract(contract: AnyContract, deadline: number): Promise<boolean> {
-    const bronze = await this.o.tables.existing(contract.tables.bronze);
-    if (bronze) {
-      const outcome = await maintainTable(bronze, this.o.maintenance, [KAFKA_PARTITION, KAFKA_OFFSET], deadline);
-      this.count(outcome);
-      if (outcome.unfinished) return false;
-    }
-    if (!this.o.vacuumDerived || !this.o.maintenance.vacuum) return true;
-    for (const name of [contract.tables.silver, ...contract.aggregates.map((a) => a.table)]) {
-      const t = await this.o.tables.existing(name);
-      if (t) this.count(await maintainTable(t, { ...this.o.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER }));
-    }
-    return true;
   }
 
   private count(o: { filesRemoved: number; conflicts: number; filesVacuumed: number }): void {

@@ -16,6 +16,8 @@ export interface MaintenanceOptions {
   /** Accept a retention under libs/lake's minimum (1 h): tests on a table nothing else uses; the service's config never sets it. */
   readonly unsafeShortRetention?: boolean;
   readonly vacuum: boolean;
+  /** Called after each partition a pass compacted (or tried to): liveness counts a pass by its progress, not its length. */
+  readonly onProgress?: () => void;
   /**
    * Share of wall time (1–100 %) a pass spends compacting: after each partition it pauses
    * {@link pauseAfter} of that partition's time. Absent = 100 (tier 2's own silver/gold
@@ -101,12 +103,14 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
       conflicts += 1;
       options.logger.info({ table: table.name, partition: p.partition, err }, 'compaction lost a race; re-planned next pass');
     }
+    options.onProgress?.();
     pause = pauseAfter(performance.now() - started, options.dutyPercent);
   }
   let filesVacuumed = 0;
   if (options.vacuum) {
     const v = await table.vacuum({ retentionMs: options.retentionMs, unsafeShortRetention: options.unsafeShortRetention });
     filesVacuumed = v.filesDeleted.length;
+    options.onProgress?.();
     if (filesVacuumed > 0) {
       options.logger.info({ table: table.name, files: filesVacuumed, bytes: v.bytesDeleted }, 'vacuumed');
     }

@@ -15,7 +15,7 @@ export class Periodic {
   private woken = false;
   /** Ends the current interval wait early, while there is one. */
   private endWait: (() => void) | undefined;
-  /** When the running tick started; undefined between ticks. */
+  /** When the running tick started or last reported progress; undefined between ticks. */
   private tickStartedAt: number | undefined;
   /** Consecutive failed ticks. */
   failures = 0;
@@ -35,9 +35,17 @@ export class Periodic {
     return Date.now() - this.lastOk;
   }
 
-  /** ms the running tick has taken so far; 0 between ticks (a tick that never returns grows it for good). */
+  /**
+   * ms since the running tick started or last reported {@link progress}; 0 between ticks (a tick
+   * stuck in a call that never returns grows it for good).
+   */
   get tickRunningMs(): number {
     return this.tickStartedAt === undefined ? 0 : Date.now() - this.tickStartedAt;
+  }
+
+  /** The running tick did a unit of work (a partition compacted): its stall clock starts again. */
+  progress(): void {
+    if (this.tickStartedAt !== undefined) this.tickStartedAt = Date.now();
   }
 
   /** Starts the loop. */
