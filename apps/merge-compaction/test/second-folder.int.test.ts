@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { CONTRACTS, keyHashOf, placementOf } from '@sluice/contracts';
-import { LakeQueryEngine, LocalStorage } from '@sluice/lake';
+import { LakeQueryEngine, LakeTable, LocalStorage } from '@sluice/lake';
 import { createTelemetry } from '@sluice/telemetry';
 import { TableSet } from '../src/tables/table-set';
 import type { BronzeRecord } from '../src/tier1/bronze-record';
@@ -108,5 +108,46 @@ describe('tier 2 tombstone memory against real tables', () => {
     expect(await l.silver()).toEqual(Array.from({ length: 60 }, (_, d) => ({ order_id: `J${d}`, version: '1' })).sort((x, y) => (x.order_id < y.order_id ? -1 : 1)));
     // Day 0 and day 59 (with the files next to them at most), not the 58 days between.
     expect(queries.filter((q) => q.includes("op = 'delete'")).length).toBeLessThanOrEqual(6);
+  });
+
+  // A writer that records no fold times (the release before them: an upgrade, or an old pod still
+  // folding) moves `fold:` past the recorded time; trusting that time, the rebuild skipped the
+  // files of the newer deletes and an older upsert resurrected the entity.
+  it.each([
+    ['after an upgrade from a release that recorded no fold times', true],
+    ['after an older release folded in between', false],
+  ])('does not trust a fold time %s', async (_label, upgrade) => {
+    const l = await lake(path.join(dir, `legacy-${upgrade}`), engine);
+    const MIN = 60_000;
+    // A fold step as the earlier release made it: its silver commit carries no fold-time txns.
+    const olderReleaseStep = async () => {
+      const merge = LakeTable.prototype.merge;
+      const spy = jest.spyOn(LakeTable.prototype, 'merge').mockImplementation(function (this: LakeTable, spec) {
+        return merge.call(this, { ...spec, txns: spec.txns?.filter((t) => !t.appId.startsWith('fold-time')) });
+      });
+      try {
+        await l.folder().silverStep();
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    await l.append(0, 'J', 1, 'upsert', 0);
+    await l.append(0, 'K', 1, 'upsert', 50 * MIN);
+    if (upgrade) {
+      // The earlier release folds everything; the new one's first step carries only a late event.
+      await l.append(0, 'K', 3, 'delete', 101 * MIN);
+      await olderReleaseStep();
+      await l.append(0, 'L', 1, 'upsert', 10 * MIN);
+      await l.folder().silverStep();
+    } else {
+      await l.folder().silverStep();
+      await l.append(0, 'K', 3, 'delete', 101 * MIN);
+      await olderReleaseStep();
+    }
+    // A restart (a new process), then an older version of K, within the watermark of its delete.
+    const restarted = l.folder();
+    await l.append(0, 'K', 2, 'upsert', 95 * MIN);
+    await restarted.silverStep();
+    expect((await l.silver()).filter((r) => r.order_id === 'K')).toEqual([]);
   });
 });

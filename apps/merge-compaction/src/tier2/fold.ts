@@ -19,13 +19,15 @@ import { both, newestFirstChunks, overlapping, partitionTxns, rangesWithinBytes,
 import type { TableSet } from '../tables/table-set';
 import { TombstoneMemory } from './tombstones';
 
-/** txn appId prefixes of the three tiers (docs/design/merge-compaction.md, "Tables"). */
 /**
- * `txn` app ids per Kafka partition. `fold-time:` is not an offset: silver records with it, in the
- * fold's own commit, the newest event time (epoch ms) folded from each partition, so the tombstone
- * memory's per-partition windows are known on a restart without reading bronze's history.
+ * `txn` app ids per Kafka partition of the three tiers (docs/design/merge-compaction.md, "Tables").
+ * `fold-time:` and `fold-time-at:` are not offsets: silver records with them, in the fold's own
+ * commit, the newest event time (epoch ms) folded from each partition and the `fold:` offset that
+ * time holds for, so the tombstone memory's per-partition windows are known on a restart without
+ * reading bronze's history. A time whose `fold-time-at:` is not the `fold:` offset was left behind
+ * by a writer that did not record times (an earlier release): it is not trusted.
  */
-export const TXN_PREFIX = { bronze: 'bronze:', fold: 'fold:', foldTime: 'fold-time:', gold: 'gold:' } as const;
+export const TXN_PREFIX = { bronze: 'bronze:', fold: 'fold:', foldTime: 'fold-time:', foldTimeAt: 'fold-time-at:', gold: 'gold:' } as const;
 
 const BRONZE_ONLY = new Set([EVENT_DATE, KAFKA_PARTITION, KAFKA_OFFSET, INGESTED_AT, PRODUCED_AT, KEY_HASH, BUCKET]);
 
@@ -248,11 +250,7 @@ export class ContractFolder {
       ? `SELECT n.* FROM (${newest(rows)}) n
          WHERE NOT EXISTS (SELECT 1 FROM (VALUES ${superseded.join(', ')}) s(p, o) WHERE s.p = n.${KAFKA_PARTITION} AND s.o = n.${KAFKA_OFFSET})`
       : newest(rows);
-    const foldTimes = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
-    const txns = [
-      ...ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to })),
-      ...[...newestByPartition].map(([partition, ms]) => ({ appId: `${TXN_PREFIX.foldTime}${this.o.topic}-${partition}`, version: Math.max(0, ms, foldTimes.get(partition) ?? 0) })),
-    ];
+    const txns = [...ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to })), ...this.foldTimeTxns(ssnap, ranges, newestByPartition, tombstones)];
     let result: MergeResult;
     try {
       result = await silver.merge({
@@ -364,7 +362,9 @@ export class ContractFolder {
       const ranges = [...folded].map(([partition, to]) => ({ partition, from: -1, to }));
       const { where, files } = rangeFilter(bsnap, ranges);
       const recorded = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
-      const newest = [...folded.keys()].every((p) => recorded.has(p)) ? recorded : await this.newestFolded(bronze, bsnap, where, files);
+      const recordedAt = partitionTxns(ssnap, TXN_PREFIX.foldTimeAt, this.o.topic);
+      const trusted = [...folded].every(([p, to]) => recorded.has(p) && recordedAt.get(p) === to);
+      const newest = trusted ? recorded : await this.newestFolded(bronze, bsnap, where, files);
       const windows = [...newest].map(([partition, ms]) => ({ partition, from: ms - this.o.watermarkMs, to: ms }));
       const inWindow = (f: LiveFile) => files(f) && windows.some((w) => overlapping(bsnap, 'event_time', w.from, w.to)(f));
       const within = windows.map((w) => `(${KAFKA_PARTITION} = ${w.partition} AND epoch_ms(event_time) >= ${w.from})`).join(' OR ');
@@ -379,6 +379,23 @@ export class ContractFolder {
     }
     this.tombstones = memory;
     return memory;
+  }
+
+  /**
+   * `fold-time:` and `fold-time-at:` of every partition a step folds: the newest event time folded
+   * from it so far (the recorded one, the memory's, this step's), and the offset it holds for. A
+   * partition whose newest time is not known (no row yet) gets neither.
+   */
+  private foldTimeTxns(ssnap: Snapshot, ranges: readonly Range[], stepNewest: ReadonlyMap<number, number>, memory: TombstoneMemory): { appId: string; version: number }[] {
+    const recorded = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
+    const out: { appId: string; version: number }[] = [];
+    for (const r of ranges) {
+      const newest = Math.max(recorded.get(r.partition) ?? -Infinity, memory.newestOf(r.partition), stepNewest.get(r.partition) ?? -Infinity);
+      if (!Number.isFinite(newest)) continue;
+      out.push({ appId: `${TXN_PREFIX.foldTime}${this.o.topic}-${r.partition}`, version: Math.max(0, newest) });
+      out.push({ appId: `${TXN_PREFIX.foldTimeAt}${this.o.topic}-${r.partition}`, version: r.to });
+    }
+    return out;
   }
 
   /**

@@ -21,6 +21,11 @@ export class TombstoneMemory {
     return this.byKey.size;
   }
 
+  /** The newest event time folded from `partition` that this memory knows of; -Infinity when none. */
+  newestOf(partition: number): number {
+    return this.newest.get(partition) ?? -Infinity;
+  }
+
   /** Records that an event of `partition` with this time was folded (a delete or not). */
   observe(partition: number, eventTimeMs: number): void {
     if (eventTimeMs > (this.newest.get(partition) ?? -Infinity)) this.newest.set(partition, eventTimeMs);
