@@ -15,6 +15,13 @@ afterAll(() => telemetry.shutdown());
 afterEach(() => maintain.mockReset());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const until = async (condition: () => boolean, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+};
 const done = { partitionsCompacted: 1, filesRemoved: 2, conflicts: 0, filesVacuumed: 0, unfinished: false };
 
 function worker(stallTimeoutMs: number): CompactionWorker {
@@ -37,25 +44,23 @@ describe('CompactionWorker.live', () => {
   it('stays live through a long pass that compacts partition after partition, and turns false when a call stops returning', async () => {
     let release!: () => void;
     maintain.mockImplementationOnce(async (_table, options) => {
-      for (let i = 0; i < 6; i++) {
-        await sleep(60); // each partition well inside the 150 ms timeout; the pass is 360 ms
+      for (let i = 0; i < 30; i++) {
+        await sleep(50); // each partition far inside the 1 s timeout; the pass takes 1.5 s
         options.onProgress?.();
       }
       await new Promise<void>((resolve) => (release = resolve)); // then a call hangs
       return done;
     });
-    const w = worker(150);
+    const w = worker(1000);
     w.start();
     try {
-      for (let i = 0; i < 7; i++) {
-        await sleep(50);
+      for (let i = 0; i < 12; i++) {
+        await sleep(100);
         expect({ at: i, live: w.live }).toEqual({ at: i, live: true });
       }
-      await sleep(200);
-      expect(w.live).toBe(false);
+      await until(() => !w.live, 5000);
       release();
-      await sleep(20);
-      expect(w.live).toBe(true);
+      await until(() => w.live, 5000);
     } finally {
       // A failed expectation must not leave the pass hanging (stop waits for it).
       while (release === undefined) await sleep(20);

@@ -57,8 +57,7 @@ describe('Periodic.tickRunningMs', () => {
     job.wake();
     await until(() => ticks === 2, 2_000);
     release(false);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(job.tickRunningMs).toBe(0);
+    await until(() => job.tickRunningMs === 0, 2_000);
   });
 });
 

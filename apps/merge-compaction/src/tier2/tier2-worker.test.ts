@@ -134,7 +134,8 @@ describe('Tier2Worker.live', () => {
       expect(tier2.live).toBe(false);
       expect(tier2.passRunningMs).toBeGreaterThanOrEqual(200);
       release();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The pass ends (the other steps are stubs): between passes nothing runs.
+      for (const deadline = Date.now() + 5000; tier2.passRunningMs !== 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(tier2.live).toBe(true);
       expect(tier2.passRunningMs).toBe(0);
     } finally {
