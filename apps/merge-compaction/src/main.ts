@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       stallTimeoutMs: config.stallTimeoutMs,
       assignment: app.tier1?.assignment(),
       tier2PassRunningMs: app.tier2?.passRunningMs,
-      compactionPassRunningMs: app.compaction?.passRunningMs,
+      compactionSinceProgressMs: app.compaction?.sinceProgressMs,
       jobStallTimeoutMs: config.jobStallTimeoutMs,
     }),
   );

@@ -150,4 +150,35 @@ describe('tier 2 tombstone memory against real tables', () => {
     await restarted.silverStep();
     expect((await l.silver()).filter((r) => r.order_id === 'K')).toEqual([]);
   });
+
+  // All or nothing, one partition without a trusted time (last folded by an earlier release, then
+  // idle) made every restart read the whole history of every partition.
+  it('a partition without a trusted fold time gets one at the next step, and a restart then reads only the windows', async () => {
+    const l = await lake(path.join(dir, 'per-partition'), engine);
+    await l.append(1, 'L', 1, 'upsert', 0);
+    await l.append(1, 'L', 3, 'delete', 60_000);
+    const merge = LakeTable.prototype.merge;
+    const spy = jest.spyOn(LakeTable.prototype, 'merge').mockImplementation(function (this: LakeTable, spec) {
+      return merge.call(this, { ...spec, txns: spec.txns?.filter((t) => !t.appId.startsWith('fold-time')) });
+    });
+    try {
+      await l.folder().silverStep(); // an earlier release folds partition 1, which then stays idle
+    } finally {
+      spy.mockRestore();
+    }
+    for (let d = 0; d < 40; d++) await l.append(0, `J${d}`, 1, 'upsert', d * DAY);
+    await l.folder().silverStep();
+    const restarted = l.folder(1);
+    const queries: string[] = [];
+    const original = (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze.bind(restarted);
+    (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze = (...args: unknown[]) => {
+      queries.push(String(args[3]));
+      return original(...args);
+    };
+    await l.append(1, 'L', 2, 'upsert', 30_000); // older than L's delete: must stay deleted
+    await restarted.silverStep();
+    expect((await l.silver()).filter((r) => r.order_id === 'L')).toEqual([]);
+    // Day 0 and day 39 and the step's own reads, not the 40 days of partition 0 in between.
+    expect(queries.length).toBeLessThanOrEqual(8);
+  });
 });

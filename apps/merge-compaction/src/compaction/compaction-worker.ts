@@ -43,8 +43,8 @@ export class CompactionWorker {
     return this.job.tickRunningMs < this.o.stallTimeoutMs;
   }
 
-  /** How long the running pass has taken so far (0 between passes), for the stall report. */
-  get passRunningMs(): number {
+  /** How long the running pass has gone without progress (0 between passes), for the stall report. */
+  get sinceProgressMs(): number {
     return this.job.tickRunningMs;
   }
 

@@ -100,4 +100,13 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     expect(rest.filesVacuumed).toBeGreaterThan(0);
     expect((await table.snapshot()).files).toHaveLength(3);
   });
+
+  it('reports progress after each partition and after the vacuum (the compaction role\'s liveness heartbeat)', async () => {
+    const { table } = await dayTable();
+    for (let i = 0; i < 6; i++) await table.append({ rows: [{ id: i, day: `2026-01-0${1 + (i % 3)}` }] });
+    let beats = 0;
+    const outcome = await maintainTable(table, { ...options(), onProgress: () => (beats += 1) });
+    expect(outcome.partitionsCompacted).toBe(3);
+    expect(beats).toBe(4);
+  });
 });

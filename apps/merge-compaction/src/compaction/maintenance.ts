@@ -89,7 +89,10 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
     const started = performance.now();
     try {
       const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, sortBy });
-      if (r.version === undefined) continue;
+      if (r.version === undefined) {
+        options.onProgress?.();
+        continue;
+      }
       partitionsCompacted += 1;
       filesRemoved += r.filesRemoved;
       options.logger.info({ table: table.name, version: r.version, partition: p.partition, filesRemoved: r.filesRemoved, filesAdded: r.filesAdded, bytes: r.bytesAdded }, 'compacted');

@@ -363,8 +363,14 @@ export class ContractFolder {
       const { where, files } = rangeFilter(bsnap, ranges);
       const recorded = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
       const recordedAt = partitionTxns(ssnap, TXN_PREFIX.foldTimeAt, this.o.topic);
-      const trusted = [...folded].every(([p, to]) => recorded.has(p) && recordedAt.get(p) === to);
-      const newest = trusted ? recorded : await this.newestFolded(bronze, bsnap, where, files);
+      // Per partition: a recorded time holds when it was recorded at the current fold offset;
+      // bronze is read only for the partitions where it was not.
+      const newest = new Map([...recorded].filter(([p, ms]) => Number.isFinite(ms) && recordedAt.get(p) === folded.get(p)));
+      const unknown = ranges.filter((r) => !newest.has(r.partition));
+      if (unknown.length > 0) {
+        const u = rangeFilter(bsnap, unknown);
+        for (const [p, ms] of await this.newestFolded(bronze, bsnap, u.where, u.files)) newest.set(p, ms);
+      }
       const windows = [...newest].map(([partition, ms]) => ({ partition, from: ms - this.o.watermarkMs, to: ms }));
       const inWindow = (f: LiveFile) => files(f) && windows.some((w) => overlapping(bsnap, 'event_time', w.from, w.to)(f));
       const within = windows.map((w) => `(${KAFKA_PARTITION} = ${w.partition} AND epoch_ms(event_time) >= ${w.from})`).join(' OR ');
@@ -382,18 +388,23 @@ export class ContractFolder {
   }
 
   /**
-   * `fold-time:` and `fold-time-at:` of every partition a step folds: the newest event time folded
-   * from it so far (the recorded one, the memory's, this step's), and the offset it holds for. A
-   * partition whose newest time is not known (no row yet) gets neither.
+   * `fold-time:` and `fold-time-at:` of every partition a step folds, and of every folded partition
+   * whose recorded time is stale (left so by a writer that records none; the memory, rebuilt from
+   * bronze since, knows its time): the newest event time folded from it so far (the recorded one,
+   * the memory's, this step's; 0 for a partition with no row folded yet, which has no delete to
+   * keep), and the `fold:` offset it holds for after this commit.
    */
   private foldTimeTxns(ssnap: Snapshot, ranges: readonly Range[], stepNewest: ReadonlyMap<number, number>, memory: TombstoneMemory): { appId: string; version: number }[] {
     const recorded = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
+    const recordedAt = partitionTxns(ssnap, TXN_PREFIX.foldTimeAt, this.o.topic);
+    const at = partitionTxns(ssnap, TXN_PREFIX.fold, this.o.topic);
+    for (const r of ranges) at.set(r.partition, r.to);
     const out: { appId: string; version: number }[] = [];
-    for (const r of ranges) {
-      const newest = Math.max(recorded.get(r.partition) ?? -Infinity, memory.newestOf(r.partition), stepNewest.get(r.partition) ?? -Infinity);
-      if (!Number.isFinite(newest)) continue;
-      out.push({ appId: `${TXN_PREFIX.foldTime}${this.o.topic}-${r.partition}`, version: Math.max(0, newest) });
-      out.push({ appId: `${TXN_PREFIX.foldTimeAt}${this.o.topic}-${r.partition}`, version: r.to });
+    for (const [partition, offset] of at) {
+      if (recordedAt.get(partition) === offset) continue; // recorded at this offset and not folded now
+      const newest = Math.max(0, recorded.get(partition) ?? 0, memory.newestOf(partition), stepNewest.get(partition) ?? 0);
+      out.push({ appId: `${TXN_PREFIX.foldTime}${this.o.topic}-${partition}`, version: newest });
+      out.push({ appId: `${TXN_PREFIX.foldTimeAt}${this.o.topic}-${partition}`, version: offset });
     }
     return out;
   }
