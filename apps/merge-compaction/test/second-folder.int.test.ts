@@ -55,6 +55,31 @@ async function lake(dir: string, engine: LakeQueryEngine) {
   };
 }
 
+/** The SQL of every bronze read a folder makes from now on. */
+function bronzeReads(folder: ContractFolder): string[] {
+  const queries: string[] = [];
+  const f = folder as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> };
+  const original = f.queryBronze.bind(folder);
+  f.queryBronze = (...args: unknown[]) => {
+    queries.push(String(args[3]));
+    return original(...args);
+  };
+  return queries;
+}
+
+/** Runs `step` as the earlier release made fold steps: its silver commits carry no fold-time txns. */
+async function olderRelease(step: () => Promise<unknown>): Promise<void> {
+  const merge = LakeTable.prototype.merge;
+  const spy = jest.spyOn(LakeTable.prototype, 'merge').mockImplementation(function (this: LakeTable, spec) {
+    return merge.call(this, { ...spec, txns: spec.txns?.filter((t) => !t.appId.startsWith('fold-time')) });
+  });
+  try {
+    await step();
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe('tier 2 tombstone memory against real tables', () => {
   let dir: string;
   let engine: LakeQueryEngine;
@@ -96,12 +121,7 @@ describe('tier 2 tombstone memory against real tables', () => {
     await l.folder().silverStep();
     // A new process, every file its own chunk: count the deletes' reads.
     const restarted = l.folder(1);
-    const queries: string[] = [];
-    const original = (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze.bind(restarted);
-    (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze = (...args: unknown[]) => {
-      queries.push(String(args[3]));
-      return original(...args);
-    };
+    const queries = bronzeReads(restarted);
     await l.append(1, 'L', 2, 'upsert', 30_000); // older versions, each within its partition's watermark
     await l.append(0, 'K', 2, 'upsert', 59 * DAY + 30_000);
     await restarted.silverStep();
@@ -119,18 +139,7 @@ describe('tier 2 tombstone memory against real tables', () => {
   ])('does not trust a fold time %s', async (_label, upgrade) => {
     const l = await lake(path.join(dir, `legacy-${upgrade}`), engine);
     const MIN = 60_000;
-    // A fold step as the earlier release made it: its silver commit carries no fold-time txns.
-    const olderReleaseStep = async () => {
-      const merge = LakeTable.prototype.merge;
-      const spy = jest.spyOn(LakeTable.prototype, 'merge').mockImplementation(function (this: LakeTable, spec) {
-        return merge.call(this, { ...spec, txns: spec.txns?.filter((t) => !t.appId.startsWith('fold-time')) });
-      });
-      try {
-        await l.folder().silverStep();
-      } finally {
-        spy.mockRestore();
-      }
-    };
+    const olderReleaseStep = () => olderRelease(() => l.folder().silverStep());
     await l.append(0, 'J', 1, 'upsert', 0);
     await l.append(0, 'K', 1, 'upsert', 50 * MIN);
     if (upgrade) {
@@ -157,24 +166,11 @@ describe('tier 2 tombstone memory against real tables', () => {
     const l = await lake(path.join(dir, 'per-partition'), engine);
     await l.append(1, 'L', 1, 'upsert', 0);
     await l.append(1, 'L', 3, 'delete', 60_000);
-    const merge = LakeTable.prototype.merge;
-    const spy = jest.spyOn(LakeTable.prototype, 'merge').mockImplementation(function (this: LakeTable, spec) {
-      return merge.call(this, { ...spec, txns: spec.txns?.filter((t) => !t.appId.startsWith('fold-time')) });
-    });
-    try {
-      await l.folder().silverStep(); // an earlier release folds partition 1, which then stays idle
-    } finally {
-      spy.mockRestore();
-    }
+    await olderRelease(() => l.folder().silverStep()); // an earlier release folds partition 1, which then stays idle
     for (let d = 0; d < 40; d++) await l.append(0, `J${d}`, 1, 'upsert', d * DAY);
     await l.folder().silverStep();
     const restarted = l.folder(1);
-    const queries: string[] = [];
-    const original = (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze.bind(restarted);
-    (restarted as unknown as { queryBronze: (...args: unknown[]) => Promise<unknown> }).queryBronze = (...args: unknown[]) => {
-      queries.push(String(args[3]));
-      return original(...args);
-    };
+    const queries = bronzeReads(restarted);
     await l.append(1, 'L', 2, 'upsert', 30_000); // older than L's delete: must stay deleted
     await restarted.silverStep();
     expect((await l.silver()).filter((r) => r.order_id === 'L')).toEqual([]);
