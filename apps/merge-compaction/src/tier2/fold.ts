@@ -238,7 +238,7 @@ export class ContractFolder {
       const eventMs = Number(r.event_ms);
       newestByPartition.set(partition, Math.max(newestByPartition.get(partition) ?? -Infinity, Number(r.p_newest)));
       if (contract.kind === 'state' && tombstones.supersedes(key, version)) {
-        superseded.push(`(${Number(r.p)}, ${Number(r.o)})`);
+        superseded.push(`(${partition}, ${Number(r.o)})`);
         continue;
       }
       if (r.produced_ms !== null && r.produced_ms !== undefined) oldestProduced = Math.min(oldestProduced, Number(r.produced_ms));
@@ -250,7 +250,9 @@ export class ContractFolder {
       ? `SELECT n.* FROM (${newest(rows)}) n
          WHERE NOT EXISTS (SELECT 1 FROM (VALUES ${superseded.join(', ')}) s(p, o) WHERE s.p = n.${KAFKA_PARTITION} AND s.o = n.${KAFKA_OFFSET})`
       : newest(rows);
-    const txns = [...ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to })), ...this.foldTimeTxns(ssnap, ranges, newestByPartition, tombstones)];
+    // Silver's fold offsets once this step commits.
+    const foldedAfter = new Map([...foldedAt, ...ranges.map((r): [number, number] => [r.partition, r.to])]);
+    const txns = [...ranges.map((r) => ({ appId: `${TXN_PREFIX.fold}${this.o.topic}-${r.partition}`, version: r.to })), ...this.foldTimeTxns(ssnap, foldedAfter, newestByPartition, tombstones)];
     let result: MergeResult;
     try {
       result = await silver.merge({
@@ -269,7 +271,7 @@ export class ContractFolder {
     for (const d of deletes) tombstones.remember(d.key, d.version, d.eventMs, d.partition);
     for (const [partition, eventMs] of newestByPartition) tombstones.observe(partition, eventMs);
     tombstones.expire();
-    this.tombstonesAt = new Map([...foldedAt, ...ranges.map((r): [number, number] => [r.partition, r.to])]);
+    this.tombstonesAt = foldedAfter;
     const folded = facts.length - superseded.length;
     this.o.metrics.tableWaiting.set(left, { table });
     // Merge and commit duration, commits, rewritten bytes, table version and last-commit time come
@@ -365,14 +367,15 @@ export class ContractFolder {
       const recordedAt = partitionTxns(ssnap, TXN_PREFIX.foldTimeAt, this.o.topic);
       // Per partition: a recorded time holds when it was recorded at the current fold offset;
       // bronze is read only for the partitions where it was not.
-      const newest = new Map([...recorded].filter(([p, ms]) => Number.isFinite(ms) && recordedAt.get(p) === folded.get(p)));
+      const newest = new Map([...recorded].filter(([p]) => recordedAt.get(p) === folded.get(p)));
       const unknown = ranges.filter((r) => !newest.has(r.partition));
       if (unknown.length > 0) {
         const u = rangeFilter(bsnap, unknown);
         for (const [p, ms] of await this.newestFolded(bronze, bsnap, u.where, u.files)) newest.set(p, ms);
       }
       const windows = [...newest].map(([partition, ms]) => ({ partition, from: ms - this.o.watermarkMs, to: ms }));
-      const inWindow = (f: LiveFile) => files(f) && windows.some((w) => overlapping(bsnap, 'event_time', w.from, w.to)(f));
+      const meetsWindow = windows.map((w) => overlapping(bsnap, 'event_time', w.from, w.to));
+      const inWindow = (f: LiveFile) => files(f) && meetsWindow.some((meets) => meets(f));
       const within = windows.map((w) => `(${KAFKA_PARTITION} = ${w.partition} AND epoch_ms(event_time) >= ${w.from})`).join(' OR ');
       for (const chunk of newestFirstChunks(bsnap, inWindow, 'event_time', this.o.maxReadBytes ?? Infinity)) {
         const paths = new Set(chunk.files.map((f) => f.path));
@@ -394,13 +397,11 @@ export class ContractFolder {
    * the memory's, this step's; 0 for a partition with no row folded yet, which has no delete to
    * keep), and the `fold:` offset it holds for after this commit.
    */
-  private foldTimeTxns(ssnap: Snapshot, ranges: readonly Range[], stepNewest: ReadonlyMap<number, number>, memory: TombstoneMemory): { appId: string; version: number }[] {
+  private foldTimeTxns(ssnap: Snapshot, foldedAfter: ReadonlyMap<number, number>, stepNewest: ReadonlyMap<number, number>, memory: TombstoneMemory): { appId: string; version: number }[] {
     const recorded = partitionTxns(ssnap, TXN_PREFIX.foldTime, this.o.topic);
     const recordedAt = partitionTxns(ssnap, TXN_PREFIX.foldTimeAt, this.o.topic);
-    const at = partitionTxns(ssnap, TXN_PREFIX.fold, this.o.topic);
-    for (const r of ranges) at.set(r.partition, r.to);
     const out: { appId: string; version: number }[] = [];
-    for (const [partition, offset] of at) {
+    for (const [partition, offset] of foldedAfter) {
       if (recordedAt.get(partition) === offset) continue; // recorded at this offset and not folded now
       const newest = Math.max(0, recorded.get(partition) ?? 0, memory.newestOf(partition), stepNewest.get(partition) ?? 0);
       out.push({ appId: `${TXN_PREFIX.foldTime}${this.o.topic}-${partition}`, version: newest });

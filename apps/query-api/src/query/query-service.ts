@@ -276,7 +276,7 @@ export class QueryService {
     });
     const ms = this.options.queryTimeoutMs;
     // A query that never got a slot did not take long: the service was full (503 with Retry-After).
-    const late = () => (ran ? queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms }) : queryError('QUERY_SATURATED', `no query slot within ${ms} ms`, { retryAfterSeconds: 1 }));
+    const late = () => (ran ? timedOut(ms) : queryError('QUERY_SATURATED', `no query slot within ${ms} ms`, { retryAfterSeconds: 1 }));
     const rows = toJsonRows(await withTimeout(running, ms, late), compiled.kinds);
     const truncated = rows.length > compiled.limit;
     if (truncated) rows.length = compiled.limit;
@@ -305,7 +305,12 @@ function dataKey(snapshot: TableSnapshot, files: readonly LiveFile[], pendingFil
   return h.digest('base64url');
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, late = () => queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms })): Promise<T> {
+/** QUERY_TIMEOUT: no answer within `ms`. */
+function timedOut(ms: number) {
+  return queryError('QUERY_TIMEOUT', `no answer within ${ms} ms`, { timeoutMs: ms });
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, late = () => timedOut(ms)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(late()), ms);
