@@ -1,4 +1,4 @@
-import { describeConfig, unknownSettings } from '@sluice/config';
+import { describeConfig, warnIgnoredSettings } from '@sluice/config';
 import { createTelemetry, exitWhenNotLive, hardExit, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { INGEST_CONFIG_PREFIXES, ingestConfigSchema, loadIngestConfig } from './config';
 import { createIngest } from './runtime';
@@ -9,8 +9,7 @@ async function main(): Promise<void> {
   const telemetry = createTelemetry({ service: 'ingest', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(ingestConfigSchema, config) }, 'ingest starting');
-  const unknown = unknownSettings(ingestConfigSchema, process.env, INGEST_CONFIG_PREFIXES);
-  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of ingest are ignored');
+  warnIgnoredSettings(log, 'ingest', ingestConfigSchema, process.env, INGEST_CONFIG_PREFIXES);
 
   const ingest = await createIngest(config, log, telemetry);
   const address = await ingest.app.listen({ host: config.host, port: config.port });

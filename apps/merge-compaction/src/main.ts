@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describeConfig, parseCgroupMemoryLimit, unknownSettings } from '@sluice/config';
+import { describeConfig, parseCgroupMemoryLimit, warnIgnoredSettings } from '@sluice/config';
 import { createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { duckdbMemoryMbFor, loadMergeConfig, MERGE_CONFIG_PREFIXES, mergeConfigSchema } from './config';
@@ -26,8 +26,7 @@ async function main(): Promise<void> {
     { config: { ...describeConfig(mergeConfigSchema, config), roles: [...config.roles] }, containerMemoryBytes: containerBytes ?? null, duckdbMemoryMb: duckdbMemoryMbFor(config.duckdbMemoryMb, containerBytes) ?? 'duckdb default' },
     'merge-compaction starting',
   );
-  const unknown = unknownSettings(mergeConfigSchema, process.env, MERGE_CONFIG_PREFIXES);
-  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of merge-compaction are ignored');
+  warnIgnoredSettings(log, 'merge-compaction', mergeConfigSchema, process.env, MERGE_CONFIG_PREFIXES);
 
   const app = await build({ config, logger: log, metrics: telemetry.metrics, metricsText: () => telemetry.metricsText(), tracer: telemetry, containerMemoryBytes: containerBytes });
   await app.start();

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { describeConfig, unknownSettings } from '@sluice/config';
+import { describeConfig, warnIgnoredSettings } from '@sluice/config';
 import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
 import { LakeQueryEngine, PINNED_OVERSHOOT, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { createTelemetry, hardExit, httpMetricsHook, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
@@ -23,8 +23,7 @@ async function main(): Promise<void> {
   const telemetry = createTelemetry({ service: 'query-api', ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(configSchema, config) }, 'query-api starting');
-  const unknown = unknownSettings(configSchema, process.env, QUERY_API_CONFIG_PREFIXES);
-  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of query-api are ignored');
+  warnIgnoredSettings(log, 'query-api', configSchema, process.env, QUERY_API_CONFIG_PREFIXES);
 
   const s3 = isS3Root(config.lakeRoot);
   const engine = await LakeQueryEngine.create({

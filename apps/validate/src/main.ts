@@ -1,4 +1,4 @@
-import { describeConfig, unknownSettings } from '@sluice/config';
+import { describeConfig, warnIgnoredSettings } from '@sluice/config';
 import { createTelemetry, exitWhenNotLive, hardExit, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { build } from './app';
 import { loadValidateConfig, VALIDATE_CONFIG_PREFIXES, validateConfigSchema } from './config';
@@ -10,8 +10,7 @@ async function main(): Promise<void> {
   const telemetry = createTelemetry({ service: 'validate', instance: config.instanceId, ...telemetryOptionsFromConfig(config) });
   const log = telemetry.logger;
   log.info({ config: describeConfig(validateConfigSchema, config) }, 'validate starting');
-  const unknown = unknownSettings(validateConfigSchema, process.env, VALIDATE_CONFIG_PREFIXES);
-  if (unknown.length > 0) log.warn({ variables: unknown.map((u) => u.name) }, 'variables that are not settings of validate are ignored');
+  warnIgnoredSettings(log, 'validate', validateConfigSchema, process.env, VALIDATE_CONFIG_PREFIXES);
 
   const service = build({ config, logger: log, metrics: telemetry.metrics, tracer: telemetry });
   const ops = await startValidateOps(config, () => telemetry.metricsText(), service.ready, service.live);

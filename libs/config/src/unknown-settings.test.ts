@@ -1,6 +1,6 @@
 import { int, str } from './fields';
 import { loadConfig } from './load-config';
-import { editDistance, unknownSettings } from './unknown-settings';
+import { editDistance, unknownSettings, warnIgnoredSettings } from './unknown-settings';
 
 const schema = {
   maxBodyBytes: int('APP_MAX_BODY_BYTES', { default: 1024 }),
@@ -34,6 +34,15 @@ describe('unknownSettings', () => {
       APP_ADMIN_PORT: '9000',
     };
     expect(unknownSettings(schema, env, ['APP_'])).toEqual([{ name: 'APP_ADMIN_PORT' }]);
+  });
+
+  it('logs the ignored variables once, naming the service, and nothing when every variable is a setting', () => {
+    const warnings: Array<[object, string]> = [];
+    const log = { warn: (fields: object, message: string) => void warnings.push([fields, message]) };
+    warnIgnoredSettings(log, 'ingest', schema, { APP_HOST: 'h', APP_DEBUG: '1', APP_TRACE: '1', OTHER: 'x' }, ['APP_']);
+    expect(warnings).toEqual([[{ variables: ['APP_DEBUG', 'APP_TRACE'] }, 'variables that are not settings of ingest are ignored']]);
+    warnIgnoredSettings(log, 'ingest', schema, { APP_HOST: 'h', OTHER: 'x' }, ['APP_']);
+    expect(warnings).toHaveLength(1);
   });
 
   it('counts single-character edits', () => {

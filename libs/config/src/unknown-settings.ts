@@ -45,6 +45,20 @@ export function unknownSettings(schema: ConfigSchema, env: Record<string, string
   return out;
 }
 
+/** Where a service logs at start: a pino logger fits. */
+export interface WarningLog {
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * Logs, once at start, the variables under `prefixes` that no setting of `service` reads (a typo of
+ * an unset setting has already refused the start in loadConfig); nothing when there are none.
+ */
+export function warnIgnoredSettings(log: WarningLog, service: string, schema: ConfigSchema, env: Record<string, string | undefined>, prefixes: readonly string[]): void {
+  const names = unknownSettings(schema, env, prefixes).map((setting) => setting.name);
+  if (names.length > 0) log.warn({ variables: names }, `variables that are not settings of ${service} are ignored`);
+}
+
 /** Levenshtein distance between two short strings. */
 export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
