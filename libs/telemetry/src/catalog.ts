@@ -33,7 +33,6 @@ export interface MetricSpec {
 
 const ALL = SERVICES;
 const CONSUMERS = ['validate', 'merge-compaction'] as const;
-const PRODUCERS = ['ingest', 'validate'] as const;
 const HTTP = ['ingest', 'query-api'] as const;
 /** The services events flow through (query-api serves tables, not events). */
 const PIPELINE = ['ingest', 'validate', 'merge-compaction'] as const;
@@ -72,15 +71,15 @@ export const METRICS = {
     type: 'gauge',
     labels: ['topic', 'partition'],
     services: CONSUMERS,
-    help: 'High watermark minus the committed offset, per assigned topic-partition.',
+    help: 'High watermark minus the read position of the consumer, per assigned topic-partition: records read and not yet committed are not in it (table_waiting_offsets of merge-compaction counts them).',
   },
   pausedPartitions: {
     thing: 'paused_partitions',
     unit: 'partitions',
     type: 'gauge',
     labels: ['topic'],
-    services: CONSUMERS,
-    help: 'Partitions currently paused by backpressure.',
+    services: ['merge-compaction'],
+    help: 'Partitions currently paused by backpressure. merge-compaction only: validate never pauses (a batch waits for its transaction instead).',
   },
   dlqRecords: {
     thing: 'dlq_records',
@@ -253,8 +252,8 @@ export const METRICS = {
     unit: 'seconds',
     type: 'histogram',
     labels: [],
-    services: PRODUCERS,
-    help: 'From enqueue of the first message of a send to the broker acknowledging the last.',
+    services: ['ingest'],
+    help: 'From enqueue of the first message of a send to the broker acknowledging the last. ingest only: validate produces inside transactions (see transaction_duration).',
     buckets: LATENCY_BUCKETS,
   },
   produceFailedMessages: {
@@ -262,8 +261,8 @@ export const METRICS = {
     unit: 'total',
     type: 'counter',
     labels: ['code'],
-    services: PRODUCERS,
-    help: 'Messages the broker did not acknowledge, by KAFKA_* error code.',
+    services: ['ingest'],
+    help: 'Messages the broker did not acknowledge, by KAFKA_* error code. ingest only: a failed message aborts validate\'s transaction (transaction_duration, outcome aborted).',
   },
   kafkaClientErrors: {
     thing: 'kafka_client_errors',

@@ -32,6 +32,13 @@ describe('alert rules and dashboards against the telemetry catalog', () => {
   const alerts = alertExprs(alertsFile);
   const panels = dashboardExprs(dashboards);
 
+  it('each alert has a first-response row in docs/operations.md', () => {
+    const runbook = readFileSync(join(__dirname, '../../../docs/operations.md'), 'utf8');
+    const names = alerts.map((a) => a.source.replace(/^[^:]*: /, ''));
+    expect(names.length).toBeGreaterThanOrEqual(10);
+    expect(names.filter((name) => !new RegExp(`^\\|[^\\n]*\\b${name}\\b`, 'm').test(runbook))).toEqual([]);
+  });
+
   it('reference only catalog metrics with their declared labels', () => {
     expect(alerts.length).toBeGreaterThanOrEqual(10);
     expect(panels.length).toBeGreaterThanOrEqual(25);
