@@ -66,6 +66,16 @@ describe('translateKafkaError', () => {
     }
   });
 
+  it('maps a call refused behind a pending transactional call, and a member past max.poll.interval.ms, to retryable codes', () => {
+    // The binding reports begin's errors without librdkafka's flags: the code alone must say it.
+    for (const code of [E.ERR__CONFLICT, E.ERR__PREV_IN_PROGRESS]) {
+      expect(translateKafkaError({ code, message: 'Conflicting use' }, { operation: 'transaction.begin' })).toMatchObject({ code: 'KAFKA_BROKER_UNAVAILABLE', retryable: true });
+    }
+    // librdkafka puts it on the consumer queue; the next poll rejoins the group.
+    expect(translateKafkaError(Object.assign(new Error('Application maximum poll interval exceeded'), { code: E.ERR__MAX_POLL_EXCEEDED }), { operation: 'consume' }))
+      .toMatchObject({ code: 'KAFKA_REBALANCE_IN_PROGRESS', retryable: true });
+  });
+
   it('keeps librdkafka retriable flag for codes it does not know', () => {
     expect(translateKafkaError({ code: 9999, isRetriable: true }, ctx)).toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: true });
     expect(translateKafkaError({ code: 9999, retriable: true }, ctx)).toMatchObject({ code: 'KAFKA_UNKNOWN', retryable: true });

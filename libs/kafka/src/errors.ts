@@ -16,7 +16,8 @@ export const KAFKA_ERRORS = {
   KAFKA_QUEUE_FULL: { retryable: true },
   /**
    * Leader/coordinator moving, not enough in-sync replicas, throttling, offsets held by an open
-   * transaction: transient broker state.
+   * transaction, a transactional call refused while an earlier one (timed out while the
+   * coordinator was away) is still pending: transient broker state.
    */
   KAFKA_BROKER_UNAVAILABLE: { retryable: true },
   /** The topic or partition does not exist (yet): provisioning or metadata propagation lag. */
@@ -102,6 +103,10 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR_FENCED_LEADER_EPOCH, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR_UNKNOWN_LEADER_EPOCH, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR__WAIT_COORD, 'KAFKA_BROKER_UNAVAILABLE'],
+  // begin/commit/abort refused because an earlier transactional call timed out and is still
+  // pending in librdkafka (the coordinator is away): calling that one again resumes it.
+  [E.ERR__CONFLICT, 'KAFKA_BROKER_UNAVAILABLE'],
+  [E.ERR__PREV_IN_PROGRESS, 'KAFKA_BROKER_UNAVAILABLE'],
   [E.ERR_UNKNOWN_TOPIC_OR_PART, 'KAFKA_TOPIC_NOT_FOUND'],
   [E.ERR__UNKNOWN_TOPIC, 'KAFKA_TOPIC_NOT_FOUND'],
   [E.ERR__UNKNOWN_PARTITION, 'KAFKA_TOPIC_NOT_FOUND'],
@@ -111,6 +116,9 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR_UNKNOWN_MEMBER_ID, 'KAFKA_REBALANCE_IN_PROGRESS'],
   [E.ERR_STALE_MEMBER_EPOCH, 'KAFKA_REBALANCE_IN_PROGRESS'],
   [E.ERR__ASSIGNMENT_LOST, 'KAFKA_REBALANCE_IN_PROGRESS'],
+  // The member took longer than max.poll.interval.ms between polls and left the group; the
+  // next poll rejoins it (its uncommitted work is redone under the new assignment).
+  [E.ERR__MAX_POLL_EXCEEDED, 'KAFKA_REBALANCE_IN_PROGRESS'],
   // librdkafka purges a transactional producer's queue when the transaction must abort (its
   // coordinator or partition leader was lost mid-transaction); the messages were not committed,
   // so the transaction is aborted and the batch retried. (A plain producer purges only on close.)

@@ -99,6 +99,24 @@ describe('TransactionalProducer commit that times out', () => {
     expect(calls).toBe(10);
   });
 
+  it('calls abort again the same way when it times out, so the next begin is not refused behind it', async () => {
+    let calls = 0;
+    const producer = producerWith({
+      beginTransaction: (done: Done) => done(null),
+      abortTransaction: (_t: number, done: Done) => done(++calls < 3 ? stillRunning() : null),
+    });
+    await producer.begin();
+    await expect(producer.abort(30)).resolves.toBeUndefined();
+    expect(calls).toBe(3);
+    await expect(producer.begin()).resolves.toBeUndefined();
+
+    let forever = 0;
+    const stuck = producerWith({ beginTransaction: (done: Done) => done(null), abortTransaction: (_t: number, done: Done) => ((forever += 1), done(stillRunning())) });
+    await stuck.begin();
+    await expect(stuck.abort(30)).rejects.toMatchObject({ code: 'KAFKA_FATAL', retryable: false, details: { operation: 'transaction.abort', attempts: 10 } });
+    expect(forever).toBe(10);
+  });
+
   it('does not call commit again for an abortable or a fatal error', async () => {
     for (const flags of [{ isTxnRequiresAbort: true }, { isFatal: true }]) {
       let calls = 0;

@@ -99,23 +99,10 @@ export class TransactionalProducer extends ProducerClient {
    * transaction must be aborted.
    */
   async commit(timeoutMs = 30_000): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.txn('transaction.commit', (done) => this.native.commitTransaction(timeoutMs, done), timeoutMs);
-        break;
-      } catch (err) {
-        // A retriable commit error (a timeout while the coordinator is away) means the commit is
-        // still running in librdkafka, and only calling commit again completes it: begin and
-        // abort are refused meanwhile (ERR__CONFLICT), so aborting and retrying the batch, as
-        // for other errors, looped for ever. After a bound, the producer has to be recreated.
-        if (!commitStillRunning(err)) throw await this.withDeliveryCause(err, 'transaction.commit');
-        if (attempt >= MAX_COMMIT_ATTEMPTS) {
-          throw kafkaError('KAFKA_FATAL', `transaction.commit did not complete in ${MAX_COMMIT_ATTEMPTS} attempts of ${timeoutMs} ms; the producer must be recreated`, {
-            cause: err,
-            details: { operation: 'transaction.commit', transactionalId: this.transactionalId, attempts: attempt },
-          });
-        }
-      }
+    try {
+      await this.toCompletion('transaction.commit', (done) => this.native.commitTransaction(timeoutMs, done), timeoutMs);
+    } catch (err) {
+      throw await this.withDeliveryCause(err, 'transaction.commit');
     }
     this.open = false;
   }
@@ -123,7 +110,30 @@ export class TransactionalProducer extends ProducerClient {
   /** Aborts the open transaction: its messages are never visible to read_committed consumers. */
   async abort(timeoutMs = 30_000): Promise<void> {
     this.open = false;
-    await this.txn('transaction.abort', (done) => this.native.abortTransaction(timeoutMs, done), timeoutMs);
+    await this.toCompletion('transaction.abort', (done) => this.native.abortTransaction(timeoutMs, done), timeoutMs);
+  }
+
+  /**
+   * Runs commit or abort until it completes. A retriable error from either (a timeout while the
+   * coordinator is away) means the call is still running in librdkafka, and only calling it again
+   * completes it: begin and the other call are refused meanwhile (ERR__CONFLICT), so failing the
+   * batch, to be aborted and retried, looped for ever (commit) or stopped the process (abort).
+   * After a bound, the producer has to be recreated.
+   */
+  private async toCompletion(operation: 'transaction.commit' | 'transaction.abort', run: (done: (err: unknown) => void) => void, timeoutMs: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.txn(operation, run, timeoutMs);
+      } catch (err) {
+        if (!stillRunning(err)) throw err;
+        if (attempt >= MAX_END_ATTEMPTS) {
+          throw kafkaError('KAFKA_FATAL', `${operation} did not complete in ${MAX_END_ATTEMPTS} attempts of ${timeoutMs} ms; the producer must be recreated`, {
+            cause: err,
+            details: { operation, transactionalId: this.transactionalId, attempts: attempt },
+          });
+        }
+      }
+    }
   }
 
   /**
@@ -218,11 +228,11 @@ export class TransactionalProducer extends ProducerClient {
   }
 }
 
-/** Calls of commitTransaction that return "still running" before the producer is given up. */
-const MAX_COMMIT_ATTEMPTS = 10;
+/** Calls of commitTransaction or abortTransaction that return "still running" before the producer is given up. */
+const MAX_END_ATTEMPTS = 10;
 
 /** librdkafka's answer "retriable" (and neither abortable nor fatal) to commit: call commit again. */
-function commitStillRunning(err: unknown): boolean {
+function stillRunning(err: unknown): boolean {
   const raw = (err as KafkaError | undefined)?.cause as { isRetriable?: unknown; isTxnRequiresAbort?: unknown; isFatal?: unknown } | undefined;
   return raw?.isRetriable === true && raw.isTxnRequiresAbort !== true && raw.isFatal !== true;
 }
