@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { Writable } from 'node:stream';
 import net, { type AddressInfo } from 'node:net';
 import { order } from '../test/support';
 import { buildApp, type IngestApp } from './app';
@@ -324,6 +325,33 @@ describe('events whose publish failed', () => {
       await telemetry.shutdown();
     }
   });
+});
+
+it('accepts a producer\'s previous key during a rotation and logs its use at most once a minute', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+  const telemetry = createTelemetry({ service: 'ingest', logDestination: sink, traces: { kind: 'memory' } });
+  const ingest = buildApp({
+    publisher: { hasCapacity: () => true, isAvailable: () => true, publish: async () => undefined },
+    logger: telemetry.logger,
+    apiKeys: [{ producer: 'p', key: OTHER_KEY, previousKeys: [KEY], contracts: ['*'], envelopeProducers: ['*'] }],
+    rawTopic: 'raw',
+    limits: { maxBodyBytes: 1 << 20, maxBatchEvents: 100, maxEventBytes: 1 << 16, maxDepth: 32, maxFutureSkewMs: 300_000, maxEventAgeMs: 7 * 86_400_000, maxInFlightBytes: 4 << 20 },
+    retryAfterSeconds: 1,
+  });
+  const post = (key: string) =>
+    ingest.app.inject({ method: 'POST', url: '/v1/events', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: JSON.stringify(order()) });
+  try {
+    const statuses = [(await post(KEY)).statusCode, (await post(OTHER_KEY)).statusCode, (await post(KEY)).statusCode];
+    expect(statuses).toEqual([200, 200, 200]);
+    const warnings = lines.map((l) => JSON.parse(l)).filter((l) => /previousKeys/.test(l.msg));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ producer: 'p', level: 'warn' });
+    expect(lines.join('')).not.toContain(KEY);
+  } finally {
+    await ingest.app.close();
+    await telemetry.shutdown();
+  }
 });
 
 // A 500 is retryable in the catalog but went without Retry-After, which every retryable answer carries.

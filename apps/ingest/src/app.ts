@@ -11,6 +11,8 @@ import { replyError } from './http/reply-error';
 
 /** How often Node looks for requests past their timeout, ms. */
 const CONNECTIONS_CHECK_MS = 1000;
+/** Longest silence about a producer still using one of its previousKeys. */
+const PREVIOUS_KEY_LOG_INTERVAL_MS = 60_000;
 
 /** Everything the HTTP app needs; main.ts builds the real ones, tests may build others. */
 export interface IngestDeps {
@@ -151,6 +153,15 @@ export function buildApp(deps: IngestDeps): IngestApp {
     }
   });
 
+  // A rotation ends when the producer stops using its previous keys: say so while it still does.
+  const previousKeyLoggedAt = new Map<string, number>();
+  const notePreviousKey = (log: FastifyBaseLogger, producer: string) => {
+    const now = Date.now();
+    if (now - (previousKeyLoggedAt.get(producer) ?? Number.NEGATIVE_INFINITY) < PREVIOUS_KEY_LOG_INTERVAL_MS) return;
+    previousKeyLoggedAt.set(producer, now);
+    log.warn({ producer }, 'a request authenticated with one of its producer\'s previousKeys: remove them from INGEST_API_KEYS once this stops');
+  };
+
   app.get('/healthz', async (_req, reply) => {
     const live = deps.isLive?.() ?? true;
     return reply.code(live ? 200 : 503).send({ status: live ? 'alive' : 'wedged' });
@@ -172,6 +183,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
         return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
       }
       req.principal = auth.principal;
+      if (auth.previousKey) notePreviousKey(req.log, auth.principal.producer);
       const declared = Number(req.headers['content-length']);
       const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
       const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding'], hasBody);

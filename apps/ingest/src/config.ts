@@ -11,7 +11,7 @@ export const ingestConfigSchema = {
   rawTopic: str('INGEST_RAW_TOPIC', { default: '', allowEmpty: true, doc: 'raw topic; empty = the contracts constant' }),
   apiKeys: json<ApiKeyEntry[]>('INGEST_API_KEYS', checkApiKeys, {
     secret: true,
-    doc: 'JSON [{"producer":"shop","key":"<≥24 chars>","contracts":["orders"] or ["*"],"envelopeProducers":["shop-web"] or ["*"], optional, default [producer]}]',
+    doc: 'JSON [{"producer":"shop","key":"<≥24 chars>","contracts":["orders"] or ["*"],"envelopeProducers":["shop-web"] or ["*"], optional, default [producer],"previousKeys":["<old key>"], optional, during a rotation}]',
   }),
   schemaRegistryUrl: url('SCHEMA_REGISTRY_URL', {
     default: '',

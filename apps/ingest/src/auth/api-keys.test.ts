@@ -66,13 +66,33 @@ describe('INGEST_API_KEYS', () => {
       checkApiKeys([entry('a', spaced), entry('b', long), entry('c', shared), entry('d', shared), entry('e', 'e'.repeat(30), { envelopeProducer: ['*'] })]) ?? '';
     expect(problem).toContain('[0].key must be 24 to 512 visible ASCII characters');
     expect(problem).toContain('[1].key must be 24 to 512 visible ASCII characters');
-    expect(problem).toContain('[3].key is the key of [2]');
+    expect(problem).toContain('[3].key is a key of [2]');
     expect(problem).toContain('[4] has 1 unknown field(s); the fields are ');
     for (const secret of [spaced, long, shared]) expect(problem).not.toContain(secret);
     // The longest key that passes the check authenticates.
     const longest = 'k'.repeat(512);
     expect(checkApiKeys([entry('p', longest)])).toBeUndefined();
     expect(new ApiKeyStore([entry('p', longest)]).authenticate(`Bearer ${longest}`).ok).toBe(true);
+  });
+
+  it('takes previous keys for a rotation, each unique among all keys and as strict as a key', () => {
+    const entry = (producer: string, key: string, previousKeys?: unknown) => ({ producer, key, contracts: ['*'], previousKeys });
+    const a = 'a-key-0123456789abcdefghijklmn';
+    const b = 'b-key-0123456789abcdefghijklmn';
+    const old = 'old-key-0123456789abcdefghijkl';
+    expect(checkApiKeys([entry('a', a, [old]), { producer: 'b', key: b, contracts: ['*'] }])).toBeUndefined();
+    const problem = checkApiKeys([entry('a', a, [old, 'short']), entry('b', b, [a]), entry('c', 'c'.repeat(30), []), entry('d', 'd'.repeat(30), 'x'), entry('e', 'e'.repeat(30), ['1', '2', '3', '4', '5'].map((n) => n.repeat(30)))]) ?? '';
+    expect(problem).toContain('[0].previousKeys[1] must be 24 to 512 visible ASCII characters');
+    expect(problem).toContain('[1].previousKeys[0] is a key of [0]');
+    for (const i of [2, 3, 4]) expect(problem).toContain(`[${i}].previousKeys must be an array of 1 to 4 keys`);
+    expect(problem).not.toContain(old);
+    expect(problem).not.toContain(a);
+
+    const store = new ApiKeyStore([entry('a', a, [old]) as never]);
+    const now = store.authenticate(`Bearer ${a}`);
+    const before = store.authenticate(`Bearer ${old}`);
+    expect(now.ok && [now.principal.producer, now.previousKey]).toEqual(['a', false]);
+    expect(before.ok && [before.principal.producer, before.previousKey, before.principal.mayUse('orders')]).toEqual(['a', true, true]);
   });
 
   it('is a secret in the config: a bad value is reported by what is wrong, without its content', () => {

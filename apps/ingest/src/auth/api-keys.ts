@@ -12,6 +12,12 @@ export interface ApiKeyEntry {
    * envelope's producer, so without this bound any key could file events under another system.
    */
   envelopeProducers?: string[];
+  /**
+   * Keys this producer used before `key`, still accepted while it switches over: a rotation
+   * without a window where neither works. At most {@link MAX_PREVIOUS_KEYS}; remove them once
+   * ingest no longer logs their use.
+   */
+  previousKeys?: string[];
 }
 
 /** The authenticated caller of a request. */
@@ -28,7 +34,9 @@ const MAX_KEY_LENGTH = 512;
 /** A key is visible ASCII, as a bearer token in a header; one with a space or a longer one could never authenticate. */
 const KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{${MIN_KEY_LENGTH},${MAX_KEY_LENGTH}}$`);
 const BEARER = new RegExp(`^Bearer ([\\x21-\\x7e]{1,${MAX_KEY_LENGTH}})$`, 'i');
-const ENTRY_FIELDS = new Set(['producer', 'key', 'contracts', 'envelopeProducers']);
+const ENTRY_FIELDS = new Set(['producer', 'key', 'contracts', 'envelopeProducers', 'previousKeys']);
+/** Keys a producer may hold besides its current one, during a rotation. */
+export const MAX_PREVIOUS_KEYS = 4;
 const PRODUCER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Longest envelope producer name a key may list. */
 const MAX_ENVELOPE_PRODUCER_CHARS = 256;
@@ -50,12 +58,22 @@ export function checkApiKeys(value: unknown): string | undefined {
     if (typeof e.producer !== 'string' || !PRODUCER_PATTERN.test(e.producer)) problems.push(`[${i}].producer must match ${PRODUCER_PATTERN}`);
     else if (seenProducers.has(e.producer)) problems.push(`[${i}].producer is the producer of [${String(seenProducers.get(e.producer))}]`);
     else seenProducers.set(e.producer, i);
-    if (typeof e.key !== 'string' || !KEY_PATTERN.test(e.key)) {
-      problems.push(`[${i}].key must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} visible ASCII characters (no spaces)`);
-    } else if (seenKeys.has(e.key)) {
-      problems.push(`[${i}].key is the key of [${String(seenKeys.get(e.key))}]: each producer needs its own`);
-    } else {
-      seenKeys.set(e.key, i);
+    const checkKey = (key: unknown, where: string) => {
+      if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+        problems.push(`${where} must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} visible ASCII characters (no spaces)`);
+      } else if (seenKeys.has(key)) {
+        problems.push(`${where} is a key of [${String(seenKeys.get(key))}]: each producer needs its own`);
+      } else {
+        seenKeys.set(key, i);
+      }
+    };
+    checkKey(e.key, `[${i}].key`);
+    if (e.previousKeys !== undefined) {
+      if (!Array.isArray(e.previousKeys) || e.previousKeys.length === 0 || e.previousKeys.length > MAX_PREVIOUS_KEYS) {
+        problems.push(`[${i}].previousKeys must be an array of 1 to ${MAX_PREVIOUS_KEYS} keys`);
+      } else {
+        e.previousKeys.forEach((key: unknown, j) => checkKey(key, `[${i}].previousKeys[${j}]`));
+      }
     }
     if (!Array.isArray(e.contracts) || e.contracts.length === 0 || !e.contracts.every((c) => typeof c === 'string' && c.length > 0)) {
       problems.push(`[${i}].contracts must be a non-empty array of contract names or ["*"]`);
@@ -75,37 +93,41 @@ export function checkApiKeys(value: unknown): string | undefined {
  * which key, or how much of one, matched.
  */
 export class ApiKeyStore {
-  private readonly entries: { digest: Buffer; principal: Principal }[];
+  private readonly entries: { digest: Buffer; principal: Principal; previous: boolean }[];
 
   constructor(keys: readonly ApiKeyEntry[]) {
-    this.entries = keys.map((k) => {
+    this.entries = keys.flatMap((k) => {
       const all = k.contracts.includes('*');
       const allowed = new Set(k.contracts);
       const sendsAs = new Set(k.envelopeProducers ?? [k.producer]);
       const anyName = sendsAs.has('*');
-      return {
-        digest: sha256(k.key),
-        principal: Object.freeze({
-          producer: k.producer,
-          mayUse: (c: string) => all || allowed.has(c),
-          maySendAs: (p: string) => anyName || sendsAs.has(p),
-        }),
-      };
+      const principal: Principal = Object.freeze({
+        producer: k.producer,
+        mayUse: (c: string) => all || allowed.has(c),
+        maySendAs: (p: string) => anyName || sendsAs.has(p),
+      });
+      return [
+        { digest: sha256(k.key), principal, previous: false },
+        ...(k.previousKeys ?? []).map((key) => ({ digest: sha256(key), principal, previous: true })),
+      ];
     });
   }
 
-  /** The principal for an `Authorization` header value, or the reason it is refused. */
-  authenticate(header: string | undefined): { ok: true; principal: Principal } | { ok: false; reason: string } {
+  /**
+   * The principal for an `Authorization` header value, or the reason it is refused; `previousKey`
+   * when the key is one of its producer's `previousKeys`.
+   */
+  authenticate(header: string | undefined): { ok: true; principal: Principal; previousKey: boolean } | { ok: false; reason: string } {
     if (header === undefined || header.length === 0) return { ok: false, reason: 'missing Authorization header' };
     const match = BEARER.exec(header);
     if (!match) return { ok: false, reason: 'Authorization must be "Bearer <api key>"' };
     const digest = sha256(match[1]);
-    let found: Principal | undefined;
+    let found: (typeof this.entries)[number] | undefined;
     for (const entry of this.entries) {
       // No early exit: every key is compared so timing does not reveal the position of a match.
-      if (timingSafeEqual(entry.digest, digest)) found = entry.principal;
+      if (timingSafeEqual(entry.digest, digest)) found = entry;
     }
-    return found ? { ok: true, principal: found } : { ok: false, reason: 'unknown API key' };
+    return found ? { ok: true, principal: found.principal, previousKey: found.previous } : { ok: false, reason: 'unknown API key' };
   }
 }
 
