@@ -12,6 +12,12 @@ export const MERGE_ERRORS = {
   MERGE_STORAGE_RETRY: { retryable: true },
   /** The configuration names a contract that does not exist. */
   MERGE_CONTRACT_UNKNOWN: { retryable: false },
+  /**
+   * A gold table lacks columns its aggregate now declares (a new measure, group or window):
+   * stored windows cannot gain them incrementally, so the aggregate needs a new table name,
+   * which is built from bronze's whole history.
+   */
+  MERGE_GOLD_SHAPE_CHANGED: { retryable: false },
 } as const;
 
 /** One of {@link MERGE_ERRORS}. */

@@ -13,6 +13,25 @@ describe('table layout', () => {
     }
   });
 
+  // Tier 1 writes its placement and source columns over a payload field of the same name, and
+  // Delta and DuckDB match names without case: a contract field named `bucket` or `Status`
+  // would be lost or stop bronze. Contracts are code, so a clash fails here, before a release.
+  it('gives every contract column (all versions) a name no other column of its tables has, ignoring case', () => {
+    for (const c of Object.values(CONTRACTS)) {
+      const contract = contractColumns(c, c.versions.map((v) => v.version)).map((x) => x.name);
+      const tables = [
+        bronzeColumns(contract.map((name) => ({ name, type: 'string', nullable: true }))).map((x) => x.name),
+        ...c.aggregates.map((a) => goldColumns(c, a).map((x) => x.name).filter((name) => !a.groupBy.includes(name))),
+      ];
+      for (const names of tables) {
+        const lower = names.map((n) => n.toLowerCase());
+        expect(lower.filter((n, i) => lower.indexOf(n) !== i)).toEqual([]);
+      }
+      const own = new Set(tables.flat().filter((n) => !contract.includes(n)).map((n) => n.toLowerCase()));
+      expect(contract.filter((n) => own.has(n.toLowerCase()))).toEqual([]);
+    }
+  });
+
   it('follows the writer versions seen: v2 adds coupon_code as a nullable column', () => {
     const v1 = contractColumns(CONTRACTS.orders, [1]).map((c) => c.name);
     const both = contractColumns(CONTRACTS.orders, [2, 1]);

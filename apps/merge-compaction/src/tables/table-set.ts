@@ -1,6 +1,7 @@
 import { SILVER_PARQUET_CODEC, SILVER_ROW_GROUP_ROWS, type AnyContract, type GoldAggregate } from '@sluice/contracts';
 import { isSluiceError } from '@sluice/errors';
 import { LakeTable, TABLE_PROPERTIES, type ColumnSpec, type Storage } from '@sluice/lake';
+import { mergeError } from '../errors';
 import { bronzeColumns, goldColumns, silverColumns } from './layout';
 
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
@@ -24,6 +25,8 @@ export interface TableSetOptions {
  */
 export class TableSet {
   private readonly tables = new Map<string, Promise<LakeTable>>();
+  /** Gold tables whose columns were checked against their aggregate (once per process: aggregates change only with a release). */
+  private readonly goldChecked = new Set<string>();
 
   constructor(private readonly options: TableSetOptions) {}
 
@@ -57,13 +60,27 @@ export class TableSet {
     });
   }
 
-  /** A gold aggregate table. */
-  gold(contract: AnyContract, aggregate: GoldAggregate): Promise<LakeTable> {
-    return this.openOrCreate(aggregate.table, {
-      columns: goldColumns(contract, aggregate),
-      partitionColumns: [],
-      description: `gold ${aggregate.name} of ${contract.name}`,
-    });
+  /**
+   * A gold aggregate table. One that lacks a column its aggregate declares (a release added a
+   * measure or a group) is refused with MERGE_GOLD_SHAPE_CHANGED: a measure added to stored
+   * windows would count only the events folded after it, and a group would change every row's
+   * key, so either needs a new table name. Otherwise the measure was silently left out.
+   */
+  async gold(contract: AnyContract, aggregate: GoldAggregate): Promise<LakeTable> {
+    const columns = goldColumns(contract, aggregate);
+    const table = await this.openOrCreate(aggregate.table, { columns, partitionColumns: [], description: `gold ${aggregate.name} of ${contract.name}` });
+    if (this.goldChecked.has(aggregate.table)) return table;
+    const have = new Set((await table.snapshot()).schema.fields.map((f) => f.name));
+    const lacking = columns.filter((c) => !have.has(c.name)).map((c) => c.name);
+    if (lacking.length > 0) {
+      throw mergeError(
+        'MERGE_GOLD_SHAPE_CHANGED',
+        `gold table ${this.name(aggregate.table)} lacks ${lacking.join(', ')}, which aggregate ${aggregate.name} declares: its stored windows cannot gain them; give the aggregate a new table name (built from bronze's history)`,
+        { details: { table: this.name(aggregate.table), aggregate: aggregate.name, lacking } },
+      );
+    }
+    this.goldChecked.add(aggregate.table);
+    return table;
   }
 
   /** The table if it exists, else undefined (readers must not create tables). */

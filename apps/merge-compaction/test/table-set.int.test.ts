@@ -1,0 +1,39 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { CONTRACTS, type GoldAggregate } from '@sluice/contracts';
+import { LocalStorage } from '@sluice/lake';
+import { TableSet } from '../src/tables/table-set';
+
+const orders = CONTRACTS.orders;
+
+describe('gold tables against their aggregate', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), `merge-gold-shape-${randomUUID()}`);
+    await fs.mkdir(dir, { recursive: true });
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+  // A fresh TableSet per call: a new process, with the release's aggregate.
+  const tables = () => new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: 'g_' });
+
+  // A release that adds a measure or a group to an aggregate whose table exists: the measure was
+  // left out of every write without a word (the write keeps the table's columns), a group failed
+  // each step with a merge-column error. Stored windows cannot gain either incrementally.
+  it('refuses a table that lacks a measure or a group the aggregate now declares, naming them', async () => {
+    const aggregate = orders.aggregates[0];
+    const created = await tables().gold(orders, aggregate);
+    expect((await created.snapshot()).schema.fields.map((f) => f.name)).toEqual(expect.arrayContaining(['status', 'orders', 'amount_cents']));
+    await expect(tables().gold(orders, aggregate)).resolves.toBeDefined();
+
+    const moreMeasures: GoldAggregate = { ...aggregate, measures: [...aggregate.measures, { name: 'items', fn: 'sum', column: 'item_count' }] };
+    await expect(tables().gold(orders, moreMeasures)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', retryable: false, details: { lacking: ['items'] } });
+    const moreGroups: GoldAggregate = { ...aggregate, groupBy: [...aggregate.groupBy, 'currency'] };
+    await expect(tables().gold(orders, moreGroups)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { lacking: ['currency'] } });
+    // The table is untouched: the original aggregate still opens it.
+    await expect(tables().gold(orders, aggregate)).resolves.toBeDefined();
+  });
+});
