@@ -98,6 +98,36 @@ describe('BatchConsumer against the broker', () => {
     expect(rest.map((m) => m.value?.toString())).toEqual(Array.from({ length: 40 - upTo.length }, (_, i) => `m-${i + upTo.length}`));
   });
 
+  it('publishes a commit the broker refused, which commit() itself cannot report (it resolves once queued)', async () => {
+    const topic = await createTestTopic(admin, 1);
+    await fill(topic, 5);
+    const consumer = await testConsumer([topic], { groupId: unique('g') });
+    closers.push(() => consumer.close());
+    await pollCount(consumer, 5);
+    const errors: Array<{ code: string; message: string }> = [];
+    const committed: unknown[] = [];
+    const onError = (m: unknown) => errors.push(m as { code: string; message: string });
+    const onCommitted = (m: unknown) => committed.push(m);
+    diagnostics.subscribe(KAFKA_CHANNELS.clientError, onError);
+    diagnostics.subscribe(KAFKA_CHANNELS.offsetsCommitted, onCommitted);
+    try {
+      // A partition the topic does not have: queued without complaint, refused by the broker.
+      await expect(consumer.commit([{ topic, partition: 7, offset: 3 }])).resolves.toBeUndefined();
+      const deadline = Date.now() + 20_000;
+      while (!errors.some((e) => /consumer\.commit/.test(e.message)) && Date.now() < deadline) await consumer.poll();
+      expect(errors.filter((e) => /consumer\.commit/.test(e.message))).toEqual([expect.objectContaining({ code: expect.stringMatching(/^KAFKA_/) })]);
+      expect(committed).toEqual([]);
+      // One the broker takes is published as committed.
+      await consumer.commit([{ topic, partition: 0, offset: 5 }]);
+      const until = Date.now() + 20_000;
+      while (committed.length === 0 && Date.now() < until) await consumer.poll();
+      expect(committed).toEqual([expect.objectContaining({ offsets: [{ topic, partition: 0, offset: 5 }], transactional: false })]);
+    } finally {
+      diagnostics.unsubscribe(KAFKA_CHANNELS.clientError, onError);
+      diagnostics.unsubscribe(KAFKA_CHANNELS.offsetsCommitted, onCommitted);
+    }
+  });
+
   it('pause stops delivery of a partition and resume restarts it', async () => {
     const topic = await createTestTopic(admin, 2);
     const consumer = await testConsumer([topic], { maxBatchMessages: 1000 });

@@ -68,6 +68,22 @@ describe('BatchConsumer batches by bytes (scripted native client)', () => {
   }
   const offsets = (batch: ConsumedMessage[]) => batch.map((m) => `${m.partition}:${m.offset}`);
 
+  // A rebalance that reached JS after the last poll applied it was dropped at close: librdkafka's
+  // close waits for a revoke's acknowledgement, and for a lost assignment it never asks again.
+  it('acknowledges a rebalance still queued at close, in order, before leaving the group', async () => {
+    const { consumer, revoke } = scripted([range(0, 0, 2)]);
+    const native: string[] = [];
+    Object.assign(consumer.native, {
+      unassign: () => native.push('unassign'),
+      unsubscribe: () => native.push('unsubscribe'),
+      disconnect: (cb: (err: unknown) => void) => (native.push('disconnect'), cb(null)),
+    });
+    await consumer.poll();
+    revoke([{ topic: 't', partition: 0 }, { topic: 't', partition: 1 }]);
+    await consumer.close();
+    expect(native).toEqual(['unassign', 'unsubscribe', 'disconnect']);
+  });
+
   // The client's `size` is the value's alone: records with a tiny value and a large key or headers
   // passed the byte bound by thousands.
   it('counts keys and headers toward the byte bound, not only values', async () => {

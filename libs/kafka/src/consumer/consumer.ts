@@ -116,6 +116,9 @@ export class BatchConsumer {
       // librdkafka calls this on its thread and the binding forwards it to the JS loop; we only
       // queue it, and poll() applies it (assign/unassign) after running the application hooks.
       rebalance_cb: (err: LibrdKafkaError, partitions: TopicPartition[]) => this.queueRebalance(err, partitions),
+      // The broker's answer to a commit arrives here, after commit() resolved (the binding only
+      // queues it): a refused commit would otherwise go unseen.
+      offset_commit_cb: (err: LibrdKafkaError | undefined, offsets: TopicPartitionOffset[]) => this.onCommitted(err, offsets),
     } as never);
     this.native.on('event.error', (err) => {
       const e = translateKafkaError(err, { operation: 'consumer' });
@@ -211,7 +214,12 @@ export class BatchConsumer {
     this.dropCarried([position]);
   }
 
-  /** Commits explicit offsets (the NEXT offset to read per partition; see {@link nextOffsets}). */
+  /**
+   * Commits explicit offsets (the NEXT offset to read per partition; see {@link nextOffsets}).
+   * Resolves once librdkafka has queued the commit, not when the broker took it: a commit the
+   * broker refuses is published on the clientError channel (kafka_client_errors_total) with
+   * operation `consumer.commit`, and one it took on offsetsCommitted.
+   */
   async commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
     if (offsets.length === 0) return;
     if (!this.connected) throw kafkaError('KAFKA_NOT_CONNECTED', 'consumer.commit: consumer is not connected');
@@ -221,7 +229,17 @@ export class BatchConsumer {
     } catch (err) {
       throw translateKafkaError(err, { operation: 'consumer.commit' });
     }
-    publish(KAFKA_CHANNELS.offsetsCommitted, { clientId: this.clientId, groupId: this.groupId, offsets: offsets.map(toNativeOffset), transactional: false });
+  }
+
+  /** librdkafka's answer to a commit: whole-request failures only (the binding drops per-partition errors). */
+  private onCommitted(err: LibrdKafkaError | undefined, offsets: TopicPartitionOffset[]): void {
+    if (err) {
+      const e = translateKafkaError(err, { operation: 'consumer.commit' });
+      publish(KAFKA_CHANNELS.clientError, { clientId: this.clientId, code: e.code, retryable: e.retryable, message: e.message });
+      return;
+    }
+    const committed = (offsets ?? []).map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
+    publish(KAFKA_CHANNELS.offsetsCommitted, { clientId: this.clientId, groupId: this.groupId, offsets: committed, transactional: false });
   }
 
   /** The group's committed offsets (next offset to read; null when none) for the given or assigned partitions. */
@@ -292,7 +310,10 @@ export class BatchConsumer {
       publish(KAFKA_CHANNELS.revoked, { clientId: this.clientId, groupId: this.groupId, partitions: held });
     }
     this.dropCarried('all');
-    this.rebalances.length = 0;
+    // Rebalances that reached JS after the last poll applied them: librdkafka's close waits for
+    // a revoke to be acknowledged (for a lost assignment it never revokes again), so dropping
+    // them could leave close() blocked until the process's hard exit.
+    for (const event of this.rebalances.splice(0)) this.acknowledge(event.kind, event.partitions.map(toNative));
     try {
       this.native.unsubscribe();
     } catch {
@@ -385,21 +406,22 @@ export class BatchConsumer {
   }
 
   private queueRebalance(err: LibrdKafkaError | undefined, partitions: TopicPartition[]): void {
-    if (!this.connected) {
-      // Closing: librdkafka's close waits until the final revoke is acknowledged by an
-      // unassign; the application's onRevoke already ran in close().
-      try {
-        if (err?.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) this.native.assign(partitions);
-        else if (this.cooperative()) (this.native as unknown as { incrementalUnassign(p: unknown[]): void }).incrementalUnassign(partitions);
-        else this.native.unassign();
-      } catch {
-        // the client is already gone: nothing left to acknowledge
-      }
-      return;
+    const kind = err?.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS ? 'assign' : 'revoke';
+    // Closing: librdkafka's close waits until the final revoke is acknowledged by an unassign;
+    // the application's onRevoke already ran in close().
+    if (!this.connected) return this.acknowledge(kind, partitions);
+    this.rebalances.push({ kind, partitions: partitions.map(toRef) });
+  }
+
+  /** Acknowledges a rebalance to librdkafka without the application's hooks (closing). */
+  private acknowledge(kind: RebalanceEvent['kind'], partitions: TopicPartition[]): void {
+    try {
+      if (kind === 'assign') this.native.assign(partitions);
+      else if (this.cooperative()) (this.native as unknown as { incrementalUnassign(p: unknown[]): void }).incrementalUnassign(partitions);
+      else this.native.unassign();
+    } catch {
+      // the client is already gone: nothing left to acknowledge
     }
-    const refs = partitions.map(toRef);
-    if (err?.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) this.rebalances.push({ kind: 'assign', partitions: refs });
-    else this.rebalances.push({ kind: 'revoke', partitions: refs });
   }
 
   private async applyRebalances(): Promise<void> {
