@@ -38,6 +38,26 @@ describe('query-api over an S3 table', () => {
   }, 60_000);
   afterAll(() => t?.close());
 
+  // Wrong credentials or a bucket that is not there were answered 500 "unexpected error" and
+  // listed as QUERY_INTERNAL at start: an operator could not tell a deployment mistake from a bug.
+  it('answers 503 naming the storage refusal when the credentials are wrong or the bucket is missing', async () => {
+    const prefix = `query-api-test/${randomUUID()}/silver_orders`;
+    for (const [name, settings, cause] of [
+      ['wrong-secret', { ...s3, credentials: { ...s3.credentials, secretAccessKey: 'not-the-secret-0000000000000000' } }, 'LAKE_STORAGE_ACCESS_DENIED'],
+      ['no-bucket', { ...s3, bucket: `missing-${randomUUID().slice(0, 8)}` }, 'LAKE_STORAGE_BUCKET_NOT_FOUND'],
+    ] as const) {
+      const dir = path.join(cacheRoot, name);
+      const refused = new S3Storage({ ...settings, prefix, cache: { dir, maxBytes: 1024 * 1024 }, requestTimeoutMs: 10_000 });
+      const app = await startApp(cacheRoot, ['silver_orders'], { storageFor: () => refused, allowedDirectories: [dir] });
+      try {
+        const res = await get(app.app, '/v1/tables/silver_orders');
+        expect({ status: res.status, code: res.body.error?.code, cause: res.body.error?.details?.cause }).toEqual({ status: 503, code: 'QUERY_LAKE_UNAVAILABLE', cause });
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
   it('answers queries, lookups and time travel from S3', async () => {
     const d = await get(t.app, '/v1/tables/silver_orders');
     expect(d.body).toMatchObject({ rowCount: 500, freshness: { version: 2, offsets: { 'fold:orders-0': 2 } } });

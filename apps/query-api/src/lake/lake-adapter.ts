@@ -300,6 +300,12 @@ function translate(err: unknown, table: string): Error {
       return queryError('QUERY_TABLE_UNREADABLE', JSON.stringify(table), { table, cause: err.code }, err);
     case 'LAKE_STORAGE_UNAVAILABLE':
       return queryError('QUERY_LAKE_UNAVAILABLE', undefined, { table, cause: err.code, retryAfterSeconds: 1 }, err);
+    // Storage refusing this service (credentials, permissions, a bucket that is not there): the
+    // lake cannot be read until an operator fixes the deployment, which `cause` names. It was
+    // answered 500 "unexpected error", as if the service were broken.
+    case 'LAKE_STORAGE_ACCESS_DENIED':
+    case 'LAKE_STORAGE_BUCKET_NOT_FOUND':
+      return queryError('QUERY_LAKE_UNAVAILABLE', undefined, { table, cause: err.code, retryAfterSeconds: 30 }, err);
     case 'LAKE_OUT_OF_MEMORY':
       // DuckDB's memory_limit is shared by the queries running at once: fewer of them may fit.
       return queryError('QUERY_SATURATED', 'the query engine ran out of memory; retry after the given delay', { retryAfterSeconds: 1 }, err);

@@ -98,6 +98,7 @@ describe('SnapshotTracker', () => {
     const lake = {
       latest: (table: string) => {
         if (table === 'missing') return Promise.reject(queryError('QUERY_TABLE_UNKNOWN'));
+        if (table === 'refused') return Promise.reject(queryError('QUERY_LAKE_UNAVAILABLE', undefined, { cause: 'LAKE_STORAGE_ACCESS_DENIED' }));
         if (table === 'stuck') return new Promise<never>(() => undefined);
         loadedAt.push(table);
         return Promise.resolve(snap(1, {}));
@@ -105,10 +106,12 @@ describe('SnapshotTracker', () => {
     };
     const tracker = new SnapshotTracker(lake as unknown as LakePort, 60_000);
     const started = Date.now();
-    const notLoaded = await tracker.warm(['a', 'missing', 'stuck', 'b'], 200);
+    const notLoaded = await tracker.warm(['a', 'missing', 'refused', 'stuck', 'b'], 200);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(notLoaded).toEqual([
       { table: 'missing', reason: 'QUERY_TABLE_UNKNOWN' },
+      // The storage's refusal behind the code: a deployment mistake, not a bug of the service.
+      { table: 'refused', reason: 'QUERY_LAKE_UNAVAILABLE (LAKE_STORAGE_ACCESS_DENIED)' },
       { table: 'stuck', reason: 'not loaded within 200 ms' },
     ]);
     // The warmed tables are served without another log read.

@@ -76,7 +76,7 @@ export class SnapshotTracker {
     const loads = tables.map((table) =>
       this.latest(table).then(
         () => void loaded.add(table),
-        (err: unknown) => void failed.set(table, (err as { code?: string } | null | undefined)?.code ?? String(err)),
+        (err: unknown) => void failed.set(table, reasonOf(err)),
       ),
     );
     let timer: NodeJS.Timeout | undefined;
@@ -131,4 +131,11 @@ function pick(txns: Record<string, number>, keys: string[]): Record<string, numb
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Why a table did not load, for the start-up warning: the code, and the lake's code behind it. */
+function reasonOf(err: unknown): string {
+  const e = err as { code?: unknown; details?: { cause?: unknown } } | null | undefined;
+  if (typeof e?.code !== 'string') return String(err);
+  return typeof e.details?.cause === 'string' ? `${e.code} (${e.details.cause})` : e.code;
 }
