@@ -443,6 +443,53 @@ describe('Tier1Worker writes', () => {
     expect(await counted()).toEqual({ dlqRecords: before.dlqRecords + 1, eventsOut: before.eventsOut + 1 });
   });
 
+  // Tier 1 was ready once its loop ran, whatever its storage said: a rollout with a wrong S3
+  // secret or a missing bucket made every new pod ready, and they replaced the working ones.
+  it('is ready only once its bronze tables could be read, and not while commits failed for a minute', async () => {
+    let refuse = true;
+    let clock = 1_000_000;
+    const denied = () => Object.assign(new Error('access denied'), { code: 'LAKE_STORAGE_ACCESS_DENIED' });
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => {
+        if (refuse) throw denied();
+        return new Map();
+      },
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async () => {
+        if (refuse) throw denied();
+        return { version: 1 };
+      },
+    };
+    let deliver = false;
+    let polled = 0;
+    const consumer = scripted(async (n) => {
+      polled = n; // the first poll returns once its assignment has read the table's offsets
+      await new Promise((r) => setTimeout(r, 5));
+      if (!deliver) return [];
+      deliver = false;
+      return range(0, 3);
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { now: () => clock, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 3 } } }));
+    await worker.start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(worker.ready).toBe(false);
+    refuse = false;
+    await until('ready once the tables were read', () => worker!.ready);
+    await until('the assignment done', () => polled >= 2);
+
+    refuse = true;
+    deliver = true;
+    await until('a commit failed', () => worker!.stats.storageFailures > 0);
+    clock += 59_000;
+    expect(worker.ready).toBe(true);
+    clock += 2_000;
+    expect(worker.ready).toBe(false);
+    refuse = false;
+    clock += 1_000; // past the retry's back-off
+    await until('ready again after a commit', () => worker!.stats.commits > 0 && worker!.ready);
+  });
+
   // Bronze's offsets never go back, so a record at or below them is skipped. After a seek that is
   // never a normal re-delivery (seeks drop the old position's records): the topic was truncated or
   // recreated under bronze. It must be counted and reported, not dropped in silence.

@@ -23,6 +23,9 @@ const WAITING_REPORT_MS = 1000;
 export type Tier1ConsumerFactory = (hooks: { onAssign: OnAssign; onRevoke: OnRevoke }) => Tier1Consumer;
 
 /** Options of {@link Tier1Worker}. */
+/** Storage failing this long without a success makes tier 1 unready (as tier 2's steps). */
+const STORAGE_UNREADY_AFTER_MS = 60_000;
+
 export interface Tier1Options {
   readonly contracts: readonly AnyContract[];
   /** Valid topic name → contract (topic names may carry a test/tenant prefix). */
@@ -109,6 +112,10 @@ export class Tier1Worker {
   private waitingReportedAt = -Infinity;
   /** When a partition's records below its mark were last reported, by partition key. */
   private readonly belowMarkReportedAt = new Map<string, number>();
+  /** Whether the start-up read of every bronze table succeeded (readiness). */
+  private storageReached = false;
+  /** Since when storage reads and commits fail without a success between (readiness); undefined while they succeed. */
+  private storageFailingSince: number | undefined;
 
   constructor(private readonly options: Tier1Options) {
     this.now = options.now ?? Date.now;
@@ -118,9 +125,14 @@ export class Tier1Worker {
     this.watch = new StallWatch(options.stallTimeoutMs ?? 240_000, options.now);
   }
 
-  /** True once connected and looping, and not stopping. */
+  /**
+   * True once connected and looping, its bronze tables read once (a pod whose storage refuses it,
+   * wrong credentials or a missing bucket, does not become ready and replace a working one), and
+   * while storage has not been failing for a minute; not while stopping.
+   */
   get ready(): boolean {
-    return this.loop !== undefined && !this.stopping && this.failed === undefined;
+    const storageOk = this.storageReached && (this.storageFailingSince === undefined || this.now() - this.storageFailingSince < STORAGE_UNREADY_AFTER_MS);
+    return this.loop !== undefined && !this.stopping && this.failed === undefined && storageOk;
   }
 
   /**
@@ -153,6 +165,23 @@ export class Tier1Worker {
       this.failed = err;
       this.options.logger.fatal({ err }, 'tier1 loop stopped on an unexpected error');
     });
+    void this.reachStorage();
+  }
+
+  /** Reads every bronze table once (absent ones count), retrying with back-off, then marks storage reached. */
+  private async reachStorage(): Promise<void> {
+    const backoff = new Backoff(100, this.options.retryMaxMs);
+    while (!this.stopping) {
+      try {
+        await Promise.all(this.options.contracts.map((c) => this.options.store.writtenOffsets(c, [])));
+        this.storageReached = true;
+        return;
+      } catch (err) {
+        const delay = backoff.next();
+        this.options.logger.warn({ err, retryInMs: delay }, 'reading the bronze tables at start failed (not ready until it succeeds), retrying');
+        await sleep(delay, this.abort.signal).catch(() => undefined);
+      }
+    }
   }
 
   /**
@@ -379,6 +408,7 @@ export class Tier1Worker {
           continue;
         }
         this.stats.storageFailures += 1;
+        this.storageFailingSince ??= this.now();
         const delay = this.backoff.next();
         this.retryAt = this.now() + delay;
         this.flow.storageFailed();
@@ -439,6 +469,7 @@ export class Tier1Worker {
     this.stats.written += keep.length;
     this.stats.duplicates += duplicates;
     this.stats.commits += 1;
+    this.storageFailingSince = undefined;
     this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok', contract: contract.name });
     if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate', contract: contract.name });
     // Only after the commit succeeded: a span says "this event is durable in bronze at version v".
@@ -582,8 +613,11 @@ export class Tier1Worker {
     const backoff = new Backoff(100, this.options.retryMaxMs);
     for (;;) {
       try {
-        return await fn();
+        const value = await fn();
+        this.storageFailingSince = undefined;
+        return value;
       } catch (err) {
+        this.storageFailingSince ??= this.now();
         if (this.stopping) throw err;
         const delay = backoff.next();
         this.options.logger.warn({ err, retryInMs: delay }, `${what} failed, retrying`);
