@@ -24,6 +24,10 @@ function editPayload(edit: (payload: Record_) => void): Record_ {
 
 /** Named candidates: the schema and which levels it must break. */
 export const CANDIDATES = {
+  /** coupon_code (optional, v2) removed: Avro-compatible both ways, but v2 producers' coupons would be dropped. */
+  removeOptionalField: editPayload((p) => {
+    p.fields = p.fields.filter((f) => f.name !== 'coupon_code');
+  }),
   /** A new optional field with a default: compatible both ways. */
   addOptionalField: editPayload((p) => p.fields.push({ name: 'gift_note', type: ['null', 'string'], default: null })),
   /** A required field removed, no default anywhere: old readers cannot fill it (FORWARD breaks). */

@@ -2,7 +2,7 @@ import avro from 'avsc';
 import { CONTRACTS, orders, ORDERS_V1, ORDERS_V2, type AnyContract, type SchemaVersion } from '@sluice/contracts';
 import { CANDIDATES, type CandidateName } from './candidates';
 import { readerBreaks } from './compatibility';
-import { checkContract, checkLevel, renderReport } from './gate';
+import { checkContract, checkLevel, pairBreaks, renderReport } from './gate';
 
 const avscAgrees = (reader: object, writer: object) => {
   try {
@@ -26,6 +26,7 @@ describe('readerBreaks', () => {
     ['removeEnumSymbol', false, true],
     ['addRequiredField', false, true],
     ['widenIntToLong', true, false],
+    ['removeOptionalField', true, true],
   ];
 
   it.each(expectations)('%s: backward %s, forward %s — and avsc agrees', (name, backward, forward) => {
@@ -98,6 +99,20 @@ describe('gate levels', () => {
     expect(text).toContain('a v3 reader cannot read v2 data: enum "payload.status"');
     expect(text).toContain('a v3 reader cannot read v1 data');
     expect(report.levels.find((l) => l.level === 'FORWARD')?.findings).toEqual([]);
+  });
+
+  // Avro lets an optional field go; validate would then drop, without a word, what producers still
+  // on the version that had it send in it, while the tables keep the column.
+  it('refuses a version that drops a field an earlier version had, even an optional one', () => {
+    expect(pairBreaks(CANDIDATES.removeOptionalField, ORDERS_V2)).toEqual([]);
+    const report = checkContract(orders, CANDIDATES.removeOptionalField);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([expect.stringContaining('field "payload.coupon_code" of version 2 is not in version 3')]);
+    expect(renderReport(report)).toContain('problem: field "payload.coupon_code" of version 2 is not in version 3');
+    // Its Avro levels are still reported: the field removal is not an Avro break.
+    expect(report.levels.find((l) => l.level === 'FULL_TRANSITIVE')?.findings).toEqual([]);
+    // A rename with an alias keeps the field under its new name: only the old readers' FORWARD break is reported.
+    expect(checkContract(orders, CANDIDATES.renameWithAlias).problems).toEqual([]);
   });
 
   it('reports a history with a gap in its version numbers', () => {

@@ -91,9 +91,48 @@ export function checkContract(contract: AnyContract, candidate?: object): Histor
     }
   });
   const levels = problems.length > 0 ? [] : REPORTED_LEVELS.map((level) => checkLevel(versions, level));
+  if (problems.length === 0) problems.push(...removedFields(versions));
   const declared = levels.find((l) => l.level === contract.compatibility);
   const ok = problems.length === 0 && (contract.compatibility === 'NONE' || (declared !== undefined && declared.findings.length === 0));
   return { contract: contract.name, declared: contract.compatibility, versions: versions.map((v) => v.version), levels, problems, ok };
+}
+
+/**
+ * Fields of an earlier version the latest one no longer has (by name or alias). Avro lets an
+ * optional field go, but validate turns every event into the latest schema: the values that
+ * producers still on the earlier version send would be dropped without a word, while the tables
+ * keep the column. Keep the field, nullable, instead.
+ */
+function removedFields(versions: readonly SchemaVersion[]): string[] {
+  const latest = versions[versions.length - 1];
+  const kept = fieldPaths(latest.schema, '', true);
+  const out: string[] = [];
+  for (const older of versions.slice(0, -1)) {
+    for (const path of fieldPaths(older.schema, '', false)) {
+      if (kept.has(path) || out.some((p) => p.startsWith(`field "${path}" `))) continue;
+      out.push(`field "${path}" of version ${older.version} is not in version ${latest.version}: validate turns every event into the latest schema, so what producers still on version ${older.version} send in it would be dropped without a word; keep it (nullable, with a default) instead`);
+    }
+  }
+  return out;
+}
+
+/** Dotted paths of every record field in a schema (through unions, arrays and maps); `withAliases` adds each field's aliases. */
+function fieldPaths(schema: unknown, prefix: string, withAliases: boolean, out = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) {
+    for (const branch of schema) fieldPaths(branch, prefix, withAliases, out);
+    return out;
+  }
+  if (typeof schema !== 'object' || schema === null) return out;
+  const s = schema as { type?: unknown; fields?: Array<{ name: string; type: unknown; aliases?: string[] }>; items?: unknown; values?: unknown };
+  if (s.type === 'record' && Array.isArray(s.fields)) {
+    for (const f of s.fields) {
+      for (const name of withAliases ? [f.name, ...(f.aliases ?? [])] : [f.name]) out.add(prefix + name);
+      fieldPaths(f.type, `${prefix}${f.name}.`, withAliases, out);
+    }
+  } else if (s.type === 'array') fieldPaths(s.items, prefix, withAliases, out);
+  else if (s.type === 'map') fieldPaths(s.values, prefix, withAliases, out);
+  else if (typeof s.type === 'object') fieldPaths(s.type, prefix, withAliases, out);
+  return out;
 }
 
 /** Plain-words rendering of a report, one line per level and one per break. */
