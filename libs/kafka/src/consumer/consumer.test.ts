@@ -84,6 +84,24 @@ describe('BatchConsumer batches by bytes (scripted native client)', () => {
     expect(native).toEqual(['unassign', 'unsubscribe', 'disconnect']);
   });
 
+  it('acknowledges a queued assignment incrementally under COOPERATIVE (librdkafka refuses the eager call)', async () => {
+    const { consumer } = scripted([range(0, 0, 2)], { cooperative: true });
+    const native: string[] = [];
+    Object.assign(consumer.native, {
+      assign: () => {
+        throw new Error('Changes to the current assignment must be made using incremental_assign() when rebalance protocol type is COOPERATIVE');
+      },
+      incrementalAssign: (parts: PartitionRef[]) => native.push(`incrementalAssign ${parts.map((p) => p.partition).join(',')}`),
+      incrementalUnassign: () => native.push('incrementalUnassign'),
+      unsubscribe: () => native.push('unsubscribe'),
+      disconnect: (cb: (err: unknown) => void) => (native.push('disconnect'), cb(null)),
+    });
+    await consumer.poll();
+    (consumer as unknown as { queueRebalance(err: unknown, partitions: PartitionRef[]): void }).queueRebalance({ code: CODES.ERRORS.ERR__ASSIGN_PARTITIONS }, [{ topic: 't', partition: 2 }]);
+    await consumer.close();
+    expect(native).toEqual(['incrementalAssign 2', 'unsubscribe', 'disconnect']);
+  });
+
   // The client's `size` is the value's alone: records with a tiny value and a large key or headers
   // passed the byte bound by thousands.
   it('counts keys and headers toward the byte bound, not only values', async () => {

@@ -217,8 +217,9 @@ export class BatchConsumer {
   /**
    * Commits explicit offsets (the NEXT offset to read per partition; see {@link nextOffsets}).
    * Resolves once librdkafka has queued the commit, not when the broker took it: a commit the
-   * broker refuses is published on the clientError channel (kafka_client_errors_total) with
-   * operation `consumer.commit`, and one it took on offsetsCommitted.
+   * broker refuses as a whole is published on the clientError channel (kafka_client_errors_total
+   * by code; the message begins `consumer.commit:`), and one it took on offsetsCommitted. A refusal
+   * of single partitions is not seen: the binding passes per-partition errors on as committed.
    */
   async commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
     if (offsets.length === 0) return;
@@ -415,9 +416,13 @@ export class BatchConsumer {
 
   /** Acknowledges a rebalance to librdkafka without the application's hooks (closing). */
   private acknowledge(kind: RebalanceEvent['kind'], partitions: TopicPartition[]): void {
+    const native = this.native as unknown as { incrementalAssign(p: unknown[]): void; incrementalUnassign(p: unknown[]): void };
     try {
-      if (kind === 'assign') this.native.assign(partitions);
-      else if (this.cooperative()) (this.native as unknown as { incrementalUnassign(p: unknown[]): void }).incrementalUnassign(partitions);
+      // Under COOPERATIVE librdkafka refuses the eager calls, and close() would wait on the rebalance.
+      const cooperative = this.cooperative();
+      if (kind === 'assign' && cooperative) native.incrementalAssign(partitions);
+      else if (kind === 'assign') this.native.assign(partitions);
+      else if (cooperative) native.incrementalUnassign(partitions);
       else this.native.unassign();
     } catch {
       // the client is already gone: nothing left to acknowledge
