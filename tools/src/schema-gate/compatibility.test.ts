@@ -113,6 +113,14 @@ describe('gate levels', () => {
     expect(report.levels.find((l) => l.level === 'FULL_TRANSITIVE')?.findings).toEqual([]);
     // A rename with an alias keeps the field under its new name: only the old readers' FORWARD break is reported.
     expect(checkContract(orders, CANDIDATES.renameWithAlias).problems).toEqual([]);
+    // So does a record-typed field renamed with an alias: its subfields are kept under it.
+    const renamedRecord = structuredClone(ORDERS_V2) as unknown as { fields: Array<{ name: string; aliases?: string[] }> };
+    const payload = renamedRecord.fields.find((f) => f.name === 'payload') as { name: string; aliases?: string[] };
+    payload.name = 'body';
+    payload.aliases = ['payload'];
+    expect(checkContract(orders, renamedRecord).problems).toEqual([]);
+    payload.aliases = [];
+    expect(checkContract(orders, renamedRecord).problems).toEqual(expect.arrayContaining([expect.stringContaining('field "payload.coupon_code" of version 2')]));
   });
 
   it('reports a history with a gap in its version numbers', () => {

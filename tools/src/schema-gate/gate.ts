@@ -126,8 +126,11 @@ function fieldPaths(schema: unknown, prefix: string, withAliases: boolean, out =
   const s = schema as { type?: unknown; fields?: Array<{ name: string; type: unknown; aliases?: string[] }>; items?: unknown; values?: unknown };
   if (s.type === 'record' && Array.isArray(s.fields)) {
     for (const f of s.fields) {
-      for (const name of withAliases ? [f.name, ...(f.aliases ?? [])] : [f.name]) out.add(prefix + name);
-      fieldPaths(f.type, `${prefix}${f.name}.`, withAliases, out);
+      // Under an alias too: a renamed record-typed field keeps its subfields.
+      for (const name of withAliases ? [f.name, ...(f.aliases ?? [])] : [f.name]) {
+        out.add(prefix + name);
+        fieldPaths(f.type, `${prefix}${name}.`, withAliases, out);
+      }
     }
   } else if (s.type === 'array') fieldPaths(s.items, prefix, withAliases, out);
   else if (s.type === 'map') fieldPaths(s.values, prefix, withAliases, out);
