@@ -169,6 +169,9 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
       const pdbs = objs.filter((o) => o.kind === 'PodDisruptionBudget' && matches(o.spec.selector.matchLabels, labels));
       expect(pdbs).toHaveLength(1);
       expect(pdbs[0].spec.maxUnavailable).toBe(1);
+      // The default (IfHealthyBudget) keeps unready pods while the budget is spent: a storage or
+      // Kafka outage that makes every pod unready would block every node drain.
+      expect(pdbs[0].spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
       expect(matches(w.spec.selector.matchLabels, labels)).toBe(true);
     }
   });
