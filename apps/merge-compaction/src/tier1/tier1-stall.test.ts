@@ -28,7 +28,10 @@ describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
     worker = undefined;
   });
 
-  function start(poll: (hooks: { onAssign: OnAssign }) => Promise<[]>, store: Partial<BronzeStore> = {}): Promise<void> {
+  // Start-up reads every bronze table (no partitions) before joining the group; that read answers.
+  const readable: Partial<BronzeStore> = { writtenOffsets: async () => new Map() };
+
+  function start(poll: (hooks: { onAssign: OnAssign }) => Promise<[]>, store: Partial<BronzeStore> = readable): Promise<void> {
     const consumer = (hooks: { onAssign: OnAssign }): Tier1Consumer => ({
       connect: async () => undefined,
       poll: () => poll(hooks),
@@ -63,7 +66,7 @@ describe('Tier1Worker liveness (bug: a hung poll kept /healthz green)', () => {
         await onAssign([partition]);
         return [];
       },
-      { writtenOffsets: () => hang(new Map()), recentEventIds: async () => ({ ids: [], truncated: false }) },
+      { writtenOffsets: async (_contract, appIds) => (appIds.length === 0 ? new Map() : hang(new Map())), recentEventIds: async () => ({ ids: [], truncated: false }) },
     );
     await new Promise((r) => setImmediate(r));
     t = 45_000;

@@ -5,7 +5,7 @@ import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import { DeadLetters } from './dead-letters';
 import { orderMessage, orderMessages, tier1TestOptions, until, untilAsync } from './tier1-test-options';
-import { Tier1Worker, type Tier1Consumer } from './tier1-worker';
+import { Tier1Worker, type Tier1Consumer, type Tier1ConsumerFactory } from './tier1-worker';
 
 // Tier1Worker's write path with a scripted consumer and store: which records go into which
 // bronze append, with which offsets.
@@ -296,6 +296,36 @@ describe('Tier1Worker writes', () => {
     expect(appendCalls).toBe(2);
   });
 
+  it('does not stay on a failure whose batch a rebalance took away (it would turn unready a minute later)', async () => {
+    let clock = 1_000_000;
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async () => {
+        throw new Error('storage unavailable');
+      },
+    };
+    let revoked = false;
+    const consumer = pausable(async (n, { onAssign, onRevoke }) => {
+      if (n === 1) {
+        await onAssign([tp]);
+        return range(0, 10);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      if (!revoked && worker!.stats.storageFailures > 0) {
+        revoked = true;
+        await onRevoke([tp]); // and nothing assigned back: this worker has nothing left to write
+      }
+      return [];
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { now: () => clock, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 10 } } }));
+    await worker.start();
+    await until('the partition revoked after the failed write', () => revoked);
+    clock += 61_000;
+    expect(worker.ready).toBe(true);
+  });
+
   // Backpressure counted the batch and the write in flight, not the DLQ queue: a valid topic full
   // of undecodable records and a slow DLQ producer grew that queue with every poll.
   it('pauses consumption while the DLQ queue holds more than the buffer bound', async () => {
@@ -444,8 +474,9 @@ describe('Tier1Worker writes', () => {
   });
 
   // Tier 1 was ready once its loop ran, whatever its storage said: a rollout with a wrong S3
-  // secret or a missing bucket made every new pod ready, and they replaced the working ones.
-  it('is ready only once its bronze tables could be read, and not while commits failed for a minute', async () => {
+  // secret or a missing bucket made every new pod ready, and they replaced the working ones; and
+  // it joined the group, taking partitions it could not write from the working ones.
+  it('joins the group and is ready only once its bronze tables could be read, and not while commits failed for a minute', async () => {
     let refuse = true;
     let clock = 1_000_000;
     const denied = () => Object.assign(new Error('access denied'), { code: 'LAKE_STORAGE_ACCESS_DENIED' });
@@ -470,11 +501,16 @@ describe('Tier1Worker writes', () => {
       deliver = false;
       return range(0, 3);
     });
-    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { now: () => clock, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 3 } } }));
-    await worker.start();
+    let connected = false;
+    const createConsumer: Tier1ConsumerFactory = (hooks) => ({ ...consumer(hooks), connect: async () => void (connected = true) });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer, overrides: { now: () => clock, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 3 } } }));
+    const starting = worker.start();
     await new Promise((r) => setTimeout(r, 300));
     expect(worker.ready).toBe(false);
+    expect(connected).toBe(false);
     refuse = false;
+    await starting;
+    expect(connected).toBe(true);
     await until('ready once the tables were read', () => worker!.ready);
     await until('the assignment done', () => polled >= 2);
 
@@ -488,6 +524,26 @@ describe('Tier1Worker writes', () => {
     refuse = false;
     clock += 1_000; // past the retry's back-off
     await until('ready again after a commit', () => worker!.stats.commits > 0 && worker!.ready);
+  });
+
+  it('stops while its storage still refuses it without ever joining the group', async () => {
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => {
+        throw Object.assign(new Error('no such bucket'), { code: 'LAKE_STORAGE_BUCKET_NOT_FOUND' });
+      },
+    };
+    let created = false;
+    const createConsumer: Tier1ConsumerFactory = (hooks) => {
+      created = true;
+      return scripted(async () => [])(hooks);
+    };
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer }));
+    const starting = worker.start();
+    await new Promise((r) => setTimeout(r, 200));
+    await worker.stop();
+    await starting;
+    expect(created).toBe(false);
+    expect(worker.ready).toBe(false);
   });
 
   // Bronze's offsets never go back, so a record at or below them is skipped. After a seek that is
@@ -516,6 +572,21 @@ describe('Tier1Worker writes', () => {
     await worker.start();
     await until('the replayed records counted', () => worker!.stats.belowMark === 3);
     expect(appends).toEqual([range(0, 5).map((m) => m.offset)]);
+  });
+
+  // The alert on skipped records is an increase() over the series: a series born at its first
+  // skip has no earlier sample, so that skip never raised it.
+  it('exports the skipped-records series at zero from the start', async () => {
+    const own = createTelemetry({ service: 'merge-compaction', logLevel: 'silent' });
+    try {
+      worker = new Tier1Worker(tier1TestOptions({ topic, telemetry: own, store: { writtenOffsets: async () => new Map() }, createConsumer: scripted(async () => []) }));
+      await worker.start();
+      expect(await own.metricsText()).toMatch(/sluice_merge_compaction_events_in_total\{[^}]*outcome="below_offset"[^}]*\} 0/);
+    } finally {
+      await worker?.stop();
+      worker = undefined;
+      await own.shutdown();
+    }
   });
 
   // Bug: the alert on a table that stopped committing joined on the total consumer lag of the

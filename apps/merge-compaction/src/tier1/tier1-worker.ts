@@ -153,8 +153,16 @@ export class Tier1Worker {
     return this.watch.running();
   }
 
-  /** Connects and starts the loop in the background. */
+  /**
+   * Reads its bronze tables (retrying until storage answers: a pod whose storage refuses it does
+   * not join the group and take partitions from working ones), then connects and starts the loop
+   * in the background.
+   */
   async start(): Promise<void> {
+    await this.reachStorage();
+    if (this.stopping) return;
+    // The series exists before the first skip, so the alert's increase() sees that skip.
+    this.options.metrics.eventsIn.add(0, { outcome: 'below_offset' });
     this.consumer = this.options.createConsumer({
       onAssign: (parts) => this.onAssign(parts),
       onRevoke: (parts) => this.onRevoke(parts),
@@ -165,7 +173,6 @@ export class Tier1Worker {
       this.failed = err;
       this.options.logger.fatal({ err }, 'tier1 loop stopped on an unexpected error');
     });
-    void this.reachStorage();
   }
 
   /** Reads every bronze table once (absent ones count), retrying with back-off, then marks storage reached. */
@@ -580,8 +587,10 @@ export class Tier1Worker {
       if (this.pending.size === 0) {
         this.pending = undefined;
         // The write that failed is not this worker's to retry any more, and nothing else would
-        // clear its pause: the partitions stayed paused for good. The next write judges storage.
+        // clear its pause: the partitions stayed paused for good, and readiness stayed on its
+        // failure (unready a minute later with nothing failing). The next write judges storage.
         if (this.options.deadLetters.size === 0) this.flow.storageRecovered();
+        this.storageFailingSince = undefined;
       }
       this.pendingBytes = [...(this.pending?.values() ?? [])].flat().reduce((s, r) => s + r.bytes, 0);
     }
