@@ -33,6 +33,12 @@ describe('gold tables against their aggregate', () => {
     await expect(tables().gold(orders, moreMeasures)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', retryable: false, details: { lacking: ['items'] } });
     const moreGroups: GoldAggregate = { ...aggregate, groupBy: [...aggregate.groupBy, 'currency'] };
     await expect(tables().gold(orders, moreGroups)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { lacking: ['currency'] } });
+    // A count turned into a sum: same long type, but the stored windows hold counts and the
+    // column refuses the nulls a sum can give.
+    const countMeasure = aggregate.measures.find((m) => m.fn === 'count');
+    expect(countMeasure).toBeDefined();
+    const countToSum: GoldAggregate = { ...aggregate, measures: aggregate.measures.map((m) => (m === countMeasure ? { name: m.name, fn: 'sum', column: 'total_cents' } : m)) };
+    await expect(tables().gold(orders, countToSum)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { changed: [countMeasure?.name] } });
     // The table is untouched: the original aggregate still opens it.
     await expect(tables().gold(orders, aggregate)).resolves.toBeDefined();
   });

@@ -70,13 +70,27 @@ export class TableSet {
     const columns = goldColumns(contract, aggregate);
     const table = await this.openOrCreate(aggregate.table, { columns, partitionColumns: [], description: `gold ${aggregate.name} of ${contract.name}` });
     if (this.goldChecked.has(aggregate.table)) return table;
-    const have = new Set((await table.snapshot()).schema.fields.map((f) => f.name));
+    const have = new Map((await table.snapshot()).schema.fields.map((f) => [f.name, f]));
     const lacking = columns.filter((c) => !have.has(c.name)).map((c) => c.name);
     if (lacking.length > 0) {
       throw mergeError(
         'MERGE_GOLD_SHAPE_CHANGED',
         `gold table ${this.name(aggregate.table)} lacks ${lacking.join(', ')}, which aggregate ${aggregate.name} declares: its stored windows cannot gain them; give the aggregate a new table name (built from bronze's history)`,
         { details: { table: this.name(aggregate.table), aggregate: aggregate.name, lacking } },
+      );
+    }
+    // A measure whose type or nullability changed (a count became a sum, a sum of a long a sum of a
+    // double): its stored windows hold the old measure, and a null would fail every write.
+    const changed = columns.filter((c) => {
+      const stored = have.get(c.name);
+      return stored !== undefined && (JSON.stringify(stored.type) !== JSON.stringify(c.type) || (!stored.nullable && (c.nullable ?? true)));
+    });
+    if (changed.length > 0) {
+      const what = changed.map((c) => `${c.name} (table: ${JSON.stringify(have.get(c.name)?.type)}${have.get(c.name)?.nullable ? '' : ' not null'}; aggregate: ${JSON.stringify(c.type)}${c.nullable ?? true ? '' : ' not null'})`);
+      throw mergeError(
+        'MERGE_GOLD_SHAPE_CHANGED',
+        `gold table ${this.name(aggregate.table)} stores ${what.join(', ')} differently from aggregate ${aggregate.name}: its stored windows hold the old measure; give the aggregate a new table name (built from bronze's history)`,
+        { details: { table: this.name(aggregate.table), aggregate: aggregate.name, changed: changed.map((c) => c.name) } },
       );
     }
     this.goldChecked.add(aggregate.table);
