@@ -108,6 +108,12 @@ fi
 
 # Refuse to start beside a running stack: its pid files would be overwritten by services that die
 # at once on its ports, and stopping would then stop its Kafka and leave its services unreachable.
+# The checks and this script's pid file are under one lock, so two starts at once cannot both pass.
+exec 9>"$run_dir/run-local.lock"
+if ! flock -w 30 9; then
+  say "another run-local.sh has held $run_dir/run-local.lock for 30 s; is a stack starting?"
+  exit 1
+fi
 if pid="$(supervisor_pid)"; then
   say "a Sluice stack is already running (run-local.sh is pid $pid): stop it with 'bash tools/run-local.sh stop'"
   exit 1
@@ -125,13 +131,14 @@ for port in "$ingest_port" "$query_port" "$validate_ops_port" "$merge_ops_port" 
     exit 1
   fi
 done
+trap 'trap - EXIT; stop_all; exit 0' INT TERM HUP
+trap 'stop_all' EXIT
+echo $$ >"$run_dir/run-local.pid"
+exec 9>&-   # released, and not inherited by the services and Kafka
 
 bash tools/setup/setup.sh || exit 1
 source tools/setup/node.sh || exit 1   # the services run on the Node.js setup built for
 bash tools/kafka/kafka.sh start || exit 1
-trap 'trap - EXIT; stop_all; exit 0' INT TERM HUP
-trap 'stop_all' EXIT
-echo $$ >"$run_dir/run-local.pid"
 
 if [ -f tools/src/topics/cli.ts ]; then
   say "provisioning topics"

@@ -56,7 +56,6 @@ describe('tools/run-local.sh', () => {
   const runDir = join(dir, 'run');
   let env: NodeJS.ProcessEnv;
   let stack: ChildProcess | undefined;
-  let output = '';
 
   beforeAll(async () => {
     const taken = new Set<number>();
@@ -76,6 +75,7 @@ describe('tools/run-local.sh', () => {
       MERGE_OPS_PORT: String(await freePort(taken)),
       INGEST_OPS_PORT: String(await freePort(taken)),
       QUERY_API_OPS_PORT: String(await freePort(taken)),
+      SLUICE_READY_TIMEOUT_S: '240', // inside the test's wait for the banner, so the script's own message shows
     };
   });
 
@@ -85,13 +85,30 @@ describe('tools/run-local.sh', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 
-  it('runs the stack until stopped: events reach query-api, a second start is refused, a dead service comes back', async () => {
-    stack = spawn('bash', [script], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    stack.stderr?.on('data', (d) => (output += String(d)));
-    const exited = new Promise<number | null>((resolve) => stack?.once('exit', (code) => resolve(code)));
-    await until('the banner, printed once every service is ready', async () => (output.includes('Sluice is running') ? true : undefined), 300_000).catch((err) => {
-      throw new Error(`${(err as Error).message}\n${output}`);
+  /** Starts the stack in the background; its stderr is collected. */
+  function launch(): { proc: ChildProcess; output: () => string; exited: Promise<number | null> } {
+    const proc = spawn('bash', [script], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let text = '';
+    proc.stderr?.on('data', (d) => (text += String(d)));
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    return { proc, output: () => text, exited };
+  }
+
+  it('runs the stack until stopped: of two starts at once one is refused, events reach query-api, a second start is refused, a dead service comes back', async () => {
+    // Two starts at once: both used to pass the checks before either wrote its pid file.
+    const launches = [launch(), launch()];
+    const refused = await Promise.race(launches.map((l) => l.exited.then(() => l)));
+    expect(await refused.exited).toBe(1);
+    expect(refused.output()).toContain('a Sluice stack is already running');
+    const running = launches.find((l) => l !== refused) as ReturnType<typeof launch>;
+    stack = running.proc;
+    const exited = running.exited;
+    const banner = until('the banner, printed once every service is ready', async () => (running.output().includes('Sluice is running') ? true : undefined), 300_000);
+    const died = exited.then((code) => Promise.reject(new Error(`run-local.sh exited with ${code} before its banner`)));
+    await Promise.race([banner, died]).catch((err) => {
+      throw new Error(`${(err as Error).message}\n${running.output()}`);
     });
+    died.catch(() => undefined); // it exits at the end of the test, after stop
 
     // The sample stream's orders go through ingest, validate and merge-compaction into silver.
     const rows = await until(
@@ -113,14 +130,19 @@ describe('tools/run-local.sh', () => {
     expect(second.code).toBe(1);
     expect(second.out).toContain('a Sluice stack is already running');
 
-    const pidOf = (name: string) => Number(readFileSync(join(runDir, `${name}.pid`), 'utf8').trim());
+    // A pid file read while it is rewritten is empty: Number('') is 0, and kill(-0) is this test's own group.
+    const pidOf = (name: string) => {
+      const pid = Number(readFileSync(join(runDir, `${name}.pid`), 'utf8').trim());
+      if (!Number.isInteger(pid) || pid <= 0) throw new Error(`${name}.pid holds no pid`);
+      return pid;
+    };
     const before = pidOf('validate');
     process.kill(-before, 'SIGKILL');
     const after = await until('validate started again', async () => {
       const pid = pidOf('validate');
       return pid !== before && alive(pid) ? pid : undefined;
     }, 60_000);
-    expect(output).toContain('validate exited; starting it again');
+    expect(running.output()).toContain('validate exited; starting it again');
 
     const pids = ['ingest', 'merge-compaction', 'query-api', 'sample-stream'].map(pidOf).concat(after, stack.pid as number);
     const stop = await run(['stop'], env);
