@@ -45,7 +45,7 @@ export interface ValidateDeps {
 /** A built validate service. */
 export interface ValidateService {
   readonly processor: TransactionalProcessor;
-  /** Connects, then processes batches until `close()`; rejects on a non-retryable error. */
+  /** Connects, then processes batches until `close()`; rejects when connecting fails or on a non-retryable error. */
   run(): Promise<void>;
   /** True once connected and not closing. */
   ready(): boolean;

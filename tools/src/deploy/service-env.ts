@@ -21,8 +21,7 @@ const RUNTIME_ENV = new Set(['NODE_OPTIONS', 'HOME', 'NODE_ENV']);
 export const PENDING_ENV: Record<ServiceId, readonly string[]> = {
   ingest: [],
   validate: [],
-  // validate writes the valid topics in single-object framing, so merge-compaction needs no registry yet.
-  'merge-compaction': ['SCHEMA_REGISTRY_URL'],
+  'merge-compaction': [],
   'query-api': [],
 };
 
