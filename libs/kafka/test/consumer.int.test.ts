@@ -22,6 +22,30 @@ describe('BatchConsumer against the broker', () => {
     await producer.sendBatch(Array.from({ length: count }, (_, i) => ({ topic, partition, key: `k${i}`, value: `${tag}-${i}` })));
   }
 
+  // Subscribed before its topic existed (a service started before the topics were provisioned),
+  // the consumer found the topic only at librdkafka's 5-minute metadata refresh.
+  it('is assigned a topic created after it subscribed within the 30 s metadata refresh', async () => {
+    const topic = unique('t-late');
+    const consumer = await testConsumer([topic], { maxBatchWaitMs: 500, autoOffsetReset: 'earliest' });
+    closers.push(() => consumer.close());
+    // Until the topic is known, a poll may report it missing (retryable); nothing else is expected.
+    const got: string[] = [];
+    const pollOnce = async () => {
+      try {
+        got.push(...(await consumer.poll()).map((m) => String(m.value)));
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'KAFKA_TOPIC_NOT_FOUND') throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await pollOnce();
+    await admin.createTopic({ name: topic, partitions: 1 });
+    await fill(topic, 3);
+    const deadline = Date.now() + 45_000;
+    while (got.length < 3 && Date.now() < deadline) await pollOnce();
+    expect(got).toEqual(['m-0', 'm-1', 'm-2']);
+  }, 60_000);
+
   it('bounds batches by count and by time', async () => {
     const topic = await createTestTopic(admin, 2);
     await fill(topic, 230);

@@ -10,6 +10,11 @@ describe('consumerProperties', () => {
     expect(props).toMatchObject({ 'enable.auto.commit': false, 'enable.auto.offset.store': false, 'isolation.level': 'read_committed', 'group.id': 'g' });
   });
 
+  it('looks for subscribed topics that do not exist yet every 30 s, not librdkafka\'s 5 minutes, unless told otherwise', () => {
+    expect(consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'] })['topic.metadata.refresh.interval.ms']).toBe(30_000);
+    expect(consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'], rdkafka: { 'topic.metadata.refresh.interval.ms': 60_000 } })['topic.metadata.refresh.interval.ms']).toBe(60_000);
+  });
+
   it('postpones fetches past a full prefetch queue by 20 ms, not librdkafka\'s 1 s, unless told otherwise', () => {
     expect(consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'] })['fetch.queue.backoff.ms']).toBe(20);
     expect(consumerProperties({ brokers: 'a:1', groupId: 'g', topics: ['t'], fetchBackoffMs: 200 })['fetch.queue.backoff.ms']).toBe(200);

@@ -29,6 +29,9 @@ export function consumerProperties(options: ConsumerOptions): RdkafkaProperties 
     'max.poll.interval.ms': o.maxPollIntervalMs,
     'queued.max.messages.kbytes': o.maxPrefetchKbytes,
     'fetch.queue.backoff.ms': o.fetchBackoffMs,
+    // A subscribed topic created after the consumer started (or one of several missing) is found
+    // at this interval: librdkafka's 5 minutes left a service consuming nothing that long.
+    'topic.metadata.refresh.interval.ms': 30_000,
     ...baseProperties(options),
     'group.id': options.groupId,
     // Chosen by the option only (the transactional processor forces read_committed).
