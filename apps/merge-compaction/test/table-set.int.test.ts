@@ -39,6 +39,11 @@ describe('gold tables against their aggregate', () => {
     expect(countMeasure).toBeDefined();
     const countToSum: GoldAggregate = { ...aggregate, measures: aggregate.measures.map((m) => (m === countMeasure ? { name: m.name, fn: 'sum', column: 'total_cents' } : m)) };
     await expect(tables().gold(orders, countToSum)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { changed: [countMeasure?.name] } });
+    // And a sum turned into a count (nullable long to a not-null one): counts would be added to sums.
+    const sumMeasure = aggregate.measures.find((m) => m.fn === 'sum');
+    expect(sumMeasure).toBeDefined();
+    const sumToCount: GoldAggregate = { ...aggregate, measures: aggregate.measures.map((m) => (m === sumMeasure ? { name: m.name, fn: 'count' } : m)) };
+    await expect(tables().gold(orders, sumToCount)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { changed: [sumMeasure?.name] } });
     // The table is untouched: the original aggregate still opens it.
     await expect(tables().gold(orders, aggregate)).resolves.toBeDefined();
   });

@@ -79,11 +79,11 @@ export class TableSet {
         { details: { table: this.name(aggregate.table), aggregate: aggregate.name, lacking } },
       );
     }
-    // A measure whose type or nullability changed (a count became a sum, a sum of a long a sum of a
-    // double): its stored windows hold the old measure, and a null would fail every write.
+    // A column whose type or nullability changed (a count turned into a sum or back, a sum of a long
+    // a sum of a double, a group over another column): its stored windows hold the old measure.
     const changed = columns.filter((c) => {
       const stored = have.get(c.name);
-      return stored !== undefined && (JSON.stringify(stored.type) !== JSON.stringify(c.type) || (!stored.nullable && (c.nullable ?? true)));
+      return stored !== undefined && (JSON.stringify(stored.type) !== JSON.stringify(c.type) || stored.nullable !== (c.nullable ?? true));
     });
     if (changed.length > 0) {
       const what = changed.map((c) => `${c.name} (table: ${JSON.stringify(have.get(c.name)?.type)}${have.get(c.name)?.nullable ? '' : ' not null'}; aggregate: ${JSON.stringify(c.type)}${c.nullable ?? true ? '' : ' not null'})`);
