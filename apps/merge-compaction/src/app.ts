@@ -224,6 +224,8 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       ops = await startOpsServer({ port: config.opsPort, host: config.opsHost, metricsText: () => metricsWithDuckDB(deps), live: () => app.live(), ready: () => app.ready() });
       await dlqProducer?.connect();
       await tier1?.start();
+      // Stopped while tier 1 waited for its storage: nothing more is started.
+      if (stopping !== undefined) return;
       tier2?.start();
       compaction?.start();
       started = true;

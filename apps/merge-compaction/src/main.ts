@@ -29,8 +29,6 @@ async function main(): Promise<void> {
   warnIgnoredSettings(log, 'merge-compaction', mergeConfigSchema, process.env, MERGE_CONFIG_PREFIXES);
 
   const app = await build({ config, logger: log, metrics: telemetry.metrics, metricsText: () => telemetry.metricsText(), tracer: telemetry, containerMemoryBytes: containerBytes });
-  await app.start();
-
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -57,6 +55,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // After the handlers: tier 1 waits at start until its storage answers, and a signal meanwhile
+  // must drain like any other, not end the process by default.
+  await app.start();
   // Not live: tier 1's loop died, a poll hung in the Kafka client or a rebalance hook, or the group
   // left partitions without an owner while this worker held none (a wedged join). A hung
   // call cannot be closed (nor can process.exit() join its thread), so report it and end at once;
