@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
 import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
-import { LakeQueryEngine, PINNED_OVERSHOOT, configureSharedDuckDB, isS3Root, sharedDuckDBMemoryBytes, tableStorageFactory } from '@sluice/lake';
+import { LakeQueryEngine, PINNED_OVERSHOOT, claimScratchDir, configureSharedDuckDB, isS3Root, sharedDuckDBMemoryBytes, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
 import type { MaintenanceOptions } from './compaction/maintenance';
@@ -85,10 +85,14 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       cacheDir: config.s3CacheDir,
       cacheBytesPerTable: config.s3CacheBytesPerTable,
     });
+  // This process's own scratch directory; those of processes killed before they cleaned up go.
+  const scratch = await claimScratchDir(config.scratchDir || path.join(os.tmpdir(), 'sluice-scratch'));
+  if (scratch.swept.dirs > 0) logger.info({ swept: scratch.swept, scratchDir: scratch.dir }, 'removed the scratch files of processes that were killed before they cleaned up');
+  if (scratch.failed.length > 0) logger.warn({ failed: scratch.failed }, 'could not remove the scratch files of processes that are gone; left in place');
   const tables = new TableSet({
     storageFor,
     tablePrefix: config.tablePrefix,
-    scratchDir: config.scratchDir || undefined,
+    scratchDir: scratch.dir,
     compactionStats: { smallFileBytes: config.compactionSmallFileBytes, minSmallFiles: config.compactionMinFiles },
     keepTombstonesMs: config.vacuumRetentionMs,
   });
@@ -96,7 +100,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   await configureSharedDuckDB({
     memoryLimitMb: duckdbMemoryMbFor(config.duckdbMemoryMb, deps.containerMemoryBytes),
     threads: config.duckdbThreads || undefined,
-    tempDirectory: path.join(config.scratchDir || os.tmpdir(), 'sluice-duckdb-spill'),
+    tempDirectory: path.join(scratch.dir, 'duckdb-spill'),
   });
   const engine = deps.engine ?? (await LakeQueryEngine.create());
   // An S3 table is read through its bounded file cache, which pins at most PINNED_OVERSHOOT times

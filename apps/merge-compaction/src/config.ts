@@ -109,7 +109,7 @@ export const mergeConfigSchema = {
     doc: "DuckDB memory_limit in MiB (0 = half the container's cgroup memory limit, or DuckDB's default of 80 % of the machine when there is none); beyond it DuckDB spills to SLUICE_SCRATCH_DIR or fails the step (retried)",
   }),
   duckdbThreads: int('SLUICE_DUCKDB_THREADS', { default: 0, min: 0, max: 256, doc: 'DuckDB threads; 0 = one per core' }),
-  scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: 'local dir for DuckDB output before it moves into storage; empty = OS temp' }),
+  scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: "local dir for DuckDB output before it moves into storage and for DuckDB's spill, in a subdirectory per process (those of killed processes are removed at start: do not share it with other containers or hosts); empty = sluice-scratch under OS temp" }),
   ...telemetryConfigFields,
 };
 

@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { CONTRACTS } from '@sluice/contracts';
 import { generateStream } from '../src/oracle/oracle';
@@ -23,6 +24,7 @@ describe.each([
   const sends = generateStream([ORACLE_SPECS.orders, ORACLE_SPECS.clickstream], streamOptions(streamSeed, 900));
   const children: ChildService[] = [];
   const logFile = path.join(env.lakeRoot, 'service.log');
+  const scratchRoot = `${env.lakeRoot}-scratch`;
 
   beforeAll(() => env.createTopics());
 
@@ -30,6 +32,7 @@ describe.each([
     for (const c of children) c.kill('SIGKILL');
     await Promise.all(children.map((c) => c.exited));
     await env.close();
+    await fs.rm(scratchRoot, { recursive: true, force: true });
   });
 
   it('survives repeated SIGKILLs with the oracle intact', async () => {
@@ -43,6 +46,7 @@ describe.each([
       SLUICE_COMPACTION_INTERVAL_MS: '400',
       SLUICE_COMPACTION_MIN_FILES: '2',
       SLUICE_SILVER_FOLD_PERCENT: foldPercent,
+      SLUICE_SCRATCH_DIR: scratchRoot,
     });
     const start = () => {
       const c = new ChildService(childEnv, logFile);
@@ -78,6 +82,10 @@ describe.each([
     // signal handlers (the killed ones did the work): a SIGTERM then ended it by default, with
     // no exit code, and the test failed for a reason of its own.
     await waitFor('the last child ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, 60_000);
+    // The killed processes' scratch files (staged rows, Parquet outputs, DuckDB spill) were
+    // removed by the process after each: only the running one's directory is left.
+    expect((await fs.readdir(scratchRoot)).filter((name) => name.startsWith('sluice-run-'))).toEqual([expect.stringMatching(/^sluice-run-\d+-\d+$/)]);
+    expect(await fs.readFile(logFile, 'utf8')).toContain('removed the scratch files of processes that were killed');
     last.kill('SIGTERM');
     expect((await last.exited).code).toBe(0);
   }, 360_000); // above five cold starts (60 s each at most) and the 100 s final wait

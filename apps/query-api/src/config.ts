@@ -77,7 +77,7 @@ export const configSchema = {
   }),
   duckdbSpillDir: str('QUERY_API_DUCKDB_SPILL_DIR', {
     default: '/tmp/sluice-query-api-spill',
-    doc: "where DuckDB spills what exceeds QUERY_API_DUCKDB_MEMORY_MB (its default, .tmp under the working directory, is read-only in the image)",
+    doc: "where DuckDB spills what exceeds QUERY_API_DUCKDB_MEMORY_MB (its default, .tmp under the working directory, is read-only in the image), in a subdirectory per process (those of killed processes are removed at start: do not share it with other containers or hosts)",
   }),
   duckdbSpillMb: int('QUERY_API_DUCKDB_SPILL_MB', { default: 256, min: 1, doc: 'the most DuckDB spills, MiB: below the size of the volume under QUERY_API_DUCKDB_SPILL_DIR' }),
   // At least a second: 0 made SIGTERM a hard exit at once, cutting every in-flight request.

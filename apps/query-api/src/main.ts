@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { describeConfig, warnIgnoredSettings } from '@sluice/config';
 import { CONTRACTS, KEY_HASH_COLUMN, KEY_SEPARATOR, bucketOf, keyHashOf } from '@sluice/contracts';
-import { LakeQueryEngine, PINNED_OVERSHOOT, isS3Root, tableStorageFactory } from '@sluice/lake';
+import { LakeQueryEngine, PINNED_OVERSHOOT, claimScratchDir, isS3Root, tableStorageFactory } from '@sluice/lake';
 import { createTelemetry, hardExit, httpMetricsHook, startOpsServer, telemetryOptionsFromConfig } from '@sluice/telemetry';
 import { buildApp } from './app';
 import { TokenAuth } from './auth/tokens';
@@ -26,6 +26,20 @@ async function main(): Promise<void> {
   warnIgnoredSettings(log, 'query-api', configSchema, process.env, QUERY_API_CONFIG_PREFIXES);
 
   const s3 = isS3Root(config.lakeRoot);
+  // This process's own spill directory; those of processes killed before DuckDB cleaned up go.
+  // Spilling is rare here: a directory that cannot be claimed is reported, and DuckDB given the
+  // configured one as before (it fails a query only if it has to spill).
+  const spillDir = await claimScratchDir(config.duckdbSpillDir).then(
+    (spill) => {
+      if (spill.swept.dirs > 0) log.info({ swept: spill.swept, spillDir: spill.dir }, 'removed the DuckDB spill files of processes that were killed before they cleaned up');
+      if (spill.failed.length > 0) log.warn({ failed: spill.failed }, 'could not remove the DuckDB spill files of processes that are gone; left in place');
+      return spill.dir;
+    },
+    (err: unknown) => {
+      log.warn({ err, spillDir: config.duckdbSpillDir }, 'could not set up the DuckDB spill directory; queries that spill will fail');
+      return config.duckdbSpillDir;
+    },
+  );
   const engine = await LakeQueryEngine.create({
     locked: true,
     // DuckDB may read the lake directory (or, for S3, the local file cache) and nothing else.
@@ -33,7 +47,7 @@ async function main(): Promise<void> {
     threads: config.duckdbThreads,
     memoryLimit: `${config.duckdbMemoryMb}MB`,
     externalFileCache: config.duckdbFileCache,
-    tempDirectory: config.duckdbSpillDir,
+    tempDirectory: spillDir,
     maxTempDirectoryMb: config.duckdbSpillMb,
   });
   // An S3 table is read through its bounded file cache, which can pin at most PINNED_OVERSHOOT

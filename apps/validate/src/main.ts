@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     // A connect that failed (the broker unreachable at start, retryable) or an error the loop does
     // not retry (fenced, fatal): end and let the supervisor start a fresh instance.
-    const retryable = (err as { retryable?: unknown }).retryable === true;
+    const retryable = (err as { retryable?: unknown } | null)?.retryable === true;
     log.fatal({ err, retryable }, retryable ? 'validate could not connect to Kafka; exiting for the supervisor to start it again' : 'validate stopped on a non-retryable error');
     // Bounded: after a hung transactional call (KAFKA_FATAL) the native client may never close,
     // and its blocked worker thread would keep process.exit() waiting too.

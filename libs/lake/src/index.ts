@@ -4,6 +4,7 @@ export { LocalStorage } from './storage/local-storage';
 export { PrefixedStorage } from './storage/prefixed-storage';
 export { tableStorageFactory, isS3Root, type LakeRootS3Options, type TableStorageFactory } from './storage/lake-root';
 export { FileLease } from './storage/file-lease';
+export { claimScratchDir, type ScratchClaim } from './storage/scratch';
 export { S3Storage, LocalFileCache, PINNED_OVERSHOOT, parseS3Uri, type S3StorageOptions, type S3CommitMode, type LocalFileCacheOptions } from './storage/s3-storage';
 export { LAKE_ERRORS, type LakeErrorCode } from './errors';
 export { LAKE_CHANNELS, type CommitEvent, type ConflictEvent, type MergeEvent, type CompactionEvent, type VacuumEvent, type CheckpointEvent, type CheckpointFailedEvent, type TableStatsEvent } from './events';
