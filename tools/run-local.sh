@@ -8,7 +8,8 @@
 #
 # It refuses to start beside a stack that is still running or on a port another process holds,
 # prints the banner only once every service answers /readyz, and starts a service again when it
-# exits (the services exit on purpose when wedged, for a supervisor to replace them).
+# exits (the services exit on purpose when wedged, for a supervisor to replace them), backing off
+# while it keeps exiting, and Kafka when it exits.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -91,18 +92,27 @@ stop_all() {
     if kill -0 "$pid" 2>/dev/null; then say "pid $pid still running after 35 s, killing it"; fi
     kill -KILL -- "-$pid" 2>/dev/null || true
   done
-  bash tools/kafka/kafka.sh stop
+  # Kafka: by `stop`, or by this script once it has started it (a setup that failed first leaves a
+  # broker started by hand from the same data directory alone). A start still running is waited
+  # for, or the broker would come up after this stop.
+  if [ "${1:-}" = all ] || [ "$kafka_ours" = 1 ]; then
+    [ -n "$kafka_starter" ] && wait "$kafka_starter" 2>/dev/null
+    bash tools/kafka/kafka.sh stop
+  fi
   rm -f "$run_dir/run-local.pid"
 }
+kafka_ours=0
+kafka_starter=''
 
 if [ "${1:-}" = "stop" ]; then
   # The supervisor first: it would start again what is stopped under it. Its own stop runs.
   if pid="$(supervisor_pid)"; then
     say "stopping the run-local.sh that supervises the stack (pid $pid)"
     kill -TERM "$pid" 2>/dev/null
-    for _ in $(seq 1 240); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    # Its own stop takes up to ~35 s for the services and the time Kafka's stop takes.
+    for _ in $(seq 1 480); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
   fi
-  stop_all
+  stop_all all
   exit 0
 fi
 
@@ -138,6 +148,7 @@ exec 9>&-   # released, and not inherited by the services and Kafka
 
 bash tools/setup/setup.sh || exit 1
 source tools/setup/node.sh || exit 1   # the services run on the Node.js setup built for
+kafka_ours=1
 bash tools/kafka/kafka.sh start || exit 1
 
 if [ -f tools/src/topics/cli.ts ]; then
@@ -222,14 +233,37 @@ cat >&2 <<INFO
 
 INFO
 
-# A service that exits (they do on purpose when wedged, for a supervisor) is started again.
+# A service that exits (they do on purpose when wedged, for a supervisor) is started again, after
+# a back-off that doubles, up to a minute, while it keeps exiting within a minute of its start (a
+# crash loop, e.g. a bad setting, is not restarted every 5 s for ever). Kafka is started again too.
+declare -A started_at=() backoff_s=() due_at=()
+for name in "${services[@]}"; do started_at[$name]=$SECONDS; backoff_s[$name]=0; done
 while true; do
   sleep 5 & wait $!
+  if ! bash tools/kafka/kafka.sh status >/dev/null 2>&1; then
+    say "Kafka exited; starting it again (log under $KAFKA_DATA_DIR)"
+    # In the background: a TERM meanwhile runs the trap at once (the trap stops what started).
+    bash tools/kafka/kafka.sh start &
+    kafka_starter=$!
+    wait "$kafka_starter" || say "Kafka did not start; trying again in 5 s"
+    kafka_starter=''
+  fi
   for name in "${services[@]}"; do
     [ -f "$(script_of "$name")" ] || continue
-    if ! live_pid "$name" >/dev/null; then
-      say "$name exited; starting it again. The end of $run_dir/$name.log:"
+    live_pid "$name" >/dev/null && continue
+    if [ -z "${due_at[$name]:-}" ]; then
+      if [ $((SECONDS - started_at[$name])) -lt 60 ]; then
+        backoff_s[$name]=$(( backoff_s[$name] == 0 ? 5 : (backoff_s[$name] * 2 > 60 ? 60 : backoff_s[$name] * 2) ))
+      else
+        backoff_s[$name]=0
+      fi
+      due_at[$name]=$((SECONDS + backoff_s[$name]))
+      say "$name exited; starting it again in ${backoff_s[$name]} s. The end of $run_dir/$name.log:"
       tail -n 5 "$run_dir/$name.log" >&2
+    fi
+    if [ "$SECONDS" -ge "${due_at[$name]}" ]; then
+      unset "due_at[$name]"
+      started_at[$name]=$SECONDS
       start "$name"
     fi
   done

@@ -1,6 +1,7 @@
 // The README's first command, end to end: tools/run-local.sh starts Kafka, the four services and
 // the sample stream, events reach the tables query-api serves, a second start beside it is
-// refused, a service that dies is started again, and `stop` from another shell stops it all.
+// refused, a service that dies is started again (later each time it dies again soon), so is
+// Kafka, and `stop` from another shell stops it all.
 // Own ports and directories, so a developer's stack in the same checkout is not touched.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -41,6 +42,16 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms: n
     await new Promise((r) => setTimeout(r, 1_000));
   }
 }
+
+/** Whether `pid` leads its own process group yet (the script writes its pid before setsid runs). */
+const leadsGroup = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pid;
+  } catch {
+    return false;
+  }
+};
 
 const alive = (pid: number) => {
   try {
@@ -140,15 +151,38 @@ describe('tools/run-local.sh', () => {
     process.kill(-before, 'SIGKILL');
     const after = await until('validate started again', async () => {
       const pid = pidOf('validate');
-      return pid !== before && alive(pid) ? pid : undefined;
+      return pid !== before && alive(pid) && leadsGroup(pid) ? pid : undefined;
     }, 60_000);
     expect(running.output()).toContain('validate exited; starting it again');
 
-    const pids = ['ingest', 'merge-compaction', 'query-api', 'sample-stream'].map(pidOf).concat(after, stack.pid as number);
+    // Dying again soon after its start: it waits longer before the next (a crash loop is not
+    // restarted every 5 s for ever).
+    process.kill(-after, 'SIGKILL');
+    const third = await until('validate started a third time', async () => {
+      const pid = pidOf('validate');
+      return pid !== after && alive(pid) && leadsGroup(pid) ? pid : undefined;
+    }, 90_000);
+    const waits = [...running.output().matchAll(/validate exited; starting it again in (\d+) s/g)].map((m) => Number(m[1]));
+    expect(waits).toHaveLength(2);
+    expect(waits[1]).toBeGreaterThan(waits[0]);
+
+    // Kafka killed: started again, and ingest (ready only while it reaches Kafka) is ready again.
+    const kafkaPidFile = join(env.KAFKA_DATA_DIR as string, 'kafka.pid');
+    const kafkaBefore = Number(readFileSync(kafkaPidFile, 'utf8').trim());
+    expect(kafkaBefore).toBeGreaterThan(0);
+    process.kill(kafkaBefore, 'SIGKILL');
+    await until('Kafka started again', async () => {
+      const pid = Number(readFileSync(kafkaPidFile, 'utf8').trim());
+      return pid > 0 && pid !== kafkaBefore && alive(pid) ? pid : undefined;
+    }, 90_000);
+    expect(running.output()).toContain('Kafka exited; starting it again');
+    await until('ingest ready again', async () => ((await fetch(`http://127.0.0.1:${env.INGEST_OPS_PORT}/readyz`)).status === 200 ? true : undefined), 120_000);
+
+    const pids = ['ingest', 'merge-compaction', 'query-api', 'sample-stream'].map(pidOf).concat(third, stack.pid as number);
     const stop = await run(['stop'], env);
     expect(stop.code).toBe(0);
     expect(await exited).toBe(0);
     await until('every process of the stack gone', async () => (pids.every((pid) => !alive(pid)) ? true : undefined), 60_000);
     expect(pids.filter(alive)).toEqual([]);
-  }, 600_000);
+  }, 900_000);
 });
