@@ -18,6 +18,11 @@ export const MERGE_ERRORS = {
    * which is built from bronze's whole history.
    */
   MERGE_GOLD_SHAPE_CHANGED: { retryable: false },
+  /**
+   * A bronze or silver table records another bucket count than its contract now declares: its
+   * entities would be looked for in other buckets than the ones holding them.
+   */
+  MERGE_BUCKETS_CHANGED: { retryable: false },
 } as const;
 
 /** One of {@link MERGE_ERRORS}. */

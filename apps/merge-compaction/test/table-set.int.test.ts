@@ -3,8 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { CONTRACTS, type GoldAggregate } from '@sluice/contracts';
-import { LocalStorage } from '@sluice/lake';
-import { TableSet } from '../src/tables/table-set';
+import { LakeTable, LocalStorage } from '@sluice/lake';
+import { contractColumns, silverColumns } from '../src/tables/layout';
+import { BUCKETS_PROPERTY, TableSet } from '../src/tables/table-set';
 
 const orders = CONTRACTS.orders;
 
@@ -46,5 +47,36 @@ describe('gold tables against their aggregate', () => {
     await expect(tables().gold(orders, sumToCount)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { changed: [sumMeasure?.name] } });
     // The table is untouched: the original aggregate still opens it.
     await expect(tables().gold(orders, aggregate)).resolves.toBeDefined();
+  });
+});
+
+describe('bronze and silver tables against their contract\'s bucket count', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), `merge-buckets-${randomUUID()}`);
+    await fs.mkdir(dir, { recursive: true });
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+  const tables = (prefix: string) => new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: prefix });
+  const columns = contractColumns(orders, orders.versions.map((v) => v.version));
+
+  // A release that changed a contract's bucket count went on with the old tables: an entity's
+  // new rows went to another bucket than its stored row, and silver held it twice.
+  it('records the count at creation and refuses a table recorded with another', async () => {
+    const silver = await tables('b_').silver(orders, columns);
+    await tables('b_').bronze(orders, columns);
+    expect((await silver.snapshot()).configuration[BUCKETS_PROPERTY]).toBe(String(orders.buckets));
+    await expect(tables('b_').silver(orders, columns)).resolves.toBeDefined();
+
+    const rebucketed = { ...orders, buckets: orders.buckets * 2 };
+    await expect(tables('b_').silver(rebucketed, columns)).rejects.toMatchObject({ code: 'MERGE_BUCKETS_CHANGED', retryable: false, details: { recorded: orders.buckets, declared: orders.buckets * 2 } });
+    await expect(tables('b_').bronze(rebucketed, columns)).rejects.toMatchObject({ code: 'MERGE_BUCKETS_CHANGED' });
+  });
+
+  it('takes a table created before the count was recorded as it is', async () => {
+    await LakeTable.create(new LocalStorage(path.join(dir, `old_${orders.tables.silver}`)), { name: `old_${orders.tables.silver}`, columns: silverColumns(columns), partitionColumns: [...orders.partitionColumns.silver] });
+    await expect(tables('old_').silver({ ...orders, buckets: orders.buckets * 2 }, columns)).resolves.toBeDefined();
   });
 });

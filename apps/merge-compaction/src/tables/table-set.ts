@@ -4,6 +4,9 @@ import { LakeTable, TABLE_PROPERTIES, type ColumnSpec, type Storage } from '@slu
 import { mergeError } from '../errors';
 import { bronzeColumns, goldColumns, silverColumns } from './layout';
 
+/** Table property recording the bucket count the table's `bucket` column was computed with. */
+export const BUCKETS_PROPERTY = 'sluice.buckets';
+
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
 export type StorageFactory = (tableName: string) => Storage;
 
@@ -27,6 +30,8 @@ export class TableSet {
   private readonly tables = new Map<string, Promise<LakeTable>>();
   /** Gold tables whose columns were checked against their aggregate (once per process: aggregates change only with a release). */
   private readonly goldChecked = new Set<string>();
+  /** Bronze and silver tables whose recorded bucket count was checked against their contract's. */
+  private readonly bucketsChecked = new Set<string>();
 
   constructor(private readonly options: TableSetOptions) {}
 
@@ -37,18 +42,19 @@ export class TableSet {
 
   /** The bronze table, created with `columns` (contract columns) when absent. */
   bronze(contract: AnyContract, columns: readonly ColumnSpec[]): Promise<LakeTable> {
-    return this.openOrCreate(contract.tables.bronze, {
+    const table = this.openOrCreate(contract.tables.bronze, {
       columns: bronzeColumns(columns),
       partitionColumns: [...contract.partitionColumns.bronze],
       // Append-only by protocol: a bug in this app cannot rewrite history.
-      properties: { 'delta.appendOnly': 'true' },
+      properties: { 'delta.appendOnly': 'true', [BUCKETS_PROPERTY]: String(contract.buckets) },
       description: `bronze history of ${contract.name}`,
     });
+    return this.withBucketsChecked(contract, contract.tables.bronze, table);
   }
 
   /** The silver table, created with `columns` (contract columns) when absent. */
   silver(contract: AnyContract, columns: readonly ColumnSpec[]): Promise<LakeTable> {
-    return this.openOrCreate(contract.tables.silver, {
+    const table = this.openOrCreate(contract.tables.silver, {
       columns: silverColumns(columns),
       partitionColumns: [...contract.partitionColumns.silver],
       description: `${contract.kind === 'state' ? 'current state' : 'deduplicated events'} of ${contract.name}`,
@@ -56,8 +62,34 @@ export class TableSet {
       // both); small row groups then let an entity lookup by key hash read about one group per
       // day in a file, and a filter on a day read that day's groups, not all of them.
       // Uncompressed: reads skip decompression for ~1.8× the bytes (SILVER_PARQUET_CODEC).
-      properties: { [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS), [TABLE_PROPERTIES.compression]: SILVER_PARQUET_CODEC },
+      properties: {
+        [TABLE_PROPERTIES.rowGroupRows]: String(SILVER_ROW_GROUP_ROWS),
+        [TABLE_PROPERTIES.compression]: SILVER_PARQUET_CODEC,
+        [BUCKETS_PROPERTY]: String(contract.buckets),
+      },
     });
+    return this.withBucketsChecked(contract, contract.tables.silver, table);
+  }
+
+  /**
+   * The table, once its recorded bucket count is the contract's (checked once per process). With
+   * another count an entity's rows would be looked for in another bucket than the one holding
+   * them: silver would keep a second row per entity, pruned MERGEs would miss the first. Tables
+   * created before the count was recorded have none and are taken as they are.
+   */
+  private async withBucketsChecked(contract: AnyContract, name: string, opening: Promise<LakeTable>): Promise<LakeTable> {
+    const table = await opening;
+    if (this.bucketsChecked.has(name)) return table;
+    const recorded = (await table.snapshot()).configuration[BUCKETS_PROPERTY];
+    if (recorded !== undefined && recorded !== String(contract.buckets)) {
+      throw mergeError(
+        'MERGE_BUCKETS_CHANGED',
+        `table ${this.name(name)} is bucketed by ${recorded} buckets, contract ${contract.name} now declares ${contract.buckets}: its entities would be looked for in other buckets than the ones holding them; keep the count, or give the contract new table names (rebuilt from the topic)`,
+        { details: { table: this.name(name), recorded: Number(recorded), declared: contract.buckets } },
+      );
+    }
+    this.bucketsChecked.add(name);
+    return table;
   }
 
   /**
