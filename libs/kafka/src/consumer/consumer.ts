@@ -419,14 +419,9 @@ export class BatchConsumer {
 
   /** Acknowledges a rebalance to librdkafka without the application's hooks (closing). */
   private acknowledge(kind: RebalanceEvent['kind'], partitions: TopicPartition[]): void {
-    const native = this.native as unknown as { incrementalAssign(p: unknown[]): void; incrementalUnassign(p: unknown[]): void };
     try {
-      // Under COOPERATIVE librdkafka refuses the eager calls, and close() would wait on the rebalance.
-      const cooperative = this.cooperative();
-      if (kind === 'assign' && cooperative) native.incrementalAssign(partitions);
-      else if (kind === 'assign') this.native.assign(partitions);
-      else if (cooperative) native.incrementalUnassign(partitions);
-      else this.native.unassign();
+      if (kind === 'assign') this.nativeAssign(partitions);
+      else this.nativeUnassign(partitions);
     } catch {
       // the client is already gone: nothing left to acknowledge
     }
@@ -455,6 +450,18 @@ export class BatchConsumer {
     return (this.native as unknown as { rebalanceProtocol(): string }).rebalanceProtocol() === 'COOPERATIVE';
   }
 
+  /** Takes partitions as the rebalance protocol wants (incrementally under COOPERATIVE, which refuses the eager call). */
+  private nativeAssign(partitions: TopicPartition[]): void {
+    if (this.cooperative()) (this.native as unknown as { incrementalAssign(p: unknown[]): void }).incrementalAssign(partitions);
+    else this.native.assign(partitions);
+  }
+
+  /** Gives partitions back as the rebalance protocol wants (eager: all of them). */
+  private nativeUnassign(partitions: TopicPartition[]): void {
+    if (this.cooperative()) (this.native as unknown as { incrementalUnassign(p: unknown[]): void }).incrementalUnassign(partitions);
+    else this.native.unassign();
+  }
+
   /** Runs onAssign and assigns from the offsets it returns; false when the hook failed (nothing assigned). */
   private async assign(partitions: PartitionRef[]): Promise<boolean> {
     let start: readonly TopicPartitionOffset[] | void;
@@ -471,8 +478,7 @@ export class BatchConsumer {
       const offset = from.get(partitionKey(p));
       return offset === undefined ? toNative(p) : toNativeOffset({ ...p, offset });
     });
-    const native = this.native as unknown as { incrementalAssign(p: unknown[]): void };
-    this.call('consumer.assign', () => (this.cooperative() ? native.incrementalAssign(withOffsets) : this.native.assign(withOffsets)));
+    this.call('consumer.assign', () => this.nativeAssign(withOffsets));
     for (const p of partitions) this.assigned.set(partitionKey(p), p);
     publish(KAFKA_CHANNELS.assigned, { clientId: this.clientId, groupId: this.groupId, partitions });
     return true;
@@ -485,7 +491,6 @@ export class BatchConsumer {
       this.hookError = translateHookError(err, 'consumer.onRevoke');
     }
     // Always give the partitions back, or the whole group waits on this member.
-    const native = this.native as unknown as { incrementalUnassign(p: unknown[]): void };
     const cooperative = this.cooperative();
     // librdkafka keeps a partition's pause through an unassign and the next assign: one paused
     // here came back paused with nothing here knowing it, so it was never fetched again.
@@ -497,7 +502,7 @@ export class BatchConsumer {
       // Left paused in librdkafka, as before this resume existed: better than a group that waits
       // on a member which never gave its partitions back.
     }
-    this.call('consumer.unassign', () => (cooperative ? native.incrementalUnassign(partitions.map(toNative)) : this.native.unassign()));
+    this.call('consumer.unassign', () => this.nativeUnassign(partitions.map(toNative)));
     if (cooperative) {
       for (const p of partitions) {
         this.assigned.delete(partitionKey(p));
