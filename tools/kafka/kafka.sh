@@ -5,6 +5,7 @@
 #   tools/kafka/kafka.sh start    format storage once, start, wait until it answers metadata
 #   tools/kafka/kafka.sh stop     stop the broker by its pid
 #   tools/kafka/kafka.sh status   print whether it runs
+#   tools/kafka/kafka.sh env      print the secure listeners' client settings as SLUICE_TEST_* lines
 #
 # Settings (environment):
 #   KAFKA_PORT            client listener port            (default 9092)
@@ -13,6 +14,10 @@
 #   KAFKA_LIBS_DIR        where the jars are kept          (default ~/.cache/sluice/kafka-<version>-<pom hash>)
 #   KAFKA_HEAP            JVM heap                         (default 512m)
 #   KAFKA_START_TIMEOUT   seconds to wait for metadata     (default 90)
+#   KAFKA_SECURE_LISTENERS=1  also listen with SASL_SSL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; user
+#                         sluice, password sluice-secret) on KAFKA_PORT+2 and with SSL requiring a
+#                         client certificate on KAFKA_PORT+3; certificates from a CA made once in
+#                         $KAFKA_DATA_DIR/tls (for tests of the clients' security settings)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,6 +31,12 @@ data_dir="${KAFKA_DATA_DIR:-$root/.sluice/kafka-$port}"
 libs_dir="${KAFKA_LIBS_DIR:-$HOME/.cache/sluice/kafka-$version-$(sha256sum "$here/pom.xml" | cut -c1-8)}"
 heap="${KAFKA_HEAP:-512m}"
 start_timeout="${KAFKA_START_TIMEOUT:-90}"
+secure="${KAFKA_SECURE_LISTENERS:-0}"
+sasl_ssl_port=$((port + 2))
+ssl_port=$((port + 3))
+tls_dir="$data_dir/tls"
+sasl_user=sluice
+sasl_password=sluice-secret
 pid_file="$data_dir/kafka.pid"
 log_file="$data_dir/kafka.log"
 config_file="$data_dir/server.properties"
@@ -69,17 +80,69 @@ running_pid() {
 
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# A CA, the broker's certificate (for 127.0.0.1 and localhost) and a client certificate, made once.
+make_tls() {
+  [ -f "$tls_dir/client.pem" ] && return 0
+  command -v openssl >/dev/null 2>&1 || die "openssl not found; KAFKA_SECURE_LISTENERS needs it (Debian: apt-get install openssl)"
+  mkdir -p "$tls_dir"
+  local t="$tls_dir"
+  {
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=sluice-test-ca" -keyout "$t/ca-key.pem" -out "$t/ca.pem"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$t/broker-key.pem" -out "$t/broker.csr"
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$t/broker.ext"
+    openssl x509 -req -in "$t/broker.csr" -CA "$t/ca.pem" -CAkey "$t/ca-key.pem" -CAcreateserial -days 3650 -extfile "$t/broker.ext" -out "$t/broker-cert.pem"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=sluice-client" -keyout "$t/client-key.pem" -out "$t/client.csr"
+    openssl x509 -req -in "$t/client.csr" -CA "$t/ca.pem" -CAkey "$t/ca-key.pem" -CAcreateserial -days 3650 -out "$t/client-cert.pem"
+  } >>"$tls_dir/openssl.log" 2>&1 || die "making test certificates failed (see $tls_dir/openssl.log)"
+  # Kafka's PEM key store: the PKCS#8 key, then the certificate.
+  cat "$t/broker-key.pem" "$t/broker-cert.pem" >"$t/broker.pem"
+  cat "$t/client-key.pem" "$t/client-cert.pem" >"$t/client.pem"
+}
+
+secure_config() {
+  cat <<CONF
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$sasl_user="$sasl_password";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PEM
+ssl.keystore.location=$tls_dir/broker.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$tls_dir/ca.pem
+listener.name.ssl.ssl.client.auth=required
+CONF
+}
+
+# SCRAM credentials live in the cluster's metadata: added through the plaintext listener, one
+# mechanism per request (the broker refuses two changes of one user in one request).
+add_scram_user() {
+  local mechanism
+  for mechanism in SCRAM-SHA-256 SCRAM-SHA-512; do
+    java_run kafka.admin.ConfigCommand --bootstrap-server "127.0.0.1:$port" --alter --entity-type users --entity-name "$sasl_user" \
+      --add-config "$mechanism=[password=$sasl_password]" >>"$log_file" 2>&1 \
+      || die "adding the $mechanism user failed (see $log_file)"
+  done
+}
+
 write_config() {
   mkdir -p "$data_dir/logs"
+  local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port"
+  local advertised="PLAINTEXT://127.0.0.1:$port"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  if [ "$secure" = 1 ]; then
+    listeners="$listeners,SASL_SSL://127.0.0.1:$sasl_ssl_port,SSL://127.0.0.1:$ssl_port"
+    advertised="$advertised,SASL_SSL://127.0.0.1:$sasl_ssl_port,SSL://127.0.0.1:$ssl_port"
+    protocols="$protocols,SASL_SSL:SASL_SSL,SSL:SSL"
+  fi
   cat >"$config_file" <<CONF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=$listeners
+advertised.listeners=$advertised
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=$protocols
 log.dirs=$data_dir/logs
 num.partitions=1
 default.replication.factor=1
@@ -96,6 +159,7 @@ group.initial.rebalance.delay.ms=0
 log.retention.hours=24
 log.segment.bytes=268435456
 CONF
+  if [ "$secure" = 1 ]; then make_tls; secure_config >>"$config_file"; fi
   cat >"$data_dir/log4j2.properties" <<CONF
 rootLogger.level=INFO
 rootLogger.appenderRef.file.ref=file
@@ -150,7 +214,9 @@ start() {
     say "removing stale pid file $pid_file (pid $(cat "$pid_file") is not a running broker)"
     rm -f "$pid_file"
   fi
-  for p in "$port" "$controller_port"; do
+  local ports=("$port" "$controller_port")
+  [ "$secure" = 1 ] && ports+=("$sasl_ssl_port" "$ssl_port")
+  for p in "${ports[@]}"; do
     if port_taken "$p"; then
       die "port 127.0.0.1:$p is already taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
     fi
@@ -176,7 +242,20 @@ start() {
     [ $SECONDS -lt $deadline ] || die "broker did not answer metadata within ${start_timeout}s (see $log_file)"
     sleep 1
   done
+  if [ "$secure" = 1 ]; then
+    add_scram_user
+    say "secure listeners: SASL_SSL 127.0.0.1:$sasl_ssl_port (user $sasl_user), SSL with client certificates 127.0.0.1:$ssl_port, CA $tls_dir/ca.pem"
+  fi
   say "ready: bootstrap 127.0.0.1:$port (pid $(cat "$pid_file"))"
+}
+
+print_env() {
+  [ "$secure" = 1 ] || return 0
+  echo "SLUICE_TEST_KAFKA_SASL_SSL_BROKERS=127.0.0.1:$sasl_ssl_port"
+  echo "SLUICE_TEST_KAFKA_SSL_BROKERS=127.0.0.1:$ssl_port"
+  echo "SLUICE_TEST_KAFKA_TLS_DIR=$tls_dir"
+  echo "SLUICE_TEST_KAFKA_SASL_USERNAME=$sasl_user"
+  echo "SLUICE_TEST_KAFKA_SASL_PASSWORD=$sasl_password"
 }
 
 stop() {
@@ -215,5 +294,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 fetch|start|stop|status" >&2; exit 2 ;;
+  env) print_env ;;
+  *) echo "usage: $0 fetch|start|stop|status|env" >&2; exit 2 ;;
 esac

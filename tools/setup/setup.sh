@@ -9,9 +9,10 @@ cd "$root"
 say() { echo "[setup] $*" >&2; }
 
 # Debian packages: the headers librdkafka links against, Java 17 + Maven for Kafka, Chromium for
-# page tests, Python venv support, curl and unzip for the Go toolchain (tools/setup/go.sh).
+# page tests, Python venv support, curl and unzip for the Go toolchain (tools/setup/go.sh), openssl
+# for the test broker's certificates.
 apt_packages=(zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev
-  openjdk-17-jre-headless maven chromium python3-venv g++ make curl unzip)
+  openjdk-17-jre-headless maven chromium python3-venv g++ make curl unzip openssl)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,7 @@
 /** Settings every client shares, and their translation to librdkafka properties. */
 
+import { securityProperties, type KafkaSecurity } from './security';
+
 /** librdkafka properties passed through verbatim (escape hatch; invariants still win). */
 export type RdkafkaProperties = Record<string, string | number | boolean>;
 
@@ -9,6 +11,8 @@ export interface ConnectionOptions {
   brokers: string | readonly string[];
   /** Client id sent to brokers and used in events; default `sluice`. */
   clientId?: string;
+  /** TLS and SASL; absent = plaintext without authentication. Wins over `rdkafka`. */
+  security?: KafkaSecurity;
   /** Extra librdkafka properties (security, tuning). The lib's invariants override them. */
   rdkafka?: RdkafkaProperties;
 }
@@ -25,6 +29,7 @@ export function brokerList(brokers: string | readonly string[]): string {
 export function baseProperties(options: ConnectionOptions): RdkafkaProperties {
   return {
     ...options.rdkafka,
+    ...securityProperties(options.security),
     'bootstrap.servers': brokerList(options.brokers),
     'client.id': options.clientId ?? 'sluice',
   };

@@ -24,6 +24,10 @@ describe('translateKafkaError', () => {
     [E.ERR_MSG_SIZE_TOO_LARGE, 'KAFKA_MESSAGE_TOO_LARGE', false],
     [E.ERR_INVALID_CONFIG, 'KAFKA_INVALID_CONFIG', false],
     [E.ERR_TOPIC_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED', false],
+    [E.ERR__AUTHENTICATION, 'KAFKA_AUTHENTICATION_FAILED', false],
+    [E.ERR__SSL, 'KAFKA_AUTHENTICATION_FAILED', false],
+    [E.ERR_SASL_AUTHENTICATION_FAILED, 'KAFKA_AUTHENTICATION_FAILED', false],
+    [E.ERR_UNSUPPORTED_SASL_MECHANISM, 'KAFKA_AUTHENTICATION_FAILED', false],
     [E.ERR__STATE, 'KAFKA_INVALID_STATE', false],
     [E.ERR_INVALID_TXN_STATE, 'KAFKA_INVALID_STATE', false],
   ])('maps librdkafka code %i to %s (retryable %s)', (code, expected, retryable) => {
@@ -35,6 +39,20 @@ describe('translateKafkaError', () => {
     expect(err.cause).toBe(native);
     expect(err.message).toBe('test.op: native text');
     expect(err.details).toMatchObject({ operation: 'test.op', topic: 't', librdkafkaCode: code, librdkafkaName: librdkafkaErrorName(code) });
+  });
+
+  it('recognises the error events the binding passes without their code (code -1, librdkafka text)', () => {
+    // The shape of LibrdKafkaError.create(new Error('Local: Authentication failure')), as event.error gives it.
+    const event = (message: string) => ({ origin: 'local', message, code: -1, errno: -1 });
+    expect(translateKafkaError(event('authentication failure'), ctx)).toMatchObject({ code: 'KAFKA_AUTHENTICATION_FAILED', retryable: false });
+    expect(translateKafkaError(event('ssl error'), ctx)).toMatchObject({ code: 'KAFKA_AUTHENTICATION_FAILED' });
+    expect(translateKafkaError(event('all broker connections are down'), ctx)).toMatchObject({ code: 'KAFKA_BROKER_UNREACHABLE', retryable: true });
+    expect(translateKafkaError(event('broker transport failure'), ctx).details).toMatchObject({ librdkafkaName: 'ERR__TRANSPORT' });
+    expect(translateKafkaError(event('something else'), ctx).code).toBe('KAFKA_UNKNOWN');
+    // The same event when the binding kept the Error as it was: no code, librdkafka's full text.
+    expect(translateKafkaError(new Error('Local: Authentication failure'), ctx).code).toBe('KAFKA_AUTHENTICATION_FAILED');
+    // A real code is never second-guessed by its text.
+    expect(translateKafkaError({ code: E.ERR__TIMED_OUT, message: 'authentication failure' }, ctx).code).toBe('KAFKA_TIMEOUT');
   });
 
   it('lets the fatal flag outrank the code, except for fencing', () => {

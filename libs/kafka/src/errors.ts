@@ -36,6 +36,11 @@ export const KAFKA_ERRORS = {
   KAFKA_MESSAGE_TOO_LARGE: { retryable: false },
   /** Bad argument, configuration, partition count or replication factor. */
   KAFKA_INVALID_CONFIG: { retryable: false },
+  /**
+   * The brokers refused the client's credentials or mechanism (SASL), or the TLS handshake failed
+   * (an untrusted or misnamed certificate, an unreadable key): fixing the settings is the only cure.
+   */
+  KAFKA_AUTHENTICATION_FAILED: { retryable: false },
   /** The principal lacks an ACL for the operation. */
   KAFKA_NOT_AUTHORIZED: { retryable: false },
   /** The client is not connected, or already closed. */
@@ -140,6 +145,11 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR_INVALID_REQUEST, 'KAFKA_INVALID_CONFIG'],
   [E.ERR_INVALID_TRANSACTION_TIMEOUT, 'KAFKA_INVALID_CONFIG'],
   [E.ERR_TOPIC_DELETION_DISABLED, 'KAFKA_INVALID_CONFIG'],
+  [E.ERR__AUTHENTICATION, 'KAFKA_AUTHENTICATION_FAILED'],
+  [E.ERR__SSL, 'KAFKA_AUTHENTICATION_FAILED'],
+  [E.ERR_SASL_AUTHENTICATION_FAILED, 'KAFKA_AUTHENTICATION_FAILED'],
+  [E.ERR_UNSUPPORTED_SASL_MECHANISM, 'KAFKA_AUTHENTICATION_FAILED'],
+  [E.ERR_ILLEGAL_SASL_STATE, 'KAFKA_AUTHENTICATION_FAILED'],
   [E.ERR_TOPIC_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED'],
   [E.ERR_GROUP_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED'],
   [E.ERR_CLUSTER_AUTHORIZATION_FAILED, 'KAFKA_NOT_AUTHORIZED'],
@@ -147,6 +157,18 @@ const BY_NUMBER = new Map<number, KafkaErrorCode>([
   [E.ERR__STATE, 'KAFKA_INVALID_STATE'],
   [E.ERR_INVALID_TXN_STATE, 'KAFKA_INVALID_STATE'],
   [E.ERR__DESTROY, 'KAFKA_NOT_CONNECTED'],
+]);
+
+// Error events reach JS without their code: the binding passes librdkafka's text alone ("Local:
+// Authentication failure"; code -1, or none, depending on how the Error crossed into JS). The
+// local errors an operator must tell apart (a refused login from a broker that is down) are
+// recognised by that text.
+const LOCAL_BY_TEXT = new Map<string, number>([
+  ['authentication failure', E.ERR__AUTHENTICATION],
+  ['ssl error', E.ERR__SSL],
+  ['all broker connections are down', E.ERR__ALL_BROKERS_DOWN],
+  ['broker transport failure', E.ERR__TRANSPORT],
+  ['host resolution failure', E.ERR__RESOLVE],
 ]);
 
 const NAME_BY_NUMBER = new Map<number, string>(
@@ -178,8 +200,9 @@ export function translateKafkaError(err: unknown, context: KafkaErrorContext): K
   if (err instanceof SluiceError && err.code in KAFKA_ERRORS) return err as KafkaError;
   const shape: ForeignShape =
     typeof err === 'number' ? { code: err } : typeof err === 'object' && err !== null ? (err as ForeignShape) : {};
-  const numeric = typeof shape.code === 'number' ? shape.code : undefined;
   const text = typeof shape.message === 'string' ? shape.message : typeof err === 'string' ? err : '';
+  let numeric = typeof shape.code === 'number' ? shape.code : undefined;
+  if (numeric === undefined || numeric === -1) numeric = LOCAL_BY_TEXT.get(text.replace(/^local: /i, '').toLowerCase()) ?? numeric;
   const fatal = shape.isFatal === true || shape.fatal === true;
   const abortable = shape.isTxnRequiresAbort === true || shape.abortable === true;
   const clientSaysRetryable = shape.isRetriable === true || shape.retriable === true;

@@ -31,4 +31,16 @@ export {
   type ClientErrorEvent,
 } from './channels';
 export { type ConnectionOptions, type RdkafkaProperties, brokerList } from './connection';
+export {
+  type KafkaSecurity,
+  type KafkaSecurityConfig,
+  type SaslCredentials,
+  type SaslMechanism,
+  type SecurityProtocol,
+  type TlsSettings,
+  SASL_MECHANISMS,
+  SECURITY_PROTOCOLS,
+  kafkaSecurityConfigFields,
+  kafkaSecurityFromConfig,
+} from './security';
 export { murmur2, toPositive, partitionForKey } from './murmur2';

@@ -3,6 +3,7 @@ import { isSluiceError } from '@sluice/errors';
 import { baseProperties, brokerList, callback } from '../connection';
 import { kafkaError, translateKafkaError } from '../errors';
 import { alterTopicConfigs, describeTopicConfigs, type ConfigEntry, type WireOptions } from './config-protocol';
+import { explainUnreachable } from '../wire/connection';
 import type { AdminOptions } from './options';
 import type { GroupDescription, GroupState, PartitionOffsets, TopicDescription, TopicSpec } from './types';
 
@@ -14,12 +15,14 @@ export class KafkaAdmin {
   private readonly native: IAdminClient;
   private readonly timeoutMs: number;
   private readonly wire: WireOptions;
+  private readonly options: AdminOptions;
   private closed = false;
 
   constructor(options: AdminOptions) {
     this.timeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.options = options;
     this.native = AdminClient.create(baseProperties(options) as never);
-    this.wire = { brokers: brokerList(options.brokers).split(','), clientId: options.clientId ?? 'sluice', timeoutMs: this.timeoutMs };
+    this.wire = { brokers: brokerList(options.brokers).split(','), clientId: options.clientId ?? 'sluice', timeoutMs: this.timeoutMs, security: options.security };
   }
 
   /**
@@ -261,7 +264,7 @@ export class KafkaAdmin {
     try {
       return await callback<T>((done) => run((err, value) => done(err, value)));
     } catch (err) {
-      throw translateKafkaError(err, { operation, topic });
+      throw await explainUnreachable(this.options, translateKafkaError(err, { operation, topic }), this.timeoutMs);
     }
   }
 }

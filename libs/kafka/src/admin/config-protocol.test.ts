@@ -115,3 +115,121 @@ describe('config wire protocol against hostile peers', () => {
     );
   });
 });
+
+/** A peer answering each framed request through `answer` (api key, body after the header) until it returns undefined. */
+async function withSaslServer(answer: (apiKey: number, body: Buffer) => Buffer | undefined, run: (broker: string) => Promise<void>): Promise<void> {
+  await withServer(
+    (socket, first) => {
+      let buffered = first;
+      const drain = () => {
+        while (buffered.length >= 4 && buffered.length >= 4 + buffered.readInt32BE(0)) {
+          const request = buffered.subarray(4, 4 + buffered.readInt32BE(0));
+          buffered = buffered.subarray(4 + request.length);
+          const apiKey = request.readInt16BE(0);
+          const correlationId = request.readInt32BE(4);
+          const bodyAt = 8 + 2 + request.readInt16BE(8);
+          const response = answer(apiKey, request.subarray(bodyAt));
+          if (response === undefined) return socket.destroy();
+          socket.write(frame(correlationId, response));
+        }
+      };
+      socket.on('data', (chunk: Buffer) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        drain();
+      });
+      drain();
+    },
+    run,
+  );
+}
+
+const string = (s: string) => Buffer.concat([Buffer.from([s.length >> 8, s.length & 0xff]), Buffer.from(s)]);
+const int16 = (n: number) => Buffer.from([(n >> 8) & 0xff, n & 0xff]);
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+const handshakeAnswer = (error: number, mechanisms: string[]) => Buffer.concat([int16(error), int32(mechanisms.length), ...mechanisms.map(string)]);
+const authenticateAnswer = (error: number, message: string | null, bytes = Buffer.alloc(0)) =>
+  Buffer.concat([int16(error), message === null ? int16(-1) : string(message), int32(bytes.length), bytes, Buffer.alloc(8)]);
+const plain = (broker: string) => ({
+  ...opts(broker),
+  security: { protocol: 'sasl_plaintext' as const, sasl: { mechanism: 'PLAIN' as const, username: 'svc', password: 'pw' } },
+});
+
+describe('SASL before the config requests, against scripted peers', () => {
+  it('refuses a mechanism the broker does not offer, naming what it offers', async () => {
+    await withSaslServer(
+      (apiKey) => (apiKey === 17 ? handshakeAnswer(33, ['GSSAPI', 'OAUTHBEARER']) : undefined),
+      async (broker) => {
+        const err = await describeTopicConfigs(plain(broker), ['x']).catch((e) => e);
+        expect(err).toMatchObject({ code: 'KAFKA_AUTHENTICATION_FAILED', retryable: false });
+        expect(err.message).toMatch(/does not offer SASL PLAIN \(it offers GSSAPI, OAUTHBEARER\)/);
+      },
+    );
+  });
+
+  it('sends the PLAIN token, and a refused login is KAFKA_AUTHENTICATION_FAILED with the broker reason', async () => {
+    const seen: Array<[number, Buffer]> = [];
+    await withSaslServer(
+      (apiKey, body) => {
+        seen.push([apiKey, body]);
+        if (apiKey === 17) return handshakeAnswer(0, ['PLAIN']);
+        if (apiKey === 36) return authenticateAnswer(58, 'invalid credentials');
+        return undefined;
+      },
+      async (broker) => {
+        await expect(describeTopicConfigs(plain(broker), ['x'])).rejects.toMatchObject({
+          code: 'KAFKA_AUTHENTICATION_FAILED',
+          message: expect.stringContaining('invalid credentials'),
+        });
+      },
+    );
+    expect(seen.map(([k]) => k)).toEqual([17, 36]);
+    expect(seen[0][1].toString('utf8', 2)).toBe('PLAIN');
+    const token = seen[1][1];
+    expect(token.readInt32BE(0)).toBe(token.length - 4);
+    expect(token.subarray(4).toString('utf8')).toBe('\0svc\0pw');
+  });
+
+  it('sends the config request on the authenticated connection, with the next correlation id', async () => {
+    const keys: number[] = [];
+    await withSaslServer(
+      (apiKey) => {
+        keys.push(apiKey);
+        if (apiKey === 17) return handshakeAnswer(0, ['PLAIN']);
+        if (apiKey === 36) return authenticateAnswer(0, null);
+        // DescribeConfigs: one topic, no error, no entries.
+        return Buffer.concat([int32(0), int32(1), int16(0), int16(-1), Buffer.from([2]), string('x'), int32(0)]);
+      },
+      async (broker) => {
+        const configs = await describeTopicConfigs(plain(broker), ['x']);
+        expect(configs.get('x')).toEqual({});
+      },
+    );
+    expect(keys).toEqual([17, 36, 32]);
+  });
+
+  it('refuses a SCRAM peer whose final message does not prove the password', async () => {
+    await withSaslServer(
+      (apiKey, body) => {
+        if (apiKey === 17) return handshakeAnswer(0, ['SCRAM-SHA-256']);
+        if (apiKey !== 36) return undefined;
+        const message = body.subarray(4).toString('utf8');
+        if (message.startsWith('n,,')) {
+          const nonce = /r=([^,]+)/.exec(message)?.[1] ?? '';
+          return authenticateAnswer(0, null, Buffer.from(`r=${nonce}server,s=c2FsdA==,i=4096`));
+        }
+        return authenticateAnswer(0, null, Buffer.from('v=bm90IHRoZSBzaWduYXR1cmUgYXQgYWxsIG5vIG5vIG5v'));
+      },
+      async (broker) => {
+        const security = { protocol: 'sasl_plaintext' as const, sasl: { mechanism: 'SCRAM-SHA-256' as const, username: 'svc', password: 'pw' } };
+        await expect(describeTopicConfigs({ ...opts(broker), security }, ['x'])).rejects.toMatchObject({
+          code: 'KAFKA_AUTHENTICATION_FAILED',
+          message: expect.stringContaining('does not know the password'),
+        });
+      },
+    );
+  });
+});

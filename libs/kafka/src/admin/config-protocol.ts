@@ -3,18 +3,19 @@
  *
  * Why: @confluentinc/kafka-javascript 1.10.1 exposes neither DescribeConfigs nor
  * (Incremental)AlterConfigs in any of its APIs, and topic provisioning must compare and fix
- * `retention.ms` & co. Only the two requests are implemented, on plaintext connections to a
+ * `retention.ms` & co. Only the two requests are implemented, each on its own connection to a
  * bootstrap broker (any broker answers topic-config requests and forwards alters to the
- * controller). SASL/TLS clusters need these two calls from another tool until the client has them.
+ * controller), over TLS and SASL as the client's security settings say (wire/connection.ts).
  */
-import net from 'node:net';
 import { kafkaError, translateKafkaError } from '../errors';
+import { Writer, type Reader } from '../wire/codec';
+import { WireConnection, type WireOptions } from '../wire/connection';
+
+export type { WireOptions } from '../wire/connection';
 
 const API_DESCRIBE_CONFIGS = 32;
 const API_INCREMENTAL_ALTER_CONFIGS = 44;
 const RESOURCE_TOPIC = 2;
-// A config description of a few topics is kilobytes; anything near this is not a Kafka broker.
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** Where a config value comes from (Kafka `ConfigSource`). */
 export const CONFIG_SOURCES = [
@@ -37,86 +38,6 @@ export interface ConfigEntry {
   isTopicOverride: boolean;
   readOnly: boolean;
   sensitive: boolean;
-}
-
-class Writer {
-  private readonly parts: Buffer[] = [];
-  int8(v: number): this {
-    const b = Buffer.alloc(1);
-    b.writeInt8(v);
-    this.parts.push(b);
-    return this;
-  }
-  int16(v: number): this {
-    const b = Buffer.alloc(2);
-    b.writeInt16BE(v);
-    this.parts.push(b);
-    return this;
-  }
-  int32(v: number): this {
-    const b = Buffer.alloc(4);
-    b.writeInt32BE(v);
-    this.parts.push(b);
-    return this;
-  }
-  string(v: string | null): this {
-    if (v === null) return this.int16(-1);
-    const bytes = Buffer.from(v, 'utf8');
-    this.int16(bytes.length);
-    this.parts.push(bytes);
-    return this;
-  }
-  array<T>(items: readonly T[] | null, write: (w: this, item: T) => void): this {
-    if (items === null) return this.int32(-1);
-    this.int32(items.length);
-    for (const item of items) write(this, item);
-    return this;
-  }
-  build(): Buffer {
-    return Buffer.concat(this.parts);
-  }
-}
-
-class Reader {
-  private pos = 0;
-  constructor(private readonly buf: Buffer) {}
-  int8(): number {
-    return this.buf.readInt8(this.advance(1));
-  }
-  bool(): boolean {
-    return this.int8() !== 0;
-  }
-  int16(): number {
-    return this.buf.readInt16BE(this.advance(2));
-  }
-  int32(): number {
-    return this.buf.readInt32BE(this.advance(4));
-  }
-  string(): string | null {
-    const len = this.int16();
-    if (len < 0) return null;
-    const start = this.advance(len);
-    return this.buf.toString('utf8', start, start + len);
-  }
-  array<T>(read: (r: Reader) => T): T[] {
-    const n = this.int32();
-    const out: T[] = [];
-    for (let i = 0; i < n; i++) out.push(read(this));
-    return out;
-  }
-  private advance(n: number): number {
-    if (this.pos + n > this.buf.length) throw new RangeError('truncated Kafka response');
-    const at = this.pos;
-    this.pos += n;
-    return at;
-  }
-}
-
-/** Options of one wire request. */
-export interface WireOptions {
-  brokers: readonly string[];
-  clientId: string;
-  timeoutMs: number;
 }
 
 async function request(options: WireOptions, apiKey: number, version: number, body: Buffer): Promise<Reader> {
@@ -143,41 +64,13 @@ function parse<T>(operation: string, read: () => T): T {
   }
 }
 
-function requestOne(broker: string, options: WireOptions, apiKey: number, version: number, body: Buffer): Promise<Reader> {
-  const colon = broker.lastIndexOf(':');
-  const host = broker.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = Number(broker.slice(colon + 1));
-  const correlationId = 1;
-  const header = new Writer().int16(apiKey).int16(version).int32(correlationId).string(options.clientId).build();
-  const size = Buffer.alloc(4);
-  size.writeInt32BE(header.length + body.length);
-  return new Promise<Reader>((resolve, reject) => {
-    const socket = net.connect({ host, port });
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const fail = (err: unknown) => {
-      socket.destroy();
-      // Socket-level failures are "broker unreachable" (librdkafka's ERR__TRANSPORT, -195).
-      reject(Object.assign(err instanceof Error ? err : new Error(String(err)), { code: -195 }));
-    };
-    socket.setTimeout(options.timeoutMs, () => fail(new Error(`no answer from ${broker} within ${options.timeoutMs} ms`)));
-    socket.on('error', fail);
-    socket.on('connect', () => socket.write(Buffer.concat([size, header, body])));
-    socket.on('data', (chunk) => {
-      chunks.push(chunk);
-      received += chunk.length;
-      if (received < 4) return;
-      const all = Buffer.concat(chunks);
-      const length = all.readInt32BE(0);
-      if (length < 4 || length > MAX_RESPONSE_BYTES) return fail(new Error(`implausible response size ${length} from ${broker}`));
-      if (all.length < 4 + length) return;
-      socket.end();
-      const reader = new Reader(all.subarray(4, 4 + length));
-      if (reader.int32() !== correlationId) return reject(new Error('Kafka response correlation id mismatch'));
-      resolve(reader);
-    });
-    socket.on('close', () => reject(Object.assign(new Error(`connection to ${broker} closed before a response`), { code: -195 })));
-  });
+async function requestOne(broker: string, options: WireOptions, apiKey: number, version: number, body: Buffer): Promise<Reader> {
+  const connection = await WireConnection.open(broker, options);
+  try {
+    return await connection.request(apiKey, version, body);
+  } finally {
+    connection.close();
+  }
 }
 
 function brokerError(code: number, message: string | null, topic: string, operation: string): Error {

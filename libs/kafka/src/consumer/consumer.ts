@@ -8,6 +8,7 @@ import {
 import { KAFKA_CHANNELS, hasSubscribers, publish } from '../channels';
 import { baseProperties, callback, type RdkafkaProperties } from '../connection';
 import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
+import { explainUnreachable } from '../wire/connection';
 import { CONSUMER_DEFAULTS, type ConsumerOptions } from './options';
 import type { ConsumedMessage, PartitionLag, PartitionRef, TopicPartitionOffset } from './types';
 
@@ -140,7 +141,7 @@ export class BatchConsumer {
     } catch (err) {
       // Connected but could not subscribe: release the native handle, or the process never exits.
       if (this.native.isConnected()) await callback((done) => this.native.disconnect((e) => done(e))).catch(() => undefined);
-      throw translateKafkaError(err, { operation: 'consumer.connect', topic: this.options.topics.join(',') });
+      throw await explainUnreachable(this.options, translateKafkaError(err, { operation: 'consumer.connect', topic: this.options.topics.join(',') }), timeoutMs);
     }
     this.connected = true;
   }

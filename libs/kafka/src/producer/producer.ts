@@ -2,6 +2,7 @@ import { Producer, type DeliveryReport as NativeReport, type LibrdKafkaError, ty
 import { KAFKA_CHANNELS, publish } from '../channels';
 import { baseProperties, callback, type RdkafkaProperties } from '../connection';
 import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
+import { explainUnreachable } from '../wire/connection';
 import { PRODUCER_DEFAULTS, type ProducerOptions } from './options';
 import type { DeliveryReport, ProducerRecord, SendOutcome, SendSuccess } from './types';
 
@@ -88,7 +89,11 @@ export abstract class ProducerClient {
   private closing: Promise<void> | undefined;
 
   /** `extra`: librdkafka properties a subclass adds (e.g. `transactional.id`); the invariants still win. */
-  protected constructor(options: ProducerOptions, deliveryReports: DeliveryReports, extra: RdkafkaProperties = {}) {
+  protected constructor(
+    private readonly options: ProducerOptions,
+    deliveryReports: DeliveryReports,
+    extra: RdkafkaProperties = {},
+  ) {
     this.clientId = options.clientId ?? 'sluice';
     this.native = new Producer({
       ...producerProperties(options),
@@ -108,7 +113,7 @@ export abstract class ProducerClient {
     try {
       await callback((done) => this.native.connect({ timeout: timeoutMs }, (err) => done(err)));
     } catch (err) {
-      throw translateKafkaError(err, { operation: 'producer.connect' });
+      throw await explainUnreachable(this.options, translateKafkaError(err, { operation: 'producer.connect' }), timeoutMs);
     }
     // Delivery reports are served by librdkafka's background thread: no JS timer to poll.
     this.native.setPollInBackground(true);

@@ -1,0 +1,252 @@
+/**
+ * One connection to one broker for the requests libs/kafka speaks itself (admin/config-protocol.ts): TCP or TLS, then the
+ * SASL exchange (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when the security settings ask for it, then
+ * size-framed requests answered one at a time. Failures carry librdkafka's numeric codes
+ * (transport, SSL, authentication) so errors.ts translates them like the client's own.
+ */
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import tls from 'node:tls';
+import { CODES } from '@confluentinc/kafka-javascript';
+import type { ConnectionOptions } from '../connection';
+import { translateKafkaError, type KafkaError } from '../errors';
+import { usesTls, type KafkaSecurity } from '../security';
+import { scramClient, scramHash } from './scram';
+import { Reader, Writer } from './codec';
+
+const API_SASL_HANDSHAKE = 17;
+const API_VERSIONS = 18;
+const API_SASL_AUTHENTICATE = 36;
+// A config description of a few topics is kilobytes; anything near this is not a Kafka broker.
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+// Errors of the network, not of TLS: a broker restarting mid-handshake is unreachable, not untrusted.
+const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Settings of the admin's own connections. */
+export interface WireOptions {
+  brokers: readonly string[];
+  clientId: string;
+  timeoutMs: number;
+  security?: KafkaSecurity;
+}
+
+// Codes that say the credentials, mechanism or certificates were refused.
+const AUTHENTICATION_CODES = new Set<number>([
+  CODES.ERRORS.ERR__AUTHENTICATION,
+  CODES.ERRORS.ERR__SSL,
+  CODES.ERRORS.ERR_SASL_AUTHENTICATION_FAILED,
+  CODES.ERRORS.ERR_UNSUPPORTED_SASL_MECHANISM,
+  CODES.ERRORS.ERR_ILLEGAL_SASL_STATE,
+]);
+
+/**
+ * A socket error's code: TLS trouble (a refused certificate, alerts such as "bad certificate" that
+ * TLS 1.3 delivers after the client's handshake ended) is ERR__SSL, the network's ERR__TRANSPORT.
+ */
+function socketErrorCode(err: NodeJS.ErrnoException, secure: boolean): number {
+  if (!secure || NETWORK_ERRNOS.has(err.code ?? '')) return CODES.ERRORS.ERR__TRANSPORT;
+  return CODES.ERRORS.ERR__SSL;
+}
+
+/** An Error carrying a librdkafka or broker numeric code, for translateKafkaError. */
+function coded(code: number, message: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { code });
+}
+
+function tlsOptions(security: KafkaSecurity, host: string): tls.ConnectionOptions {
+  const settings = security.tls ?? {};
+  // Files are read at every connection, so certificates renewed on disk are picked up.
+  const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file));
+  return {
+    ca: read(settings.caFile),
+    cert: read(settings.certFile),
+    key: read(settings.keyFile),
+    passphrase: settings.keyPassword,
+    servername: net.isIP(host) === 0 ? host : undefined,
+    checkServerIdentity: settings.verifyHostname === false ? () => undefined : tls.checkServerIdentity,
+  };
+}
+
+/** A connected, authenticated broker connection; one request in flight at a time. */
+export class WireConnection {
+  private buffered: Buffer = Buffer.alloc(0);
+  private correlationId = 0;
+  private pending: { id: number; resolve: (r: Reader) => void; reject: (e: Error) => void } | undefined;
+  private failure: Error | undefined;
+
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly broker: string,
+    private readonly options: WireOptions,
+  ) {
+    socket.setTimeout(options.timeoutMs, () => this.fail(coded(CODES.ERRORS.ERR__TRANSPORT, `no answer from ${broker} within ${options.timeoutMs} ms`)));
+    socket.on('data', (chunk: Buffer) => this.received(chunk));
+    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(coded(socketErrorCode(err, usesTls(options.security)), `connection to ${broker}: ${err.message}`, err)));
+    socket.on('close', () => this.fail(coded(CODES.ERRORS.ERR__TRANSPORT, `connection to ${broker} closed before a response`)));
+  }
+
+  /** Connects to `broker` (`host:port`), over TLS and through SASL as `options.security` says. */
+  static async open(broker: string, options: WireOptions): Promise<WireConnection> {
+    const colon = broker.lastIndexOf(':');
+    const host = broker.slice(0, colon).replace(/^\[|\]$/g, '');
+    const port = Number(broker.slice(colon + 1));
+    const socket = await connectSocket(host, port, broker, options);
+    const connection = new WireConnection(socket, broker, options);
+    try {
+      if (options.security?.sasl !== undefined) await connection.authenticate(options.security);
+    } catch (err) {
+      connection.close();
+      throw err;
+    }
+    return connection;
+  }
+
+  /** Sends one request (header v1) and resolves with its response body after the correlation id. */
+  request(apiKey: number, version: number, body: Buffer): Promise<Reader> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const id = ++this.correlationId;
+    const header = new Writer().int16(apiKey).int16(version).int32(id).string(this.options.clientId).build();
+    const size = Buffer.alloc(4);
+    size.writeInt32BE(header.length + body.length);
+    return new Promise<Reader>((resolve, reject) => {
+      this.pending = { id, resolve, reject };
+      this.socket.write(Buffer.concat([size, header, body]));
+    });
+  }
+
+  close(): void {
+    this.failure ??= coded(CODES.ERRORS.ERR__DESTROY, `connection to ${this.broker} closed`);
+    this.socket.destroy();
+  }
+
+  private received(chunk: Buffer): void {
+    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+    if (this.buffered.length < 4) return;
+    const length = this.buffered.readInt32BE(0);
+    if (length < 4 || length > MAX_RESPONSE_BYTES) return this.fail(coded(CODES.ERRORS.ERR__TRANSPORT, `implausible response size ${length} from ${this.broker}`));
+    if (this.buffered.length < 4 + length) return;
+    const reader = new Reader(this.buffered.subarray(4, 4 + length));
+    this.buffered = this.buffered.subarray(4 + length);
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending === undefined) return this.fail(coded(CODES.ERRORS.ERR__TRANSPORT, `unrequested response from ${this.broker}`));
+    if (reader.int32() !== pending.id) {
+      pending.reject(new Error('Kafka response correlation id mismatch'));
+      return this.close();
+    }
+    pending.resolve(reader);
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    this.socket.destroy();
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.reject(this.failure);
+  }
+
+  /** SaslHandshake v1, then SaslAuthenticate v1 rounds (Kafka-framed SASL tokens). */
+  private async authenticate(security: KafkaSecurity): Promise<void> {
+    const sasl = security.sasl;
+    if (sasl === undefined) return;
+    const handshake = await this.request(API_SASL_HANDSHAKE, 1, new Writer().string(sasl.mechanism).build());
+    const handshakeError = handshake.int16();
+    const offered = handshake.array((r) => r.string() ?? '');
+    if (handshakeError !== 0) {
+      throw coded(handshakeError, `broker ${this.broker} does not offer SASL ${sasl.mechanism} (it offers ${offered.join(', ') || 'none'})`);
+    }
+    if (sasl.mechanism === 'PLAIN') {
+      await this.saslRound(Buffer.from(`\0${sasl.username}\0${sasl.password}`, 'utf8'));
+      return;
+    }
+    const scram = scramClient(scramHash(sasl.mechanism), sasl.username, sasl.password);
+    const serverFirst = await this.saslRound(Buffer.from(scram.first, 'utf8'));
+    const serverFinal = await this.saslRound(Buffer.from(this.scramStep(() => scram.final(serverFirst.toString('utf8'))), 'utf8'));
+    this.scramStep(() => scram.verify(serverFinal.toString('utf8')));
+  }
+
+  private scramStep<T>(step: () => T): T {
+    try {
+      return step();
+    } catch (err) {
+      throw coded(CODES.ERRORS.ERR__AUTHENTICATION, `SASL authentication with ${this.broker}: ${(err as Error).message}`, err);
+    }
+  }
+
+  private async saslRound(token: Buffer): Promise<Buffer> {
+    const r = await this.request(API_SASL_AUTHENTICATE, 1, new Writer().bytes(token).build());
+    const errorCode = r.int16();
+    const message = r.string();
+    const answer = r.bytes() ?? Buffer.alloc(0);
+    if (errorCode !== 0) throw coded(errorCode, `SASL authentication with ${this.broker} failed: ${message ?? `broker error ${errorCode}`}`);
+    return answer;
+  }
+}
+
+/** A TCP or TLS socket, resolved once connected (and the TLS handshake done). */
+function connectSocket(host: string, port: number, broker: string, options: WireOptions): Promise<net.Socket> {
+  const security = options.security;
+  return new Promise<net.Socket>((resolve, reject) => {
+    const secure = usesTls(security);
+    let socket: net.Socket;
+    try {
+      socket = secure ? tls.connect({ host, port, ...tlsOptions(security as KafkaSecurity, host) }) : net.connect({ host, port });
+    } catch (err) {
+      // An unreadable certificate file or a key that does not open with its passphrase.
+      return reject(coded(CODES.ERRORS.ERR__SSL, `TLS settings for ${broker}: ${(err as Error).message}`, err));
+    }
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(coded(CODES.ERRORS.ERR__TRANSPORT, `no connection to ${broker} within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      socket.destroy();
+      const code = socketErrorCode(err, secure);
+      reject(coded(code, `${code === CODES.ERRORS.ERR__SSL ? 'TLS handshake' : 'connection'} to ${broker}: ${err.message}`, err));
+    });
+  });
+}
+
+/**
+ * Why no connection to the brokers authenticates, if that is the reason: the refusal of the first
+ * broker that refused the credentials or certificates, undefined when one answers a request or none
+ * refused them (unreachable is not an answer here). A request is needed: under TLS 1.3 a broker
+ * refuses a missing client certificate only after the client's side of the handshake ended.
+ */
+async function authenticationRefusal(options: WireOptions): Promise<Error | undefined> {
+  let refusal: Error | undefined;
+  for (const broker of options.brokers) {
+    try {
+      const connection = await WireConnection.open(broker, options);
+      try {
+        await connection.request(API_VERSIONS, 0, Buffer.alloc(0));
+      } finally {
+        connection.close();
+      }
+      return undefined;
+    } catch (err) {
+      if (AUTHENTICATION_CODES.has((err as { code?: number }).code ?? 0)) refusal ??= err as Error;
+    }
+  }
+  return refusal;
+}
+
+/**
+ * `failed`, or on a secured cluster the brokers' refusal of the login when that is why a call
+ * found no broker: librdkafka reports a refused login or certificate to its calls only as a
+ * timeout or a transport failure (connect, admin requests), so one connection of our own asks.
+ */
+export async function explainUnreachable(options: ConnectionOptions, failed: KafkaError, timeoutMs: number): Promise<KafkaError> {
+  if (options.security === undefined || (failed.code !== 'KAFKA_TIMEOUT' && failed.code !== 'KAFKA_BROKER_UNREACHABLE')) return failed;
+  const brokers = (typeof options.brokers === 'string' ? options.brokers.split(',') : [...options.brokers]).map((b) => b.trim()).filter((b) => b !== '');
+  const refusal = await authenticationRefusal({ brokers, clientId: options.clientId ?? 'sluice', timeoutMs, security: options.security });
+  if (refusal === undefined) return failed;
+  const operation = String(failed.details?.operation ?? 'connect');
+  return translateKafkaError(refusal, { operation, after: failed.message });
+}
