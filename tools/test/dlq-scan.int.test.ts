@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { scanTopic } from '../src/dlq/read-dlq';
-import { testBrokers } from './support/env';
+import { kafkaSecurityFromEnv } from '@sluice/kafka';
+import { testBrokers, testSecureKafka } from './support/env';
 
 // The DLQ tool scans the topic instead of loading it: a partition whose records have all expired
 // must not hold the scan until its timeout, and `show` reads one partition from one offset.
@@ -48,5 +49,12 @@ describe('DLQ scan', () => {
       return false;
     });
     expect(seen).toEqual(['0:2']);
+  }, 60_000);
+
+  it('reads a secured cluster with the KAFKA_* security settings', async () => {
+    const secure = testSecureKafka();
+    const seen: string[] = [];
+    await scanTopic(secure.brokers, topic, { isolation: 'read_uncommitted', idleTimeoutMs: 20_000, security: kafkaSecurityFromEnv(secure.env) }, (m) => void seen.push(`${m.partition}:${m.offset}`));
+    expect(seen.sort()).toEqual(['0:0', '0:1', '0:2', '0:3']);
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { KafkaAdmin } from '@sluice/kafka';
 import { pipelineTopicSpecs, planTopics, provisionTopics, type TopicPlan } from '../src/topics';
-import { testBrokers } from './support/env';
+import { testBrokers, testSecureKafka } from './support/env';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -116,5 +116,22 @@ describe('topic provisioning against the broker', () => {
     const usage = await run(cli[0], [cli[1], '--check'], { cwd: ROOT }).catch((e) => e);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('--brokers is required');
+  });
+
+  it('CLI on a secured cluster: provisions through SASL over TLS with the services\' KAFKA_* settings, and says why a wrong password fails', async () => {
+    const p = prefix();
+    const secure = testSecureKafka();
+    const cli = [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'tools/src/topics/cli.ts'), '--brokers', secure.brokers, '--prefix', p, '--timeout-ms', '30000'];
+    const env = { ...process.env, ...secure.env };
+    const created = await run(cli[0], cli.slice(1), { cwd: ROOT, env });
+    expect(created.stdout).toContain('ok: every topic matches the plan');
+    await expect(run(cli[0], [...cli.slice(1), '--check'], { cwd: ROOT, env })).resolves.toMatchObject({ stdout: expect.stringMatching(/^unchanged\s+/m) });
+    // Not a timeout: the refusal, within the request timeout.
+    const refused = await run(cli[0], [...cli.slice(1), '--check', '--timeout-ms', '3000'], { cwd: ROOT, env: { ...env, KAFKA_SASL_PASSWORD: 'not-the-password' } }).catch((e) => e);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/invalid credentials/);
+    const typo = await run(cli[0], [...cli.slice(1), '--check'], { cwd: ROOT, env: { ...env, KAFKA_SASL_USERNAME: undefined, KAFKA_SASL_USERNAM: 'sluice' } }).catch((e) => e);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('KAFKA_SASL_USERNAM is not a setting; did you mean KAFKA_SASL_USERNAME');
   });
 });

@@ -1,5 +1,6 @@
 import { int, json, list, loadConfig, str, timerMs, type ConfigCheck, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS } from '@sluice/contracts';
+import { KAFKA_SECURITY_PREFIXES, kafkaSecurityConfigFields } from '@sluice/kafka';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { checkApiKeys, type ApiKeyEntry } from './auth/api-keys';
 
@@ -54,13 +55,14 @@ export const ingestConfigSchema = {
     min: 2000,
     doc: 'deliveries failing this long while the broker answers probes = a wedged producer: /healthz fails and the process exits; at least twice the delivery timeout',
   }),
+  ...kafkaSecurityConfigFields,
   ...telemetryConfigFields,
 };
 
 export type IngestConfig = ConfigOf<typeof ingestConfigSchema>;
 
 /** ingest's own variable prefixes: a set variable under them that no field reads is reported. */
-export const INGEST_CONFIG_PREFIXES = ['INGEST_'] as const;
+export const INGEST_CONFIG_PREFIXES = ['INGEST_', ...KAFKA_SECURITY_PREFIXES] as const;
 
 /** Rules over several fields of {@link ingestConfigSchema}. */
 export const ingestConfigChecks: readonly ConfigCheck<typeof ingestConfigSchema>[] = [

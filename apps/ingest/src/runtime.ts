@@ -1,4 +1,4 @@
-import { KafkaAdmin, KafkaProducer, PRODUCER_DEFAULTS } from '@sluice/kafka';
+import { KafkaAdmin, KafkaProducer, PRODUCER_DEFAULTS, kafkaConnectionFromConfig } from '@sluice/kafka';
 import type { Logger, Telemetry } from '@sluice/telemetry';
 import { buildApp, type IngestApp } from './app';
 import type { IngestConfig } from './config';
@@ -58,7 +58,8 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
   if (config.wedgeAfterMs < 2 * config.deliveryTimeoutMs) {
     throw new RangeError(`INGEST_WEDGE_AFTER_MS (${config.wedgeAfterMs}) must be at least twice INGEST_DELIVERY_TIMEOUT_MS (${config.deliveryTimeoutMs})`);
   }
-  const admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
+  const kafka = kafkaConnectionFromConfig(config);
+  const admin = new KafkaAdmin({ ...kafka, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
   // The broker refuses a record batch over the raw topic's max.message.bytes, for good: batches
   // are built below it, and an event that cannot fit is refused at the edge with the limit.
   const topicLimit = await rawTopicMessageLimit(admin, rawTopic, logger);
@@ -67,7 +68,7 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     logger?.warn({ configured: config.maxEventBytes, topicMaxMessageBytes: topicLimit, maxEventBytes }, 'raw topic max.message.bytes is below INGEST_MAX_EVENT_BYTES: larger events are refused');
   }
   const producer = new KafkaProducer({
-    brokers: config.brokers,
+    ...kafka,
     clientId: 'sluice-ingest',
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     maxQueueMessages: config.maxQueueMessages,

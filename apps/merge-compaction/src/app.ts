@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, contractByName, validTopicName, type AnyContract } from '@sluice/contracts';
-import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
+import { BatchConsumer, KafkaAdmin, KafkaProducer, kafkaConnectionFromConfig } from '@sluice/kafka';
 import { LakeQueryEngine, PINNED_OVERSHOOT, claimScratchDir, configureSharedDuckDB, isS3Root, sharedDuckDBMemoryBytes, tableStorageFactory } from '@sluice/lake';
 import { startOpsServer, type Logger, type OpsServer, type SluiceMetrics } from '@sluice/telemetry';
 import { CompactionWorker } from './compaction/compaction-worker';
@@ -122,14 +122,15 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
   let dlqProducer: KafkaProducer | undefined;
   let admin: KafkaAdmin | undefined;
   if (config.roles.has('tier1')) {
-    if (deps.deadLetterSink === undefined) dlqProducer = new KafkaProducer({ brokers: config.brokers, clientId: 'sluice-merge-compaction-dlq' });
+    const kafka = kafkaConnectionFromConfig(config);
+    if (deps.deadLetterSink === undefined) dlqProducer = new KafkaProducer({ ...kafka, clientId: 'sluice-merge-compaction-dlq' });
     const sink: DeadLetterSink = deps.deadLetterSink ?? ((records) => (dlqProducer as KafkaProducer).sendBatch(records));
     const topics = contracts.map(topicOf);
     const createConsumer: Tier1ConsumerFactory =
       deps.createConsumer ??
       ((hooks) =>
         new BatchConsumer({
-          brokers: config.brokers,
+          ...kafka,
           clientId: 'sluice-merge-compaction',
           groupId: config.groupId,
           topics,
@@ -150,7 +151,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           maxPrefetchKbytes: Math.max(1024, Math.floor(config.maxBufferedBytes / 2 / 1024 / Math.max(1, topics.length * 8))),
           ...hooks,
         }));
-    if (deps.assignmentSource === undefined) admin = new KafkaAdmin({ brokers: config.brokers, clientId: 'sluice-merge-compaction-watch' });
+    if (deps.assignmentSource === undefined) admin = new KafkaAdmin({ ...kafka, clientId: 'sluice-merge-compaction-watch' });
     const assignmentWatch = new AssignmentWatch({
       source: deps.assignmentSource ?? (admin as KafkaAdmin),
       groupId: config.groupId,

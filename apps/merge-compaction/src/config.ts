@@ -1,5 +1,6 @@
 import { bool, int, list, loadConfig, url, MAX_POLL_INTERVAL_MS, oneOf, setTogether, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, type FieldSpec } from '@sluice/config';
 import { MIN_VACUUM_RETENTION_MS } from '@sluice/lake';
+import { KAFKA_SECURITY_PREFIXES, kafkaSecurityConfigFields } from '@sluice/kafka';
 import { telemetryConfigFields } from '@sluice/telemetry';
 import { parseRoles, ROLES, type Role } from './roles';
 
@@ -110,6 +111,7 @@ export const mergeConfigSchema = {
   }),
   duckdbThreads: int('SLUICE_DUCKDB_THREADS', { default: 0, min: 0, max: 256, doc: 'DuckDB threads; 0 = one per core' }),
   scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: "local dir for DuckDB output before it moves into storage and for DuckDB's spill, in a subdirectory per process (those of killed processes are removed at start: do not share it with other containers or hosts); empty = sluice-scratch under OS temp" }),
+  ...kafkaSecurityConfigFields,
   ...telemetryConfigFields,
 };
 
@@ -117,7 +119,7 @@ export const mergeConfigSchema = {
 export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;
 
 /** merge-compaction's own variable prefixes: a set variable under them that no field reads is reported. */
-export const MERGE_CONFIG_PREFIXES = ['SLUICE_'] as const;
+export const MERGE_CONFIG_PREFIXES = ['SLUICE_', ...KAFKA_SECURITY_PREFIXES] as const;
 
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadMergeConfig(env: Record<string, string | undefined>): MergeConfig {

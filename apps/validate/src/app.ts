@@ -1,7 +1,7 @@
 import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
 import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
-import { KafkaAdmin, TransactionalProcessor, type ProducerRecord } from '@sluice/kafka';
+import { KafkaAdmin, TransactionalProcessor, kafkaConnectionFromConfig, type KafkaSecurityConfig, type ProducerRecord } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
 import { validateError } from './errors';
@@ -32,6 +32,7 @@ export interface ValidateDeps {
     | 'progressWindowMs'
     | 'sessionTimeoutMs'
     | 'schemaRegistryUrl'
+    | keyof KafkaSecurityConfig
   >;
   logger: Logger;
   metrics?: SluiceMetrics;
@@ -102,7 +103,8 @@ export function build(deps: ValidateDeps): ValidateService {
     throw new RangeError(`VALIDATE_STALL_TIMEOUT_MS (${config.stallTimeoutMs}) must exceed VALIDATE_TRANSACTION_TIMEOUT_MS (${config.transactionTimeoutMs})`);
   }
   const watch = new StallWatch(config.stallTimeoutMs);
-  const admin = new KafkaAdmin({ brokers: config.brokers, clientId: `sluice-validate-${config.instanceId}-progress` });
+  const kafka = kafkaConnectionFromConfig(config);
+  const admin = new KafkaAdmin({ ...kafka, clientId: `sluice-validate-${config.instanceId}-progress` });
   const progress = new ProgressWatch({
     source: admin,
     groupId: config.groupId,
@@ -160,7 +162,7 @@ export function build(deps: ValidateDeps): ValidateService {
 
   const processor = new TransactionalProcessor({
     consumer: {
-      brokers: config.brokers,
+      ...kafka,
       clientId: `sluice-validate-${config.instanceId}`,
       groupId: config.groupId,
       topics: [rawTopic],
@@ -186,7 +188,7 @@ export function build(deps: ValidateDeps): ValidateService {
       },
     },
     producer: {
-      brokers: config.brokers,
+      ...kafka,
       clientId: `sluice-validate-${config.instanceId}`,
       // Stable per instance: a restart fences the predecessor's open transaction at once
       // instead of leaving read_committed readers blocked until the transaction times out.

@@ -1,5 +1,6 @@
 import { int, list, loadConfig, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
+import { KAFKA_SECURITY_PREFIXES, kafkaSecurityConfigFields } from '@sluice/kafka';
 import { telemetryConfigFields } from '@sluice/telemetry';
 
 /** Environment schema of validate; loaded once in main.ts. */
@@ -51,13 +52,14 @@ export const validateConfigSchema = {
     doc: "how often the group's progress through raw is checked: a partition this instance held for a whole window, with records to read and none received, or (when it held nothing) one no member holds, fails /healthz and ends the process",
   }),
   sessionTimeoutMs: timerMs('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, max: MAX_SESSION_TIMEOUT_MS, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
+  ...kafkaSecurityConfigFields,
   ...telemetryConfigFields,
 };
 
 export type ValidateConfig = ConfigOf<typeof validateConfigSchema>;
 
 /** validate's own variable prefixes: a set variable under them that no field reads is reported. */
-export const VALIDATE_CONFIG_PREFIXES = ['VALIDATE_'] as const;
+export const VALIDATE_CONFIG_PREFIXES = ['VALIDATE_', ...KAFKA_SECURITY_PREFIXES] as const;
 
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadValidateConfig(env: Record<string, string | undefined>): ValidateConfig {

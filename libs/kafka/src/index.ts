@@ -41,6 +41,9 @@ export {
   SASL_MECHANISMS,
   SECURITY_PROTOCOLS,
   kafkaSecurityConfigFields,
+  KAFKA_SECURITY_PREFIXES,
   kafkaSecurityFromConfig,
+  kafkaConnectionFromConfig,
+  kafkaSecurityFromEnv,
 } from './security';
 export { murmur2, toPositive, partitionForKey } from './murmur2';

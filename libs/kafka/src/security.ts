@@ -6,7 +6,7 @@
  * so every client of a service connects the same way.
  */
 import { accessSync, constants } from 'node:fs';
-import { bool, oneOf, str } from '@sluice/config';
+import { bool, loadConfig, oneOf, str } from '@sluice/config';
 import { kafkaError } from './errors';
 import type { RdkafkaProperties } from './connection';
 
@@ -127,6 +127,9 @@ export const kafkaSecurityConfigFields = {
   kafkaSslVerifyHostname: bool('KAFKA_SSL_VERIFY_HOSTNAME', { default: true, doc: "check that a broker's certificate names the host connected to" }),
 };
 
+/** Prefixes of {@link kafkaSecurityConfigFields}: a service lists them so a mistyped one is reported. */
+export const KAFKA_SECURITY_PREFIXES = ['KAFKA_SECURITY_', 'KAFKA_SASL_', 'KAFKA_SSL_'] as const;
+
 /** The values {@link kafkaSecurityConfigFields} produce. */
 export interface KafkaSecurityConfig {
   readonly kafkaSecurityProtocol: SecurityProtocol;
@@ -162,4 +165,21 @@ export function kafkaSecurityFromConfig(config: KafkaSecurityConfig): KafkaSecur
   };
   checkSecurity(security);
   return protocol === 'plaintext' ? undefined : security;
+}
+
+/** A loaded config's brokers and security settings, as every client's options take them. */
+export function kafkaConnectionFromConfig(config: { readonly brokers: readonly string[] } & KafkaSecurityConfig): {
+  brokers: readonly string[];
+  security: KafkaSecurity | undefined;
+} {
+  return { brokers: config.brokers, security: kafkaSecurityFromConfig(config) };
+}
+
+/**
+ * {@link KafkaSecurity} straight from environment variables, for tools that take no other
+ * configuration (the topic and DLQ CLIs); CONFIG_INVALID or KAFKA_INVALID_CONFIG saying what is wrong,
+ * a mistyped KAFKA_SASL_* / KAFKA_SSL_* / KAFKA_SECURITY_* name included.
+ */
+export function kafkaSecurityFromEnv(env: Readonly<Record<string, string | undefined>>): KafkaSecurity | undefined {
+  return kafkaSecurityFromConfig(loadConfig(kafkaSecurityConfigFields, env, { prefixes: KAFKA_SECURITY_PREFIXES }));
 }

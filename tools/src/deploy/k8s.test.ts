@@ -154,12 +154,27 @@ describe.each(OVERLAYS)('kubernetes overlay %s', (overlay) => {
     for (const w of workloads(objs)) {
       const c = w.spec.template.spec.containers[0];
       problems.push(...envProblems(SERVICE_OF[w.metadata.name], envOf(objs, c).keys()));
-      for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) expect(['sluice-ingest', 'sluice-query-api', 'sluice-s3']).toContain(e.valueFrom.secretKeyRef.name);
+      for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) expect(['sluice-ingest', 'sluice-kafka', 'sluice-query-api', 'sluice-s3']).toContain(e.valueFrom.secretKeyRef.name);
     }
     expect(problems).toEqual([]);
     // Secrets never sit in a ConfigMap.
     for (const cm of objs.filter((o) => o.kind === 'ConfigMap')) {
       for (const k of Object.keys(cm.data ?? {})) expect(k).not.toMatch(/SECRET|PASSWORD|API_KEYS|TOKENS/);
+    }
+  });
+
+  it('gives every Kafka client the security settings: the protocol, optional SASL Secret references and the optional TLS Secret volume', () => {
+    for (const name of ['sluice-ingest', 'sluice-validate', 'sluice-merge-compaction']) {
+      const w = workloads(objs).find((o) => o.metadata.name === name) as K8sObject;
+      const c = w.spec.template.spec.containers[0];
+      expect(envOf(objs, c).get('KAFKA_SECURITY_PROTOCOL')).toBe('plaintext');
+      const secretRefs = (c.env ?? []).filter((e: EnvVar) => e.valueFrom?.secretKeyRef?.name === 'sluice-kafka');
+      expect(secretRefs.map((e: EnvVar) => [e.name, (e.valueFrom?.secretKeyRef as { optional?: boolean }).optional])).toEqual([
+        ['KAFKA_SASL_USERNAME', true],
+        ['KAFKA_SASL_PASSWORD', true],
+      ]);
+      expect(c.volumeMounts).toContainEqual({ name: 'kafka-tls', mountPath: '/etc/sluice/kafka-tls', readOnly: true });
+      expect(w.spec.template.spec.volumes).toContainEqual(expect.objectContaining({ name: 'kafka-tls', secret: expect.objectContaining({ secretName: 'sluice-kafka-tls', optional: true }) }));
     }
   });
 

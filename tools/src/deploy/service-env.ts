@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import type { ServiceId } from '@sluice/telemetry';
 import { REPO_ROOT } from './k8s-render';
 
-/** Config modules whose environment names a service reads (its own schema plus telemetry's). */
+/** Config modules whose environment names a service reads (its own schema plus the shared Kafka security and telemetry fields). */
 const CONFIG_SOURCES: Record<ServiceId, string[]> = {
-  ingest: ['apps/ingest/src/config.ts', 'libs/telemetry/src/config.ts'],
-  validate: ['apps/validate/src/config.ts', 'libs/telemetry/src/config.ts'],
-  'merge-compaction': ['apps/merge-compaction/src/config.ts', 'libs/telemetry/src/config.ts'],
+  ingest: ['apps/ingest/src/config.ts', 'libs/kafka/src/security.ts', 'libs/telemetry/src/config.ts'],
+  validate: ['apps/validate/src/config.ts', 'libs/kafka/src/security.ts', 'libs/telemetry/src/config.ts'],
+  'merge-compaction': ['apps/merge-compaction/src/config.ts', 'libs/kafka/src/security.ts', 'libs/telemetry/src/config.ts'],
   'query-api': ['apps/query-api/src/config.ts', 'libs/telemetry/src/config.ts'],
 };
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CONTRACTS, DLQ_TOPIC, RAW_TOPIC, REASON_CODES } from '@sluice/contracts';
+import { kafkaSecurityFromEnv, type KafkaSecurity } from '@sluice/kafka';
 import type { DlqFilter, ReplaysFilter } from './dlq-record';
 
 export const USAGE = [
@@ -10,6 +11,7 @@ export const USAGE = [
   'filters: --reason CODE, --contract NAME, --at P:O (each repeatable), --since TIME (ISO 8601 with a zone),',
   '         --replays include|exclude|only (records that are themselves failed replays; default include)',
   'options: --brokers host:port,... (default $KAFKA_BROKERS), --dlq-topic T, --raw-topic T',
+  'a secured cluster: the KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_* and KAFKA_SSL_* variables the services read',
 ].join('\n');
 
 const COMMANDS = ['count', 'list', 'show', 'replay'] as const;
@@ -19,6 +21,8 @@ export type DlqCommand = (typeof COMMANDS)[number];
 export interface DlqInvocation {
   readonly command: DlqCommand;
   readonly brokers: string;
+  /** From the KAFKA_SECURITY_* / KAFKA_SASL_* / KAFKA_SSL_* variables the services read. */
+  readonly security: KafkaSecurity | undefined;
   readonly dlqTopic: string;
   readonly rawTopic: string;
   readonly filter: DlqFilter;
@@ -106,11 +110,18 @@ export function parseDlqArgs(argv: readonly string[], env: Readonly<Record<strin
 
   const brokers = values.brokers ?? env.KAFKA_BROKERS;
   if (!brokers) return { ok: false, message: 'no brokers: pass --brokers or set KAFKA_BROKERS' };
+  let security: KafkaSecurity | undefined;
+  try {
+    security = kafkaSecurityFromEnv(env);
+  } catch (err) {
+    return { ok: false, message: (err as Error).message };
+  }
   return {
     ok: true,
     invocation: {
       command,
       brokers,
+      security,
       dlqTopic: values['dlq-topic'] ?? DLQ_TOPIC.name,
       rawTopic: values['raw-topic'] ?? RAW_TOPIC.name,
       filter,

@@ -26,13 +26,13 @@ const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
 async function main(argv: string[]): Promise<number> {
   const parsed = parseDlqArgs(argv, process.env);
   if (!parsed.ok) return fail(parsed.message);
-  const { command, brokers, dlqTopic, rawTopic, filter, position, limit, warnings } = parsed.invocation;
+  const { command, brokers, security, dlqTopic, rawTopic, filter, position, limit, warnings } = parsed.invocation;
   for (const w of warnings) console.error(`note: ${w}`);
 
   // Every command scans the DLQ once, holding only what it prints (a DLQ of millions of records
   // would not fit in memory), and fails only when the scan stops making progress.
   const scan = (onEntry: (e: DlqEntry) => boolean | void | Promise<boolean | void>) =>
-    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS }, (m) => {
+    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, security }, (m) => {
       const e = describe(m);
       return matches(e, filter) ? onEntry(e) : undefined;
     });
@@ -61,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
       const { partition, offset } = position!;
       let entry: DlqEntry | undefined;
       // Only that partition, from that offset: the first record read is the one, or it is gone.
-      await scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, from: { partition, offset } }, (m) => {
+      await scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, from: { partition, offset }, security }, (m) => {
         if (m.offset === offset) entry = describe(m);
         return false;
       });
@@ -88,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
       const once = new ReplayOnce<DlqEntry>(dlqTopic);
       let alreadyReplayed = 0;
       const dryRun = parsed.invocation.dryRun;
-      const producer = dryRun ? undefined : new KafkaProducer({ brokers, clientId: 'sluice-dlq-replay' });
+      const producer = dryRun ? undefined : new KafkaProducer({ brokers, security, clientId: 'sluice-dlq-replay' });
       await producer?.connect();
       try {
         let pending: ReturnType<typeof toReplayRecord>[] = [];

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { BatchConsumer, KafkaAdmin, type TopicPartitionOffset } from '@sluice/kafka';
+import { BatchConsumer, KafkaAdmin, type KafkaSecurity, type TopicPartitionOffset } from '@sluice/kafka';
 import type { DlqMessage } from './dlq-record';
 
 /** How {@link scanTopic} reads. */
@@ -10,6 +10,8 @@ export interface ScanOptions {
   readonly idleTimeoutMs: number;
   /** Read one partition only, from this offset (a `show`), instead of every partition from its start. */
   readonly from?: { readonly partition: number; readonly offset: number };
+  /** TLS and SASL of a secured cluster (the KAFKA_SECURITY_* settings the services read). */
+  readonly security?: KafkaSecurity;
 }
 
 /**
@@ -27,7 +29,7 @@ export async function scanTopic(
   onMessage: (m: DlqMessage) => boolean | void | Promise<boolean | void>,
 ): Promise<void> {
   const readCommitted = options.isolation === 'read_committed';
-  const admin = new KafkaAdmin({ brokers, clientId: 'sluice-dlq-tool' });
+  const admin = new KafkaAdmin({ brokers, security: options.security, clientId: 'sluice-dlq-tool' });
   let starts: Map<string, number>;
   let ends: Map<string, number>;
   let partitions: { topic: string; partition: number }[];
@@ -53,6 +55,7 @@ export async function scanTopic(
 
   const consumer = new BatchConsumer({
     brokers,
+    security: options.security,
     clientId: 'sluice-dlq-tool',
     groupId: `sluice-dlq-tool-${randomBytes(6).toString('hex')}`,
     topics: [topic],

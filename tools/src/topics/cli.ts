@@ -6,10 +6,11 @@
  *
  * Default: create missing topics, report drift (exit 1 if any). --check: change nothing, exit 1
  * on any difference (CI, readiness). --apply: also alter drifted configs to the plan.
+ * A secured cluster: the KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_* and KAFKA_SSL_* variables the services read.
  * Exit codes: 0 matches, 1 differences left, 2 bad usage or Kafka unreachable.
  */
 import { parseArgs } from 'node:util';
-import { KafkaAdmin } from '@sluice/kafka';
+import { KafkaAdmin, kafkaSecurityFromEnv, type KafkaSecurity } from '@sluice/kafka';
 import { LOCAL_CLUSTER, pipelineTopicSpecs, planTopics } from './plan';
 import { formatReport, provisionTopics } from './provision';
 
@@ -56,7 +57,9 @@ async function main(argv: string[]): Promise<number> {
   }
   let plans;
   let timeoutMs: number;
+  let security: KafkaSecurity | undefined;
   try {
+    security = kafkaSecurityFromEnv(process.env);
     timeoutMs = positiveInt('timeout-ms', values['timeout-ms'], 10_000);
     plans = planTopics(pipelineTopicSpecs(), {
       replicationFactor: positiveInt('replication-factor', values['replication-factor'], LOCAL_CLUSTER.replicationFactor),
@@ -67,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${(err as Error).message}\n`);
     return 2;
   }
-  const admin = new KafkaAdmin({ brokers: values.brokers, clientId: 'sluice-topics', requestTimeoutMs: timeoutMs });
+  const admin = new KafkaAdmin({ brokers: values.brokers, security, clientId: 'sluice-topics', requestTimeoutMs: timeoutMs });
   try {
     const report = await provisionTopics(admin, plans, { check: values.check, apply: values.apply });
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report).join('\n')}\n`);
