@@ -205,8 +205,15 @@ answers_metadata() {
     org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "127.0.0.1:$port" >/dev/null 2>&1
 }
 
+# Whether the broker's written config has the secure listeners (a broker started without them
+# keeps its config until it is started again).
+has_secure_listeners() { grep -q "SASL_SSL://127.0.0.1:$sasl_ssl_port" "$config_file" 2>/dev/null; }
+
 start() {
   if pid="$(running_pid)"; then
+    if [ "$secure" = 1 ] && ! has_secure_listeners; then
+      die "running (pid $pid) without the secure listeners; stop it first to start it with KAFKA_SECURE_LISTENERS=1"
+    fi
     say "already running (pid $pid) on 127.0.0.1:$port"
     return 0
   fi
@@ -215,7 +222,10 @@ start() {
     rm -f "$pid_file"
   fi
   local ports=("$port" "$controller_port")
-  [ "$secure" = 1 ] && ports+=("$sasl_ssl_port" "$ssl_port")
+  if [ "$secure" = 1 ]; then
+    ports+=("$sasl_ssl_port" "$ssl_port")
+    case "$controller_port" in "$sasl_ssl_port" | "$ssl_port") die "KAFKA_CONTROLLER_PORT $controller_port collides with the secure listeners (KAFKA_PORT+2, +3)" ;; esac
+  fi
   for p in "${ports[@]}"; do
     if port_taken "$p"; then
       die "port 127.0.0.1:$p is already taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
@@ -251,6 +261,7 @@ start() {
 
 print_env() {
   [ "$secure" = 1 ] || return 0
+  has_secure_listeners || die "the broker in $data_dir was not started with KAFKA_SECURE_LISTENERS=1"
   echo "SLUICE_TEST_KAFKA_SASL_SSL_BROKERS=127.0.0.1:$sasl_ssl_port"
   echo "SLUICE_TEST_KAFKA_SSL_BROKERS=127.0.0.1:$ssl_port"
   echo "SLUICE_TEST_KAFKA_TLS_DIR=$tls_dir"

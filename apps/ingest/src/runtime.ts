@@ -76,7 +76,14 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     lingerMs: 5,
     ...(topicLimit === undefined ? {} : { batchBytes: Math.min(PRODUCER_DEFAULTS.batchBytes, topicLimit) }),
   });
-  await producer.connect();
+  try {
+    await producer.connect();
+  } catch (err) {
+    // Nothing started: release both clients, or their native handles keep retrying the brokers.
+    await producer.close(0).catch(() => undefined);
+    await admin.close().catch(() => undefined);
+    throw err;
+  }
   const publisher = new KafkaPublisher(producer, {
     probe: async () => {
       const [raw] = await admin.describeTopics([rawTopic]);

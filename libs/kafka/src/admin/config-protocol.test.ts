@@ -233,3 +233,29 @@ describe('SASL before the config requests, against scripted peers', () => {
     );
   });
 });
+
+describe('TLS failures are told apart from outages', () => {
+  const tlsOpts = (broker: string) => ({ ...opts(broker), security: { protocol: 'ssl' as const } });
+
+  it('a peer that hangs up during the handshake is unreachable (retryable), not a refusal', async () => {
+    await withServer(
+      (socket) => socket.destroy(),
+      async (broker) => {
+        await expect(describeTopicConfigs(tlsOpts(broker), ['x'])).rejects.toMatchObject({ code: 'KAFKA_BROKER_UNREACHABLE', retryable: true });
+      },
+    );
+  });
+
+  it('a peer that does not speak TLS (a plaintext listener) is a TLS failure, not an outage', async () => {
+    await withServer(
+      (socket) => socket.end(Buffer.alloc(64, 0x41)),
+      async (broker) => {
+        await expect(describeTopicConfigs(tlsOpts(broker), ['x'])).rejects.toMatchObject({ code: 'KAFKA_AUTHENTICATION_FAILED', retryable: false });
+      },
+    );
+  });
+
+  it('a broker port out of range is an address problem, not a refusal', async () => {
+    await expect(describeTopicConfigs(tlsOpts('127.0.0.1:99999'), ['x'])).rejects.toMatchObject({ code: 'KAFKA_BROKER_UNREACHABLE' });
+  });
+});

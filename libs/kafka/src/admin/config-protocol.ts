@@ -9,7 +9,7 @@
  */
 import { kafkaError, translateKafkaError } from '../errors';
 import { Writer, type Reader } from '../wire/codec';
-import { WireConnection, type WireOptions } from '../wire/connection';
+import { WireConnection, isAuthenticationRefusal, type WireOptions } from '../wire/connection';
 
 export type { WireOptions } from '../wire/connection';
 
@@ -40,16 +40,19 @@ export interface ConfigEntry {
   sensitive: boolean;
 }
 
+/** Asks each bootstrap broker in turn; all failing, the first refusal of the login wins over the last error. */
 async function request(options: WireOptions, apiKey: number, version: number, body: Buffer): Promise<Reader> {
   let lastError: unknown;
+  let refusal: unknown;
   for (const broker of options.brokers) {
     try {
       return await requestOne(broker, options, apiKey, version, body);
     } catch (err) {
       lastError = err;
+      if (refusal === undefined && isAuthenticationRefusal(err)) refusal = err;
     }
   }
-  throw translateKafkaError(lastError ?? new Error('no broker'), { operation: 'admin.configs', brokers: options.brokers.join(',') });
+  throw translateKafkaError(refusal ?? lastError ?? new Error('no broker'), { operation: 'admin.configs', brokers: options.brokers.join(',') });
 }
 
 /** Runs a response parser; a malformed response becomes a KafkaError, not a RangeError. */

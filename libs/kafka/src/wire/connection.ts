@@ -19,8 +19,10 @@ const API_VERSIONS = 18;
 const API_SASL_AUTHENTICATE = 36;
 // A config description of a few topics is kilobytes; anything near this is not a Kafka broker.
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
-// Errors of the network, not of TLS: a broker restarting mid-handshake is unreachable, not untrusted.
-const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// Node's codes of a certificate that failed verification (OpenSSL's X509_V_ERR_* names).
+const CERTIFICATE_ERROR = /CERT|SIGNATURE|ISSUER|SELF_SIGNED|_CA$|HOSTNAME|PATH_LENGTH|INVALID_PURPOSE/;
+/** librdkafka's default port, for a broker named without one. */
+const DEFAULT_PORT = 9092;
 
 /** Settings of the admin's own connections. */
 export interface WireOptions {
@@ -39,13 +41,31 @@ const AUTHENTICATION_CODES = new Set<number>([
   CODES.ERRORS.ERR_ILLEGAL_SASL_STATE,
 ]);
 
+/** Whether `err` says the credentials, mechanism or certificates were refused. */
+export function isAuthenticationRefusal(err: unknown): boolean {
+  return AUTHENTICATION_CODES.has((err as { code?: number } | undefined)?.code ?? 0);
+}
+
 /**
- * A socket error's code: TLS trouble (a refused certificate, alerts such as "bad certificate" that
- * TLS 1.3 delivers after the client's handshake ended) is ERR__SSL, the network's ERR__TRANSPORT.
+ * A socket error's code: TLS trouble (a certificate that failed verification, OpenSSL errors such
+ * as the "bad certificate" alert TLS 1.3 delivers after the client's handshake ended) is ERR__SSL;
+ * everything else (refused, reset, unreachable, out of local ports…) is the network's
+ * ERR__TRANSPORT, so an outage is never taken for a refusal.
  */
-function socketErrorCode(err: NodeJS.ErrnoException, secure: boolean): number {
-  if (!secure || NETWORK_ERRNOS.has(err.code ?? '')) return CODES.ERRORS.ERR__TRANSPORT;
-  return CODES.ERRORS.ERR__SSL;
+function socketErrorCode(err: NodeJS.ErrnoException & { library?: unknown; reason?: unknown }, secure: boolean): number {
+  if (!secure || typeof err.syscall === 'string' || typeof err.errno === 'number') return CODES.ERRORS.ERR__TRANSPORT;
+  const code = err.code ?? '';
+  const tlsError = code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || CERTIFICATE_ERROR.test(code) || err.library !== undefined || err.reason !== undefined;
+  return tlsError ? CODES.ERRORS.ERR__SSL : CODES.ERRORS.ERR__TRANSPORT;
+}
+
+/** Host and port of a bootstrap entry (`host:port`, `[v6]:port`, or a host alone on librdkafka's default port). */
+function parseBroker(broker: string): { host: string; port: number } {
+  const v6 = /^\[(.*)\](?::(\d+))?$/.exec(broker);
+  if (v6) return { host: v6[1], port: v6[2] === undefined ? DEFAULT_PORT : Number(v6[2]) };
+  const colon = broker.lastIndexOf(':');
+  if (colon === -1 || broker.indexOf(':') !== colon) return { host: broker, port: DEFAULT_PORT };
+  return { host: broker.slice(0, colon), port: Number(broker.slice(colon + 1)) };
 }
 
 /** An Error carrying a librdkafka or broker numeric code, for translateKafkaError. */
@@ -53,18 +73,20 @@ function coded(code: number, message: string, cause?: unknown): Error {
   return Object.assign(new Error(message, { cause }), { code });
 }
 
-function tlsOptions(security: KafkaSecurity, host: string): tls.ConnectionOptions {
+/**
+ * The TLS context of `security`. Files are read at every connection, so certificates renewed on
+ * disk are picked up. Without a CA file the system's CAs are trusted, as librdkafka does (with
+ * Node's bundled ones besides), so this path never refuses a broker the client accepts.
+ */
+function secureContext(security: KafkaSecurity): tls.SecureContext {
   const settings = security.tls ?? {};
-  // Files are read at every connection, so certificates renewed on disk are picked up.
   const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file));
-  return {
-    ca: read(settings.caFile),
+  return tls.createSecureContext({
+    ca: read(settings.caFile) ?? [...new Set([...tls.getCACertificates('system'), ...tls.getCACertificates('default')])],
     cert: read(settings.certFile),
     key: read(settings.keyFile),
     passphrase: settings.keyPassword,
-    servername: net.isIP(host) === 0 ? host : undefined,
-    checkServerIdentity: settings.verifyHostname === false ? () => undefined : tls.checkServerIdentity,
-  };
+  });
 }
 
 /** A connected, authenticated broker connection; one request in flight at a time. */
@@ -87,9 +109,7 @@ export class WireConnection {
 
   /** Connects to `broker` (`host:port`), over TLS and through SASL as `options.security` says. */
   static async open(broker: string, options: WireOptions): Promise<WireConnection> {
-    const colon = broker.lastIndexOf(':');
-    const host = broker.slice(0, colon).replace(/^\[|\]$/g, '');
-    const port = Number(broker.slice(colon + 1));
+    const { host, port } = parseBroker(broker);
     const socket = await connectSocket(host, port, broker, options);
     const connection = new WireConnection(socket, broker, options);
     try {
@@ -188,12 +208,27 @@ function connectSocket(host: string, port: number, broker: string, options: Wire
   const security = options.security;
   return new Promise<net.Socket>((resolve, reject) => {
     const secure = usesTls(security);
-    let socket: net.Socket;
+    let context: tls.SecureContext | undefined;
     try {
-      socket = secure ? tls.connect({ host, port, ...tlsOptions(security as KafkaSecurity, host) }) : net.connect({ host, port });
+      if (secure) context = secureContext(security as KafkaSecurity);
     } catch (err) {
       // An unreadable certificate file or a key that does not open with its passphrase.
       return reject(coded(CODES.ERRORS.ERR__SSL, `TLS settings for ${broker}: ${(err as Error).message}`, err));
+    }
+    let socket: net.Socket;
+    try {
+      socket = secure
+        ? tls.connect({
+            host,
+            port,
+            secureContext: context,
+            servername: net.isIP(host) === 0 ? host : undefined,
+            checkServerIdentity: security?.tls?.verifyHostname === false ? () => undefined : tls.checkServerIdentity,
+          })
+        : net.connect({ host, port });
+    } catch (err) {
+      // A port out of range and the like: the address, not the credentials.
+      return reject(coded(CODES.ERRORS.ERR__TRANSPORT, `connection to ${broker}: ${(err as Error).message}`, err));
     }
     const timer = setTimeout(() => {
       socket.destroy();
@@ -215,38 +250,48 @@ function connectSocket(host: string, port: number, broker: string, options: Wire
 
 /**
  * Why no connection to the brokers authenticates, if that is the reason: the refusal of the first
- * broker that refused the credentials or certificates, undefined when one answers a request or none
- * refused them (unreachable is not an answer here). A request is needed: under TLS 1.3 a broker
- * refuses a missing client certificate only after the client's side of the handshake ended.
+ * broker (in bootstrap order) that refused the credentials or certificates, undefined when one
+ * answers a request or none refused them (unreachable is not an answer here). The brokers are
+ * asked at once, so this takes at most one connection and one request timeout. A request is
+ * needed: under TLS 1.3 a broker refuses a missing client certificate only after the client's
+ * side of the handshake ended.
  */
 async function authenticationRefusal(options: WireOptions): Promise<Error | undefined> {
-  let refusal: Error | undefined;
-  for (const broker of options.brokers) {
-    try {
+  const outcomes = await Promise.allSettled(
+    options.brokers.map(async (broker) => {
       const connection = await WireConnection.open(broker, options);
       try {
         await connection.request(API_VERSIONS, 0, Buffer.alloc(0));
       } finally {
         connection.close();
       }
-      return undefined;
-    } catch (err) {
-      if (AUTHENTICATION_CODES.has((err as { code?: number }).code ?? 0)) refusal ??= err as Error;
-    }
-  }
-  return refusal;
+    }),
+  );
+  if (outcomes.some((o) => o.status === 'fulfilled')) return undefined;
+  const refused = outcomes.find((o) => o.status === 'rejected' && isAuthenticationRefusal(o.reason));
+  return refused === undefined ? undefined : ((refused as PromiseRejectedResult).reason as Error);
 }
+
+/** How long a client reuses its last verdict: a probe failing every second asks the brokers twice a minute at most. */
+const VERDICT_TTL_MS = 30_000;
+const verdicts = new WeakMap<ConnectionOptions, { atMs: number; refusal: Error | undefined }>();
 
 /**
  * `failed`, or on a secured cluster the brokers' refusal of the login when that is why a call
  * found no broker: librdkafka reports a refused login or certificate to its calls only as a
  * timeout or a transport failure (connect, admin requests), so one connection of our own asks.
+ * The verdict is kept for {@link VERDICT_TTL_MS} per client (its options object).
  */
 export async function explainUnreachable(options: ConnectionOptions, failed: KafkaError, timeoutMs: number): Promise<KafkaError> {
-  if (options.security === undefined || (failed.code !== 'KAFKA_TIMEOUT' && failed.code !== 'KAFKA_BROKER_UNREACHABLE')) return failed;
-  const brokers = (typeof options.brokers === 'string' ? options.brokers.split(',') : [...options.brokers]).map((b) => b.trim()).filter((b) => b !== '');
-  const refusal = await authenticationRefusal({ brokers, clientId: options.clientId ?? 'sluice', timeoutMs, security: options.security });
-  if (refusal === undefined) return failed;
+  if (options.security === undefined || options.security.protocol === 'plaintext') return failed;
+  if (failed.code !== 'KAFKA_TIMEOUT' && failed.code !== 'KAFKA_BROKER_UNREACHABLE') return failed;
+  let verdict = verdicts.get(options);
+  if (verdict === undefined || Date.now() - verdict.atMs > VERDICT_TTL_MS) {
+    const brokers = (typeof options.brokers === 'string' ? options.brokers.split(',') : [...options.brokers]).map((b) => b.trim()).filter((b) => b !== '');
+    verdict = { atMs: Date.now(), refusal: await authenticationRefusal({ brokers, clientId: options.clientId ?? 'sluice', timeoutMs, security: options.security }) };
+    verdicts.set(options, verdict);
+  }
+  if (verdict.refusal === undefined) return failed;
   const operation = String(failed.details?.operation ?? 'connect');
-  return translateKafkaError(refusal, { operation, after: failed.message });
+  return translateKafkaError(verdict.refusal, { operation, after: failed.message });
 }
