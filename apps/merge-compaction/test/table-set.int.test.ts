@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { CONTRACTS, type GoldAggregate } from '@sluice/contracts';
 import { LakeTable, LocalStorage } from '@sluice/lake';
 import { contractColumns, silverColumns } from '../src/tables/layout';
-import { BUCKETS_PROPERTY, TableSet } from '../src/tables/table-set';
+import { BUCKETS_PROPERTY, GOLD_DEFINITION_PROPERTY, TableSet } from '../src/tables/table-set';
 
 const orders = CONTRACTS.orders;
 
@@ -47,6 +47,31 @@ describe('gold tables against their aggregate', () => {
     await expect(tables().gold(orders, sumToCount)).rejects.toMatchObject({ code: 'MERGE_GOLD_SHAPE_CHANGED', details: { changed: [sumMeasure?.name] } });
     // The table is untouched: the original aggregate still opens it.
     await expect(tables().gold(orders, aggregate)).resolves.toBeDefined();
+  });
+
+  // Same columns, same types, another meaning: the table records the definition its windows were
+  // computed with, and a release that changed it is refused rather than mixing two measures.
+  it('refuses another window, a sum of another column or a dropped measure though the columns match', async () => {
+    const aggregate = orders.aggregates[0];
+    const created = await tables().gold(orders, aggregate);
+    expect(JSON.parse((await created.snapshot()).configuration[GOLD_DEFINITION_PROPERTY])).toMatchObject({ windowMs: aggregate.windowMs });
+    const sumMeasure = aggregate.measures.find((m) => m.fn === 'sum');
+    expect(sumMeasure).toBeDefined();
+
+    const longerWindow: GoldAggregate = { ...aggregate, windowMs: aggregate.windowMs * 5 };
+    await expect(tables().gold(orders, longerWindow)).rejects.toMatchObject({
+      code: 'MERGE_GOLD_SHAPE_CHANGED',
+      details: { definition: [`window ${aggregate.windowMs} ms → ${aggregate.windowMs * 5} ms`] },
+    });
+    const otherColumn: GoldAggregate = { ...aggregate, measures: aggregate.measures.map((m) => (m === sumMeasure ? { ...m, column: 'item_count' } : m)) };
+    await expect(tables().gold(orders, otherColumn)).rejects.toMatchObject({
+      details: { definition: [`measure ${sumMeasure?.name}: sum(${sumMeasure?.column}) → sum(item_count)`] },
+    });
+    const dropped: GoldAggregate = { ...aggregate, measures: aggregate.measures.filter((m) => m !== sumMeasure) };
+    await expect(tables().gold(orders, dropped)).rejects.toMatchObject({ details: { definition: [`measure ${sumMeasure?.name}: sum(${sumMeasure?.column}) → none`] } });
+    // Order is no part of the definition.
+    const reordered: GoldAggregate = { ...aggregate, measures: [...aggregate.measures].reverse() };
+    await expect(tables().gold(orders, reordered)).resolves.toBeDefined();
   });
 });
 

@@ -7,6 +7,40 @@ import { bronzeColumns, goldColumns, silverColumns } from './layout';
 /** Table property recording the bucket count the table's `bucket` column was computed with. */
 export const BUCKETS_PROPERTY = 'sluice.buckets';
 
+/**
+ * Table property recording the definition a gold table's windows were computed with: window,
+ * groups and each measure's function and column ({@link goldDefinition}).
+ */
+export const GOLD_DEFINITION_PROPERTY = 'sluice.gold.definition';
+
+/** An aggregate's definition as {@link GOLD_DEFINITION_PROPERTY} records it: order-free, names sorted. */
+export function goldDefinition(aggregate: GoldAggregate): string {
+  const measures = [...aggregate.measures].sort((a, b) => a.name.localeCompare(b.name)).map((m) => ({ name: m.name, fn: m.fn, column: m.column ?? null }));
+  return JSON.stringify({ windowMs: aggregate.windowMs, groupBy: [...aggregate.groupBy].sort(), measures });
+}
+
+/** What differs between a recorded and a declared definition, in words. */
+function definitionChanges(recorded: string, declared: string): string[] {
+  type Definition = { windowMs: number; groupBy: string[]; measures: { name: string; fn: string; column: string | null }[] };
+  let was: Definition;
+  try {
+    was = JSON.parse(recorded) as Definition;
+  } catch {
+    return [`an unreadable recorded definition ${JSON.stringify(recorded)}`];
+  }
+  const now = JSON.parse(declared) as Definition;
+  const changes: string[] = [];
+  if (was.windowMs !== now.windowMs) changes.push(`window ${was.windowMs} ms → ${now.windowMs} ms`);
+  if (JSON.stringify(was.groupBy) !== JSON.stringify(now.groupBy)) changes.push(`groups ${was.groupBy.join(', ')} → ${now.groupBy.join(', ')}`);
+  const show = (m: { fn: string; column: string | null } | undefined) => (m === undefined ? 'none' : `${m.fn}(${m.column ?? '*'})`);
+  for (const name of [...new Set([...(was.measures ?? []), ...now.measures].map((m) => m.name))].sort()) {
+    const before = (was.measures ?? []).find((m) => m.name === name);
+    const after = now.measures.find((m) => m.name === name);
+    if (show(before) !== show(after)) changes.push(`measure ${name}: ${show(before)} → ${show(after)}`);
+  }
+  return changes.length > 0 ? changes : ['its recorded form'];
+}
+
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
 export type StorageFactory = (tableName: string) => Storage;
 
@@ -96,13 +130,23 @@ export class TableSet {
    * A gold aggregate table. One that lacks a column its aggregate declares (a release added a
    * measure or a group) is refused with MERGE_GOLD_SHAPE_CHANGED: a measure added to stored
    * windows would count only the events folded after it, and a group would change every row's
-   * key, so either needs a new table name. Otherwise the measure was silently left out.
+   * key, so either needs a new table name. Otherwise the measure was silently left out. So is one
+   * whose recorded definition differs though its columns do not (another window length, a sum
+   * of another column, a measure dropped); tables from before the definition was recorded are
+   * checked by their columns only.
    */
   async gold(contract: AnyContract, aggregate: GoldAggregate): Promise<LakeTable> {
     const columns = goldColumns(contract, aggregate);
-    const table = await this.openOrCreate(aggregate.table, { columns, partitionColumns: [], description: `gold ${aggregate.name} of ${contract.name}` });
+    const definition = goldDefinition(aggregate);
+    const table = await this.openOrCreate(aggregate.table, {
+      columns,
+      partitionColumns: [],
+      description: `gold ${aggregate.name} of ${contract.name}`,
+      properties: { [GOLD_DEFINITION_PROPERTY]: definition },
+    });
     if (this.goldChecked.has(aggregate.table)) return table;
-    const have = new Map((await table.snapshot()).schema.fields.map((f) => [f.name, f]));
+    const snapshot = await table.snapshot();
+    const have = new Map(snapshot.schema.fields.map((f) => [f.name, f]));
     const lacking = columns.filter((c) => !have.has(c.name)).map((c) => c.name);
     if (lacking.length > 0) {
       throw mergeError(
@@ -123,6 +167,15 @@ export class TableSet {
         'MERGE_GOLD_SHAPE_CHANGED',
         `gold table ${this.name(aggregate.table)} stores ${what.join(', ')} differently from aggregate ${aggregate.name}: its stored windows hold the old measure; give the aggregate a new table name (built from bronze's history)`,
         { details: { table: this.name(aggregate.table), aggregate: aggregate.name, changed: changed.map((c) => c.name) } },
+      );
+    }
+    const recorded = snapshot.configuration[GOLD_DEFINITION_PROPERTY];
+    if (recorded !== undefined && recorded !== definition) {
+      const differences = definitionChanges(recorded, definition);
+      throw mergeError(
+        'MERGE_GOLD_SHAPE_CHANGED',
+        `gold table ${this.name(aggregate.table)} was computed with another definition than aggregate ${aggregate.name} (${differences.join('; ')}): its stored windows hold the old measure; give the aggregate a new table name (built from bronze's history)`,
+        { details: { table: this.name(aggregate.table), aggregate: aggregate.name, definition: differences } },
       );
     }
     this.goldChecked.add(aggregate.table);
