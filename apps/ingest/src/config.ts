@@ -19,6 +19,8 @@ export const ingestConfigSchema = {
     allowEmpty: true,
     doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro bodies; empty = such events are rejected as AVRO_WRITER_UNKNOWN',
   }),
+  schemaRegistryUsername: str('SCHEMA_REGISTRY_USERNAME', { default: '', allowEmpty: true, doc: 'basic-auth user of the registry (Confluent Cloud: the API key); empty = none' }),
+  schemaRegistryPassword: str('SCHEMA_REGISTRY_PASSWORD', { default: '', allowEmpty: true, secret: true, doc: 'basic-auth password of the registry (from a Secret)' }),
   maxBodyBytes: int('INGEST_MAX_BODY_BYTES', { default: 16 * 1024 * 1024, min: 1024, doc: 'request body limit' }),
   maxBatchEvents: int('INGEST_MAX_BATCH_EVENTS', { default: 10_000, min: 1, doc: 'events per request limit' }),
   maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { default: 512 * 1024, min: 64, max: 900_000, doc: 'per-event limit (raw topic message size)' }),

@@ -3,7 +3,7 @@ import type { Logger, Telemetry } from '@sluice/telemetry';
 import { buildApp, type IngestApp } from './app';
 import type { IngestConfig } from './config';
 import { KafkaPublisher } from './delivery/kafka-publisher';
-import { AvroDecoder, CONTRACTS, RAW_TOPIC, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
+import { AvroDecoder, CONTRACTS, RAW_TOPIC, SchemaIdLearner, createRegistryClient, registryAuth } from '@sluice/contracts';
 
 /**
  * The largest event that fits a record batch of `topicLimit` bytes (the raw topic's
@@ -58,7 +58,9 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
   if (config.wedgeAfterMs < 2 * config.deliveryTimeoutMs) {
     throw new RangeError(`INGEST_WEDGE_AFTER_MS (${config.wedgeAfterMs}) must be at least twice INGEST_DELIVERY_TIMEOUT_MS (${config.deliveryTimeoutMs})`);
   }
+  // Settings that do not fit together stop the start before any client is made.
   const kafka = kafkaConnectionFromConfig(config);
+  const registryCredentials = registryAuth(config.schemaRegistryUsername, config.schemaRegistryPassword);
   const admin = new KafkaAdmin({ ...kafka, clientId: 'sluice-ingest-probe', requestTimeoutMs: Math.max(500, config.probeIntervalMs) });
   // The broker refuses a record batch over the raw topic's max.message.bytes, for good: batches
   // are built below it, and an event that cannot fit is refused at the edge with the limit.
@@ -112,7 +114,12 @@ export async function createIngest(config: IngestConfig, logger?: Logger, teleme
     },
     retryAfterSeconds: config.retryAfterSeconds,
     schemaIds: config.schemaRegistryUrl
-      ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch, retries: 1 }))
+      ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({
+          url: config.schemaRegistryUrl,
+          fetch: globalThis.fetch,
+          retries: 1,
+          auth: registryCredentials,
+        }))
       : undefined,
     isLive: () => publisher.isLive(),
     logger,

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { type IngestRuntime } from '../src/runtime';
 import { KEYS, createTopics, order, randomName, readTopic, testBrokers, startIngest } from './support';
@@ -64,5 +66,53 @@ describe('ingest with a schema registry', () => {
     // The registry's code, never its text (which may quote whatever answered in its place).
     expect(res.body.error.details).toEqual({ registry: 'REGISTRY_UNAVAILABLE' });
     expect(Number(res.retryAfter)).toBeGreaterThan(0);
+  });
+
+  // A registry behind basic auth (Confluent Cloud's API key and secret): here the real registry
+  // behind a proxy that refuses any other Authorization header with the registry's 401 answer.
+  it('sends SCHEMA_REGISTRY_USERNAME / _PASSWORD as basic auth; a refused one is 503 naming REGISTRY_UNAUTHORIZED', async () => {
+    const expected = `Basic ${Buffer.from('registry-key:registry-secret').toString('base64')}`;
+    const proxy = http.createServer((req, res) => {
+      if (req.headers.authorization !== expected) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error_code: 40101, message: 'Unauthorized' }));
+        return;
+      }
+      void fetch(`${registryUrl}${req.url}`, { headers: { accept: String(req.headers.accept ?? '*/*') } }).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const rawTopic = randomName('raw');
+      await createTopics(brokers, [rawTopic]);
+      const ids = await registerContract(createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry-auth')}-value`);
+      const event = decodeEvent(JSON.stringify(order()), { now: Date.now() });
+      if (!event.ok) throw new Error('sample order invalid');
+      const body = encodeConfluent(ids.get(CONTRACTS.orders.latest.version) as number, CONTRACTS.orders.latest.schema, event.event);
+
+      const refused = await start({ SCHEMA_REGISTRY_URL: proxyUrl, SCHEMA_REGISTRY_USERNAME: 'registry-key', SCHEMA_REGISTRY_PASSWORD: 'wrong' }, rawTopic);
+      running = refused.ingest;
+      const denied = await post(refused.url, body);
+      expect({ status: denied.status, code: denied.body.error?.code, details: denied.body.error?.details }).toEqual({
+        status: 503,
+        code: 'INGEST_REGISTRY_UNAVAILABLE',
+        details: { registry: 'REGISTRY_UNAUTHORIZED' },
+      });
+      await refused.ingest.close();
+
+      const allowed = await start({ SCHEMA_REGISTRY_URL: proxyUrl, SCHEMA_REGISTRY_USERNAME: 'registry-key', SCHEMA_REGISTRY_PASSWORD: 'registry-secret' }, rawTopic);
+      running = allowed.ingest;
+      const accepted = await post(allowed.url, body);
+      expect({ status: accepted.status, accepted: accepted.body.accepted }).toEqual({ status: 200, accepted: 1 });
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
+  it('refuses to start with a registry password but no username', async () => {
+    await expect(start({ SCHEMA_REGISTRY_URL: registryUrl as string, SCHEMA_REGISTRY_PASSWORD: 'secret' }, randomName('raw'))).rejects.toThrow(
+      'SCHEMA_REGISTRY_PASSWORD is set without SCHEMA_REGISTRY_USERNAME',
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
-import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient } from '@sluice/contracts';
+import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient, registryAuth } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
 import { KafkaAdmin, TransactionalProcessor, kafkaConnectionFromConfig, type KafkaSecurityConfig, type ProducerRecord } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
@@ -32,6 +32,8 @@ export interface ValidateDeps {
     | 'progressWindowMs'
     | 'sessionTimeoutMs'
     | 'schemaRegistryUrl'
+    | 'schemaRegistryUsername'
+    | 'schemaRegistryPassword'
     | keyof KafkaSecurityConfig
   >;
   logger: Logger;
@@ -81,7 +83,11 @@ export function build(deps: ValidateDeps): ValidateService {
   // inside the batch's transaction: past a quarter of its timeout the batch is retried, and the
   // retry goes on from what was learned (thousands of new ids against a slow registry).
   const learner = config.schemaRegistryUrl
-    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({ url: config.schemaRegistryUrl, fetch: globalThis.fetch }), {
+    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({
+          url: config.schemaRegistryUrl,
+          fetch: globalThis.fetch,
+          auth: registryAuth(config.schemaRegistryUsername, config.schemaRegistryPassword),
+        }), {
         maxMisses: Infinity,
         budgetMs: Math.floor(config.transactionTimeoutMs / 4),
       })

@@ -19,6 +19,8 @@ export const validateConfigSchema = {
     allowEmpty: true,
     doc: 'Confluent-compatible registry resolving the schema ids of Confluent-framed Avro events; empty = such events go to the DLQ as AVRO_WRITER_UNKNOWN',
   }),
+  schemaRegistryUsername: str('SCHEMA_REGISTRY_USERNAME', { default: '', allowEmpty: true, doc: 'basic-auth user of the registry (Confluent Cloud: the API key); empty = none' }),
+  schemaRegistryPassword: str('SCHEMA_REGISTRY_PASSWORD', { default: '', allowEmpty: true, secret: true, doc: 'basic-auth password of the registry (from a Secret)' }),
   maxEventBytes: int('VALIDATE_MAX_EVENT_BYTES', { default: 1_000_000, min: 64, doc: 'larger events go to the DLQ' }),
   maxFutureSkewMs: int('EVENT_MAX_FUTURE_SKEW_MS', {
     default: DEFAULT_LIMITS.maxFutureSkewMs,

@@ -126,4 +126,11 @@ describe('validate with a schema registry', () => {
       await registry.close();
     }
   });
+
+  it('refuses to start with a registry username but no password', async () => {
+    const t = topicsFor('registry-auth');
+    validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9', SCHEMA_REGISTRY_USERNAME: 'registry-key' }));
+    expect(await validate.exited).not.toBe(0);
+    expect(validate.output.join('\n')).toContain('SCHEMA_REGISTRY_USERNAME is set without SCHEMA_REGISTRY_PASSWORD');
+  });
 });

@@ -43,10 +43,12 @@ export { placementOf, columnsOf, toRow, toColumns, type Placement, type Column, 
 export { sampleOrderJson, sampleInventoryJson, sampleClickJson } from './samples';
 export {
   createRegistryClient,
+  registryAuth,
   RegistryError,
   REGISTRY_ERROR_CODES,
   type RegistryClient,
   type RegistryClientOptions,
+  type RegistryAuth,
   type RegistryErrorCode,
   type FetchLike,
   type FetchResponseLike,

@@ -1,6 +1,6 @@
 import { AvroDecoder } from '../avro/codec';
 import { CONTRACTS, ORDERS_V2 } from '../contracts';
-import { createRegistryClient, RegistryError, type FetchLike } from './client';
+import { createRegistryClient, registryAuth, RegistryError, type FetchLike } from './client';
 import { learnSchemaId } from './contracts';
 
 // Unit tests of the client's own logic (retry, backoff, error mapping, caching) with a scripted
@@ -83,6 +83,13 @@ describe('registry client', () => {
     await expect(createRegistryClient({ url: 'http://r', fetch, ...noSleep }).lookup('s', '"int"')).resolves.toBeUndefined();
     const broken: FetchLike = async () => ({ status: 200, text: async () => '<html>proxy</html>' });
     await expect(createRegistryClient({ url: 'http://r', fetch: broken, ...noSleep }).listSubjects()).rejects.toMatchObject({ code: 'REGISTRY_BAD_RESPONSE' });
+  });
+
+  it('takes credentials from both settings or neither, naming the one missing', () => {
+    expect(registryAuth('', '')).toBeUndefined();
+    expect(registryAuth('key', 'secret')).toEqual({ username: 'key', password: 'secret' });
+    expect(() => registryAuth('key', '')).toThrow('SCHEMA_REGISTRY_USERNAME is set without SCHEMA_REGISTRY_PASSWORD');
+    expect(() => registryAuth('', 'secret')).toThrow('SCHEMA_REGISTRY_PASSWORD is set without SCHEMA_REGISTRY_USERNAME');
   });
 
   it('sends basic auth and the registry content type', async () => {

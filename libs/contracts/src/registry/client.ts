@@ -79,11 +79,28 @@ export interface RegistryClientOptions {
   /** Per-request timeout, ms. Default 10000. */
   readonly timeoutMs?: number;
   /** Basic auth, when the registry wants it. */
-  readonly auth?: { readonly username: string; readonly password: string };
+  readonly auth?: RegistryAuth;
   /** Waits between retries (tests may pass a fake clock). Default setTimeout. */
   readonly sleep?: (ms: number) => Promise<void>;
   /** Jitter source in [0,1). Default Math.random. */
   readonly random?: () => number;
+}
+
+/** Basic-auth credentials of a registry (Confluent Cloud: an API key and its secret). */
+export interface RegistryAuth {
+  readonly username: string;
+  readonly password: string;
+}
+
+/**
+ * Credentials from a service's two settings: none when both are empty, RangeError naming the
+ * missing one when only one is set (a registry that wants them would refuse every lookup).
+ */
+export function registryAuth(username: string, password: string): RegistryAuth | undefined {
+  if (username === '' && password === '') return undefined;
+  if (username === '') throw new RangeError('SCHEMA_REGISTRY_PASSWORD is set without SCHEMA_REGISTRY_USERNAME');
+  if (password === '') throw new RangeError('SCHEMA_REGISTRY_USERNAME is set without SCHEMA_REGISTRY_PASSWORD');
+  return { username, password };
 }
 
 /** A schema version held by the registry under a subject. */
