@@ -181,13 +181,14 @@ export class WireConnection {
     }
     const scram = scramClient(scramHash(sasl.mechanism), sasl.username, sasl.password);
     const serverFirst = await this.saslRound(Buffer.from(scram.first, 'utf8'));
-    const serverFinal = await this.saslRound(Buffer.from(this.scramStep(() => scram.final(serverFirst.toString('utf8'))), 'utf8'));
-    this.scramStep(() => scram.verify(serverFinal.toString('utf8')));
+    const clientFinal = await this.scramStep(() => scram.final(serverFirst.toString('utf8')));
+    const serverFinal = await this.saslRound(Buffer.from(clientFinal, 'utf8'));
+    await this.scramStep(async () => scram.verify(serverFinal.toString('utf8')));
   }
 
-  private scramStep<T>(step: () => T): T {
+  private async scramStep<T>(step: () => Promise<T>): Promise<T> {
     try {
-      return step();
+      return await step();
     } catch (err) {
       throw coded(CODES.ERRORS.ERR__AUTHENTICATION, `SASL authentication with ${this.broker}: ${(err as Error).message}`, err);
     }

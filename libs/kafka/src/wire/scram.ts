@@ -5,12 +5,15 @@
  * runs in connection.ts. The password goes in as its UTF-8 bytes, unnormalised, as Kafka's own
  * ScramFormatter and librdkafka do (SASLprep would derive another key for some non-ASCII passwords).
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
 
 /** Kafka's smallest accepted iteration count; a server asking for fewer is refused. */
 const MIN_ITERATIONS = 4096;
-/** Far above any real configuration; bounds the CPU a hostile server can make us spend. */
-const MAX_ITERATIONS = 1_000_000;
+/** Kafka's largest (it refuses credentials with more); bounds the CPU a hostile server can make us spend. */
+const MAX_ITERATIONS = 16_384;
+
+const derive = promisify(pbkdf2);
 
 type Hash = 'sha256' | 'sha512';
 
@@ -23,8 +26,8 @@ export function scramHash(mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'): Hash {
 export interface ScramClient {
   /** The client-first message (`n,,n=<user>,r=<nonce>`). */
   readonly first: string;
-  /** The client-final message for the server-first message; throws on a malformed or unsafe one. */
-  final(serverFirst: string): string;
+  /** The client-final message for the server-first message; rejects a malformed or unsafe one. The key derivation runs off the event loop. */
+  final(serverFirst: string): Promise<string>;
   /** Checks the server-final message; throws when it carries an error or a wrong signature. */
   verify(serverFinal: string): void;
 }
@@ -54,7 +57,7 @@ export function scramClient(hash: Hash, username: string, password: string, nonc
   let saltedPassword: Buffer | undefined;
   return {
     first: `n,,${firstBare}`,
-    final(serverFirst: string): string {
+    async final(serverFirst: string): Promise<string> {
       const attrs = attributes(serverFirst);
       if (attrs.has('e')) throw new Error(`SCRAM server error: ${attrs.get('e')}`);
       const serverNonce = attrs.get('r') ?? '';
@@ -65,7 +68,7 @@ export function scramClient(hash: Hash, username: string, password: string, nonc
       if (!Number.isInteger(iterations) || iterations < MIN_ITERATIONS || iterations > MAX_ITERATIONS) {
         throw new Error(`SCRAM iteration count ${attrs.get('i')} outside ${MIN_ITERATIONS}..${MAX_ITERATIONS}`);
       }
-      saltedPassword = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, createHash(hash).digest().length, hash);
+      saltedPassword = await derive(Buffer.from(password, 'utf8'), salt, iterations, createHash(hash).digest().length, hash);
       const finalBare = `c=biws,r=${serverNonce}`; // biws = base64("n,,"): no channel binding
       authMessage = `${firstBare},${serverFirst},${finalBare}`;
       const clientKey = hmac(hash, saltedPassword, 'Client Key');
