@@ -37,11 +37,19 @@ const WORKLOAD_MANIFESTS: Record<ServiceName, string> = {
  * and young-generation sizes), so a benchmark's memory figures are those of the deployment.
  */
 export function deployedEnvOf(service: ServiceName): Record<string, string> {
-  const manifest = parse(readFileSync(path.join(ROOT, WORKLOAD_MANIFESTS[service]), 'utf8')) as {
+  return { ...DEPLOYED_ENV, ...nodeOptionsOf(WORKLOAD_MANIFESTS[service]) };
+}
+
+/** merge-compaction's folder deployment (tier 2 and compaction), as deployed beside tier 1. */
+export const FOLDER_MANIFEST = 'deploy/k8s/base/merge-compaction/folder-deployment.yaml';
+
+/** `{ NODE_OPTIONS }` of a workload manifest's container (empty when it sets none). */
+export function nodeOptionsOf(manifestPath: string): Record<string, string> {
+  const manifest = parse(readFileSync(path.join(ROOT, manifestPath), 'utf8')) as {
     spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
   };
   const nodeOptions = manifest.spec.template.spec.containers[0].env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
-  return { ...DEPLOYED_ENV, ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }) };
+  return nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions };
 }
 
 /** The four services of the pipeline. */
