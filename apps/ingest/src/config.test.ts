@@ -20,4 +20,13 @@ describe('ingest configuration', () => {
     expect(() => loadIngestConfig({ ...env, INGEST_MAX_BODY_BYTE: '1048576' })).toThrow(/INGEST_MAX_BODY_BYTE is not a setting; did you mean INGEST_MAX_BODY_BYTES/);
     expect(loadIngestConfig({ ...env, INGEST_SOMETHING_ELSE: '1', VALIDATE_MAX_BODY_BYTE: '1' }).maxBodyBytes).toBe(16 * 1024 * 1024);
   });
+
+  it('refuses registry credentials that are half set, and never shows the password', () => {
+    expect(() => loadIngestConfig({ ...env, SCHEMA_REGISTRY_PASSWORD: 'hunter2-registry' })).toThrow(
+      'SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD must be set together (SCHEMA_REGISTRY_USERNAME is empty)',
+    );
+    expect(() => loadIngestConfig({ ...env, SCHEMA_REGISTRY_PASSWORD: 'hunter2-registry' })).not.toThrow(/hunter2/);
+    expect(loadIngestConfig({ ...env, SCHEMA_REGISTRY_USERNAME: 'key', SCHEMA_REGISTRY_PASSWORD: 'secret' })).toMatchObject({ schemaRegistryUsername: 'key' });
+  });
 });
+

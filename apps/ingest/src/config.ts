@@ -1,4 +1,4 @@
-import { int, json, list, loadConfig, str, timerMs, type ConfigCheck, type ConfigOf, url } from '@sluice/config';
+import { int, json, list, loadConfig, setTogether, str, timerMs, type ConfigCheck, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS } from '@sluice/contracts';
 import { KAFKA_SECURITY_PREFIXES, kafkaSecurityConfigFields } from '@sluice/kafka';
 import { telemetryConfigFields } from '@sluice/telemetry';
@@ -68,6 +68,7 @@ export const INGEST_CONFIG_PREFIXES = ['INGEST_', ...KAFKA_SECURITY_PREFIXES] as
 
 /** Rules over several fields of {@link ingestConfigSchema}. */
 export const ingestConfigChecks: readonly ConfigCheck<typeof ingestConfigSchema>[] = [
+  setTogether(ingestConfigSchema, 'schemaRegistryUsername', 'schemaRegistryPassword'),
   {
     // A full batch could never fit the producer queue: it would get 429 and Retry-After forever.
     fields: ['maxBatchEvents', 'maxQueueMessages'],

@@ -77,9 +77,11 @@ describe('ingest with a schema registry', () => {
         res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error_code: 40101, message: 'Unauthorized' }));
         return;
       }
-      void fetch(`${registryUrl}${req.url}`, { headers: { accept: String(req.headers.accept ?? '*/*') } }).then(async (answer) => {
-        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
-      });
+      fetch(`${registryUrl}${req.url}`, { headers: { accept: String(req.headers.accept ?? '*/*') } })
+        .then(async (answer) => {
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
+        })
+        .catch((err: Error) => res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: err.message })));
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;

@@ -229,7 +229,8 @@ export function build(deps: ValidateDeps): ValidateService {
         progress.batchEnded();
         if (closing) return;
         if (!isRetryable(err)) throw err;
-        logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message, retryInMs: backoff }, 'batch aborted; retrying');
+        // details name the cause where there is one (the registry's own code: unreachable, or refusing the credentials).
+        logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message, details: (err as { details?: unknown }).details, retryInMs: backoff }, 'batch aborted; retrying');
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, retryBackoffMs.max);
       }

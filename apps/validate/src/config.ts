@@ -1,4 +1,4 @@
-import { int, list, loadConfig, MAX_POLL_INTERVAL_MS, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
+import { int, list, loadConfig, MAX_POLL_INTERVAL_MS, setTogether, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { KAFKA_SECURITY_PREFIXES, kafkaSecurityConfigFields } from '@sluice/kafka';
 import { telemetryConfigFields } from '@sluice/telemetry';
@@ -65,5 +65,5 @@ export const VALIDATE_CONFIG_PREFIXES = ['VALIDATE_', ...KAFKA_SECURITY_PREFIXES
 
 /** Reads and freezes the configuration from `env`; throws CONFIG_INVALID listing every problem. */
 export function loadValidateConfig(env: Record<string, string | undefined>): ValidateConfig {
-  return loadConfig(validateConfigSchema, env, { prefixes: VALIDATE_CONFIG_PREFIXES });
+  return loadConfig(validateConfigSchema, env, { checks: [setTogether(validateConfigSchema, 'schemaRegistryUsername', 'schemaRegistryPassword')], prefixes: VALIDATE_CONFIG_PREFIXES });
 }

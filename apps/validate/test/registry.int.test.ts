@@ -1,3 +1,4 @@
+import * as http from 'node:http';
 import * as net from 'node:net';
 import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
@@ -58,6 +59,22 @@ async function flakyRegistry(target: URL): Promise<{ url: string; forward(): voi
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/** The registry behind basic auth (Confluent Cloud's API key and secret): any other credentials get its 401 answer. */
+async function guardedRegistry(target: string, username: string, password: string): Promise<{ url: string; close(): Promise<void> }> {
+  const expected = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+  const server = http.createServer((req, res) => {
+    if (req.headers.authorization !== expected) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error_code: 40101, message: 'Unauthorized' }));
+      return;
+    }
+    fetch(`${target}${req.url}`, { headers: { accept: String(req.headers.accept ?? '*/*') } })
+      .then(async (answer) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(Buffer.from(await answer.arrayBuffer())))
+      .catch((err: Error) => res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: err.message })));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 async function feed(topic: string, records: { key: string; value: Buffer }[]): Promise<void> {
@@ -127,10 +144,33 @@ describe('validate with a schema registry', () => {
     }
   });
 
+  it('retries, never dead-letters, while the registry refuses its credentials, saying so; the right ones pass the batch', async () => {
+    const t = topicsFor('registry-auth-refused');
+    await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
+    const good = await confluentOrder();
+    await feed(t.raw, [{ key: 'good', value: good.bytes }]);
+    const registry = await guardedRegistry(registryUrl as string, 'registry-key', 'registry-secret');
+    try {
+      const env = (password: string) => validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registry.url, SCHEMA_REGISTRY_USERNAME: 'registry-key', SCHEMA_REGISTRY_PASSWORD: password });
+      validate = startService('apps/validate/src/main.ts', env('not-the-registry-secret'));
+      const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
+      expect(warning).toMatchObject({ code: 'VALIDATE_REGISTRY_UNAVAILABLE', details: { registry: { code: 'REGISTRY_UNAUTHORIZED' } } });
+      expect(validate.output.join('\n')).not.toContain('not-the-registry-secret');
+      expect(await readTopics(brokers, [t.valid.orders, t.dlq], 0, 1000, 2000)).toEqual([]);
+      await stopService(validate);
+
+      validate = startService('apps/validate/src/main.ts', env('registry-secret'));
+      const out = await readTopics(brokers, [t.valid.orders, t.dlq], 1, 60_000, 2000);
+      expect(out.map((m) => `${m.topic}:${m.key?.toString()}`)).toEqual([`${t.valid.orders}:${String(good.event.order_id)}`]);
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('refuses to start with a registry username but no password', async () => {
     const t = topicsFor('registry-auth');
     validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9', SCHEMA_REGISTRY_USERNAME: 'registry-key' }));
     expect(await validate.exited).not.toBe(0);
-    expect(validate.output.join('\n')).toContain('SCHEMA_REGISTRY_USERNAME is set without SCHEMA_REGISTRY_PASSWORD');
+    expect(validate.output.join('\n')).toContain('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD must be set together (SCHEMA_REGISTRY_PASSWORD is empty)');
   });
 });

@@ -13,32 +13,66 @@ export const BUCKETS_PROPERTY = 'sluice.buckets';
  */
 export const GOLD_DEFINITION_PROPERTY = 'sluice.gold.definition';
 
-/** An aggregate's definition as {@link GOLD_DEFINITION_PROPERTY} records it: order-free, names sorted. */
-export function goldDefinition(aggregate: GoldAggregate): string {
-  const measures = [...aggregate.measures].sort((a, b) => a.name.localeCompare(b.name)).map((m) => ({ name: m.name, fn: m.fn, column: m.column ?? null }));
-  return JSON.stringify({ windowMs: aggregate.windowMs, groupBy: [...aggregate.groupBy].sort(), measures });
+/** A gold aggregate's definition as recorded: window, groups and measures, order-free. */
+interface GoldDefinition {
+  readonly windowMs: number;
+  readonly groupBy: readonly string[];
+  readonly measures: readonly { readonly name: string; readonly fn: string; readonly column: string | null }[];
 }
 
-/** What differs between a recorded and a declared definition, in words. */
-function definitionChanges(recorded: string, declared: string): string[] {
-  type Definition = { windowMs: number; groupBy: string[]; measures: { name: string; fn: string; column: string | null }[] };
-  let was: Definition;
+/** Code-unit order: the same in every process, whatever its locale. */
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function normalised(d: { windowMs: number; groupBy: readonly string[]; measures: readonly { name: string; fn: string; column?: string | null }[] }): GoldDefinition {
+  return {
+    windowMs: d.windowMs,
+    groupBy: [...d.groupBy].sort(byCodeUnits),
+    // A count has no column, whatever was written for it.
+    measures: [...d.measures].sort((x, y) => byCodeUnits(x.name, y.name)).map((m) => ({ name: m.name, fn: m.fn, column: m.fn === 'count' ? null : (m.column ?? null) })),
+  };
+}
+
+/** An aggregate's definition as {@link GOLD_DEFINITION_PROPERTY} records it. */
+export function goldDefinition(aggregate: GoldAggregate): string {
+  return JSON.stringify(normalised(aggregate));
+}
+
+/** A recorded definition, undefined when it is not one (malformed JSON or another shape). */
+function parseDefinition(recorded: string): GoldDefinition | undefined {
+  let value: unknown;
   try {
-    was = JSON.parse(recorded) as Definition;
+    value = JSON.parse(recorded);
   } catch {
-    return [`an unreadable recorded definition ${JSON.stringify(recorded)}`];
+    return undefined;
   }
-  const now = JSON.parse(declared) as Definition;
+  const d = value as { windowMs?: unknown; groupBy?: unknown; measures?: unknown } | null;
+  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  const measure = (m: unknown): boolean => {
+    const x = m as { name?: unknown; fn?: unknown; column?: unknown } | null;
+    return x !== null && typeof x === 'object' && typeof x.name === 'string' && typeof x.fn === 'string' && (x.column === null || x.column === undefined || typeof x.column === 'string');
+  };
+  if (d === null || typeof d !== 'object' || typeof d.windowMs !== 'number' || !strings(d.groupBy) || !Array.isArray(d.measures) || !d.measures.every(measure)) return undefined;
+  return normalised(d as GoldDefinition);
+}
+
+/**
+ * What differs between a recorded definition and an aggregate, in words; empty when they mean the
+ * same (however the recorded one was written).
+ */
+export function definitionChanges(recorded: string, aggregate: GoldAggregate): string[] {
+  const was = parseDefinition(recorded);
+  if (was === undefined) return [`an unreadable recorded definition ${JSON.stringify(recorded.slice(0, 200))}`];
+  const now = normalised(aggregate);
   const changes: string[] = [];
   if (was.windowMs !== now.windowMs) changes.push(`window ${was.windowMs} ms → ${now.windowMs} ms`);
-  if (JSON.stringify(was.groupBy) !== JSON.stringify(now.groupBy)) changes.push(`groups ${was.groupBy.join(', ')} → ${now.groupBy.join(', ')}`);
+  if (was.groupBy.join('\u0000') !== now.groupBy.join('\u0000')) changes.push(`groups ${was.groupBy.join(', ')} → ${now.groupBy.join(', ')}`);
   const show = (m: { fn: string; column: string | null } | undefined) => (m === undefined ? 'none' : `${m.fn}(${m.column ?? '*'})`);
-  for (const name of [...new Set([...(was.measures ?? []), ...now.measures].map((m) => m.name))].sort()) {
-    const before = (was.measures ?? []).find((m) => m.name === name);
+  for (const name of [...new Set([...was.measures, ...now.measures].map((m) => m.name))].sort(byCodeUnits)) {
+    const before = was.measures.find((m) => m.name === name);
     const after = now.measures.find((m) => m.name === name);
     if (show(before) !== show(after)) changes.push(`measure ${name}: ${show(before)} → ${show(after)}`);
   }
-  return changes.length > 0 ? changes : ['its recorded form'];
+  return changes;
 }
 
 /** Storage of one table, by table name (local directory or S3 prefix; tests wrap it). */
@@ -170,8 +204,8 @@ export class TableSet {
       );
     }
     const recorded = snapshot.configuration[GOLD_DEFINITION_PROPERTY];
-    if (recorded !== undefined && recorded !== definition) {
-      const differences = definitionChanges(recorded, definition);
+    const differences = recorded === undefined ? [] : definitionChanges(recorded, aggregate);
+    if (differences.length > 0) {
       throw mergeError(
         'MERGE_GOLD_SHAPE_CHANGED',
         `gold table ${this.name(aggregate.table)} was computed with another definition than aggregate ${aggregate.name} (${differences.join('; ')}): its stored windows hold the old measure; give the aggregate a new table name (built from bronze's history)`,

@@ -66,7 +66,7 @@ export function scramClient(hash: Hash, username: string, password: string, nonc
       if (!serverNonce.startsWith(nonce) || serverNonce.length === nonce.length) throw new Error('SCRAM server nonce does not extend the client nonce');
       if (salt.length === 0) throw new Error('SCRAM server sent no salt');
       if (!Number.isInteger(iterations) || iterations < MIN_ITERATIONS || iterations > MAX_ITERATIONS) {
-        throw new Error(`SCRAM iteration count ${attrs.get('i')} outside ${MIN_ITERATIONS}..${MAX_ITERATIONS}`);
+        throw new Error(`SCRAM iteration count ${attrs.get('i')} outside Kafka's ${MIN_ITERATIONS}..${MAX_ITERATIONS}`);
       }
       saltedPassword = await derive(Buffer.from(password, 'utf8'), salt, iterations, createHash(hash).digest().length, hash);
       const finalBare = `c=biws,r=${serverNonce}`; // biws = base64("n,,"): no channel binding
