@@ -55,20 +55,25 @@ step() { # kind (check|tests), name, command...
   [ "$(recorded_failures)" -eq "$before" ] && unexplained_failures=$((unexplained_failures + 1))
 }
 
+# Exports the SLUICE_TEST_*=value lines a service's `env` command prints (its client settings).
+export_test_env() {
+  local line
+  while IFS= read -r line; do
+    [[ "$line" =~ ^SLUICE_TEST_[A-Z0-9_]+= ]] && export "${line?}"
+  done
+  return 0
+}
+
 # The broker also listens with SASL over TLS and with mutual TLS, for the clients' security tests;
 # set for this broker only, so brokers that tests start themselves stay plaintext.
 KAFKA_SECURE_LISTENERS=1 bash tools/kafka/kafka.sh start || { say "Kafka did not start"; echo "0 passed, 1 failed"; exit 1; }
-while IFS= read -r line; do
-  [[ "$line" =~ ^SLUICE_TEST_[A-Z0-9_]+= ]] && export "${line?}"
-done < <(KAFKA_SECURE_LISTENERS=1 bash tools/kafka/kafka.sh env)
+export_test_env < <(KAFKA_SECURE_LISTENERS=1 bash tools/kafka/kafka.sh env)
 export SLUICE_TEST_REGISTRY_URL="http://127.0.0.1:${SLUICE_TEST_REGISTRY_PORT:-18081}"
 for s in "${services[@]}"; do
   [ -e "$s" ] || continue
   bash "$s" start || { say "service $s did not start"; echo "0 passed, 1 failed"; exit 1; }
   # A service that knows its client settings prints them as SLUICE_TEST_*=value lines.
-  while IFS= read -r line; do
-    [[ "$line" =~ ^SLUICE_TEST_[A-Z0-9_]+= ]] && export "${line?}"
-  done < <(bash "$s" env 2>/dev/null || true)
+  export_test_env < <(bash "$s" env 2>/dev/null || true)
 done
 
 step check lint npx nx run-many -t lint --outputStyle=stream

@@ -1,9 +1,9 @@
 import { AdminClient, IsolationLevel, OffsetSpec, type IAdminClient } from '@confluentinc/kafka-javascript';
 import { isSluiceError } from '@sluice/errors';
-import { baseProperties, brokerList, callback } from '../connection';
+import { baseProperties, callback } from '../connection';
 import { kafkaError, translateKafkaError } from '../errors';
 import { alterTopicConfigs, describeTopicConfigs, type ConfigEntry, type WireOptions } from './config-protocol';
-import { explainUnreachable } from '../wire/connection';
+import { explainUnreachable, wireOptions } from '../wire/connection';
 import type { AdminOptions } from './options';
 import type { GroupDescription, GroupState, PartitionOffsets, TopicDescription, TopicSpec } from './types';
 
@@ -22,7 +22,7 @@ export class KafkaAdmin {
     this.timeoutMs = options.requestTimeoutMs ?? 10_000;
     this.options = options;
     this.native = AdminClient.create(baseProperties(options) as never);
-    this.wire = { brokers: brokerList(options.brokers).split(','), clientId: options.clientId ?? 'sluice', timeoutMs: this.timeoutMs, security: options.security };
+    this.wire = wireOptions(options, this.timeoutMs);
   }
 
   /**

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { CODES } from '@confluentinc/kafka-javascript';
-import type { ConnectionOptions } from '../connection';
+import { brokerList, type ConnectionOptions } from '../connection';
 import { translateKafkaError, type KafkaError } from '../errors';
 import { usesTls, type KafkaSecurity } from '../security';
 import { scramClient, scramHash } from './scram';
@@ -66,6 +66,11 @@ function parseBroker(broker: string): { host: string; port: number } {
   const colon = broker.lastIndexOf(':');
   if (colon === -1 || broker.indexOf(':') !== colon) return { host: broker, port: DEFAULT_PORT };
   return { host: broker.slice(0, colon), port: Number(broker.slice(colon + 1)) };
+}
+
+/** The wire settings of a client's connection options, each request bounded by `timeoutMs`. */
+export function wireOptions(options: ConnectionOptions, timeoutMs: number): WireOptions {
+  return { brokers: brokerList(options.brokers).split(','), clientId: options.clientId ?? 'sluice', timeoutMs, security: options.security };
 }
 
 /** An Error carrying a librdkafka or broker numeric code, for translateKafkaError. */
@@ -288,8 +293,7 @@ export async function explainUnreachable(options: ConnectionOptions, failed: Kaf
   if (failed.code !== 'KAFKA_TIMEOUT' && failed.code !== 'KAFKA_BROKER_UNREACHABLE') return failed;
   let verdict = verdicts.get(options);
   if (verdict === undefined || Date.now() - verdict.atMs > VERDICT_TTL_MS) {
-    const brokers = (typeof options.brokers === 'string' ? options.brokers.split(',') : [...options.brokers]).map((b) => b.trim()).filter((b) => b !== '');
-    verdict = { atMs: Date.now(), refusal: await authenticationRefusal({ brokers, clientId: options.clientId ?? 'sluice', timeoutMs, security: options.security }) };
+    verdict = { atMs: Date.now(), refusal: await authenticationRefusal(wireOptions(options, timeoutMs)) };
     verdicts.set(options, verdict);
   }
   if (verdict.refusal === undefined) return failed;
