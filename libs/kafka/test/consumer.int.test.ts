@@ -254,6 +254,33 @@ describe('BatchConsumer against the broker', () => {
     }
   });
 
+  it('fetchAhead takes what is fetched without handing it out: lag still counts it, the next polls deliver it in order, a seek drops it', async () => {
+    const topic = await createTestTopic(admin, 2);
+    for (const partition of [0, 1]) await producer.sendBatch(Array.from({ length: 30 }, (_, i) => ({ topic, partition, key: `k${i}`, value: `p${partition}-${i}` })));
+    const consumer = await testConsumer([topic], { maxBatchMessages: 10 });
+    closers.push(() => consumer.close());
+    const first = await pollCount(consumer, 1);
+    // librdkafka's read positions: past what it handed to JS, carried messages included.
+    const handedOut = () => consumer.native.position(consumer.assignment()).reduce((n, p) => n + Math.max(0, p.offset ?? 0), 0);
+    expect(handedOut()).toBe(first.length);
+    const deadline = Date.now() + 10_000;
+    while (handedOut() < first.length + 10 && Date.now() < deadline) await consumer.fetchAhead();
+    // At most about a batch waits: one more call takes nothing.
+    expect(handedOut()).toBe(first.length + 10);
+    await consumer.fetchAhead();
+    expect(handedOut()).toBe(first.length + 10);
+    // Lag counts them as unread: each partition's next offset is the first one not polled.
+    for (const l of consumer.lag()) expect(l.nextOffset).toBe(first.filter((m) => m.partition === l.partition).length);
+    // Rewinding partition 0 drops what was fetched ahead of it; partition 1's is delivered, in order.
+    await consumer.seek({ topic, partition: 0, offset: 0 });
+    const fromFirst = first.filter((m) => m.partition === 1);
+    const seen = [...fromFirst, ...(await pollCount(consumer, 60 - fromFirst.length))];
+    for (const partition of [0, 1]) {
+      expect(seen.filter((m) => m.partition === partition).map((m) => m.offset)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    }
+    expect(await pollFor(consumer, 500)).toEqual([]);
+  });
+
   it('seek moves the read position back', async () => {
     const topic = await createTestTopic(admin, 1);
     await fill(topic, 10);

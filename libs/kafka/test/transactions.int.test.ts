@@ -165,6 +165,37 @@ describe('Kafka transactions against the broker', () => {
     expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
   });
 
+  it('a commit that fails after the next batch was fetched ahead rewinds its batch and loses nothing fetched', async () => {
+    const input = await createTestTopic(admin, 2);
+    const output = await createTestTopic(admin, 2);
+    const seed = new KafkaProducer({ brokers });
+    closers.push(() => seed.close());
+    await seed.connect();
+    for (const partition of [0, 1]) await seed.sendBatch(Array.from({ length: 40 }, (_, i) => ({ topic: input, partition, value: `p${partition}-${i}` })));
+    let calls = 0;
+    const processor = new TransactionalProcessor({
+      consumer: { brokers, groupId: unique('g'), topics: [input], maxBatchMessages: 15 },
+      producer: { brokers, transactionalId: unique('proc'), unknownTopicTimeoutMs: 500 },
+      // The first batch's transaction holds a record for a topic that does not exist: its commit
+      // fails (retryable), after the consumer fetched the next batch ahead during that commit.
+      transform: (batch) => [...upperCase(output)(batch), ...(++calls === 1 ? [{ topic: unique('no-such-topic'), value: 'undeliverable' }] : [])],
+    });
+    closers.push(() => processor.close());
+    await processor.connect();
+    const deadline = Date.now() + 30_000;
+    const failure = (await firstFailure(processor, deadline)) as KafkaError;
+    expect(failure).toMatchObject({ code: 'KAFKA_TOPIC_NOT_FOUND', retryable: true, details: { operation: 'transaction.commit' } });
+    let processed = 0;
+    while (processed < 80 && Date.now() < deadline) processed += (await processor.processOnce()).input;
+    expect(processed).toBe(80);
+    const reader = await testConsumer([output]);
+    closers.push(() => reader.close());
+    const out = [...(await pollCount(reader, 80)), ...(await pollFor(reader, 1_000))];
+    // Each input exactly once (the output's partitions are the producer's choice: no order across them).
+    const expected = [0, 1].flatMap((partition) => Array.from({ length: 40 }, (_, i) => `P${partition}-${i}`));
+    expect(out.map((m) => m.value?.toString()).sort()).toEqual(expected.sort());
+  });
+
   it('rewinds a batch whose onPolled hook threw: the next transaction processes it, nothing is skipped', async () => {
     const input = await createTestTopic(admin, 1);
     const output = await createTestTopic(admin, 1);

@@ -173,6 +173,32 @@ export class BatchConsumer {
   }
 
   /**
+   * Takes what librdkafka has already fetched, up to about one batch, into the carry without
+   * waiting and without running rebalance hooks; the next `poll()` applies pending rebalances
+   * first (a revoke drops what it took) and then hands these messages out. For a caller whose
+   * batch is waiting on the broker (a transaction's commit): the client's conversion of the
+   * messages, main-thread work, then overlaps that wait instead of following it. Not
+   * concurrently with `poll()`; a `seek()` after it drops what it took of that partition.
+   */
+  async fetchAhead(): Promise<void> {
+    if (!this.connected || this.closeRequested) return;
+    if (this.polling !== undefined) throw kafkaError('KAFKA_INVALID_CONFIG', 'consumer.fetchAhead: a poll is already running');
+    const batchCount = this.meanMessageBytes > 0 ? Math.min(this.maxBatch, Math.ceil(this.maxBytes / this.meanMessageBytes)) : this.maxBatch;
+    const room = batchCount - this.carried.length;
+    if (room <= 0) return;
+    this.polling = (async () => {
+      this.native.setDefaultConsumeTimeout(0);
+      this.carried.push(...(await this.consumeNative(room)));
+      return [];
+    })();
+    try {
+      await this.polling;
+    } finally {
+      this.polling = undefined;
+    }
+  }
+
+  /**
    * Polls and hands each non-empty batch to `handler` until `stop()`/`close()`; rejects with the
    * first error (handler's or the client's). Offsets are the handler's business (`commit`).
    */

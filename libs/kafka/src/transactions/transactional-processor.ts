@@ -44,22 +44,29 @@ export class TransactionalProcessor {
     if (batch.length === 0) return { input: 0, output: 0 };
     const started = performance.now();
     let output = 0;
+    let offsetsSent: Promise<void> | undefined;
     try {
       // Inside the try: a hook that throws rewinds the batch like any failure. Outside it, the
       // consumer had moved past the batch and the next transaction committed offsets beyond it.
       this.options.onPolled?.(batch);
       this.step('begin');
       await this.producer.begin();
+      // The offsets travel to the broker (two round trips) while the batch is transformed and
+      // produced: a transaction takes its offsets and records in any order until it commits.
+      offsetsSent = this.producer.sendOffsets(this.consumer, nextOffsets(batch));
+      offsetsSent.catch(() => undefined); // awaited below, or settled before the abort
       this.step('transform');
       const records = await this.options.transform(batch);
       output = records.length;
       this.step('send');
       if (records.length > 0) await this.producer.produce(records);
       this.step('offsets');
-      await this.producer.sendOffsets(this.consumer, nextOffsets(batch));
+      await offsetsSent;
       this.step('commit');
-      await this.producer.commit();
+      await this.commitFetchingAhead();
     } catch (err) {
+      // An abort while the offsets are still on their way would be refused as a conflicting call.
+      await offsetsSent?.catch(() => undefined);
       await this.abortAndRewind(batch, err, started, output);
       throw err;
     }
@@ -102,6 +109,21 @@ export class TransactionalProcessor {
     this.stop();
     await this.consumer.close();
     await this.producer.close();
+  }
+
+  /**
+   * Commits the transaction while the consumer takes the next batch's messages from librdkafka
+   * (a broker round trip the main thread would otherwise idle through). The fetch ends before
+   * this returns, so an abort's rewind never races it. A failed fetch is left to the next poll.
+   */
+  private async commitFetchingAhead(): Promise<void> {
+    const committing = this.producer.commit();
+    const ahead = this.consumer.fetchAhead().catch(() => undefined);
+    try {
+      await committing;
+    } finally {
+      await ahead;
+    }
   }
 
   private step(name: string): void {
