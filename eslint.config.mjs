@@ -17,12 +17,14 @@ export default [
         {
           enforceBuildableLibDependency: false,
           allow: [],
+          // type:testing (libs/testing) is for test code only; the rule below keeps it out of src/.
           depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contracts', 'type:adapter', 'type:util'] },
-            { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:util'] },
-            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contracts', 'type:adapter', 'type:util'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contracts', 'type:adapter', 'type:util', 'type:testing'] },
+            { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:util', 'type:testing'] },
+            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:testing'] },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contracts', 'type:adapter', 'type:util', 'type:testing'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: [] },
           ],
         },
       ],
@@ -40,6 +42,15 @@ export default [
         ),
       ],
       'no-restricted-globals': ['error', ...['xit', 'xtest', 'xdescribe', 'fit', 'fdescribe'].map((name) => ({ name, message: `${name} skips tests silently or focuses a run` }))],
+    },
+  },
+  {
+    // Test-support code (the test services' settings) never ships: no service or tool source
+    // imports it, only tests and benchmarks' test helpers.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'libs/testing/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: '@sluice/testing', message: 'test code only: services and tools must not import @sluice/testing' }] }],
     },
   },
   {

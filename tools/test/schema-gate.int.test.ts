@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { createRegistryClient, orders, registerContract } from '@sluice/contracts';
 import { CANDIDATES, type CandidateName } from '../src/schema-gate/candidates';
 import { checkContract } from '../src/schema-gate/gate';
+import { testRegistryUrl } from '@sluice/testing';
 
 // The schema gate CLI as CI runs it, on real breaking changes, and the real registry's verdict on
 // the same changes (they must agree).
@@ -15,10 +16,7 @@ const root = join(__dirname, '..', '..');
 const cli = join(root, 'tools', 'src', 'schema-gate', 'cli.ts');
 const dir = mkdtempSync(join(process.env.SLUICE_TEST_DIR ?? tmpdir(), 'schema-gate-'));
 
-const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
-if (registryUrl === undefined || registryUrl === '') {
-  throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081');
-}
+const registryUrl = testRegistryUrl();
 
 async function gate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

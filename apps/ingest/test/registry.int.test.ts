@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { type IngestRuntime } from '../src/runtime';
 import { KEYS, createTopics, order, randomName, readTopic, testBrokers, startIngest } from './support';
+import { testRegistryUrl } from '@sluice/testing';
 
 // Confluent-framed Avro bodies (a producer using a Confluent serializer over HTTP), resolved
 // through a real Confluent-compatible registry (Apicurio from tools/services.d/20-registry.sh).
 // Bug: ingest had no registry, so every such event was rejected as AVRO_WRITER_UNKNOWN.
 const brokers = testBrokers();
-const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
-if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
+const registryUrl = testRegistryUrl();
 
 const avro = { authorization: `Bearer ${KEYS.all.key}`, 'content-type': 'application/vnd.apache.avro' };
 
@@ -30,13 +30,13 @@ describe('ingest with a schema registry', () => {
   it('accepts a Confluent-framed event whose id the registry knows, and rejects an id it does not', async () => {
     const rawTopic = randomName('raw');
     await createTopics(brokers, [rawTopic]);
-    const ids = await registerContract(createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry')}-value`);
+    const ids = await registerContract(createRegistryClient({ url: registryUrl, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry')}-value`);
     const event = decodeEvent(JSON.stringify(order()), { now: Date.now() });
     if (!event.ok) throw new Error('sample order invalid');
     const schema = CONTRACTS.orders.latest.schema;
     const good = encodeConfluent(ids.get(CONTRACTS.orders.latest.version) as number, schema, event.event);
 
-    const { ingest, url } = await start({ SCHEMA_REGISTRY_URL: registryUrl as string }, rawTopic);
+    const { ingest, url } = await start({ SCHEMA_REGISTRY_URL: registryUrl }, rawTopic);
     running = ingest;
     const accepted = await post(url, good);
     expect({ status: accepted.status, accepted: accepted.body.accepted }).toEqual({ status: 200, accepted: 1 });
@@ -88,7 +88,7 @@ describe('ingest with a schema registry', () => {
     try {
       const rawTopic = randomName('raw');
       await createTopics(brokers, [rawTopic]);
-      const ids = await registerContract(createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry-auth')}-value`);
+      const ids = await registerContract(createRegistryClient({ url: registryUrl, fetch: globalThis.fetch }), CONTRACTS.orders, `${randomName('ingest-registry-auth')}-value`);
       const event = decodeEvent(JSON.stringify(order()), { now: Date.now() });
       if (!event.ok) throw new Error('sample order invalid');
       const body = encodeConfluent(ids.get(CONTRACTS.orders.latest.version) as number, CONTRACTS.orders.latest.schema, event.event);
@@ -113,7 +113,7 @@ describe('ingest with a schema registry', () => {
   });
 
   it('refuses to start with a registry password but no username', async () => {
-    await expect(start({ SCHEMA_REGISTRY_URL: registryUrl as string, SCHEMA_REGISTRY_PASSWORD: 'secret' }, randomName('raw'))).rejects.toThrow(
+    await expect(start({ SCHEMA_REGISTRY_URL: registryUrl, SCHEMA_REGISTRY_PASSWORD: 'secret' }, randomName('raw'))).rejects.toThrow(
       'SCHEMA_REGISTRY_PASSWORD is set without SCHEMA_REGISTRY_USERNAME',
     );
   });

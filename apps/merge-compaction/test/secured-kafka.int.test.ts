@@ -3,19 +3,17 @@
 // valid topic land in bronze.
 import path from 'node:path';
 import { CONTRACTS } from '@sluice/contracts';
+import { testSecureListeners } from '@sluice/testing';
 import type { MergeApp } from '../src/app';
 import { orderSend, produce, readRows, startApp, TestEnv, waitFor } from './support/harness';
 
 jest.setTimeout(120_000);
 
 function mutualTls(): Record<string, string> {
-  const e = process.env;
-  if (!e.SLUICE_TEST_KAFKA_SSL_BROKERS || !e.SLUICE_TEST_KAFKA_TLS_DIR) {
-    throw new Error('SLUICE_TEST_KAFKA_SSL_BROKERS & co. are not set: start Kafka with KAFKA_SECURE_LISTENERS=1 and export what `tools/kafka/kafka.sh env` prints');
-  }
-  const tls = (file: string) => path.join(e.SLUICE_TEST_KAFKA_TLS_DIR as string, file);
+  const { ssl, tlsDir } = testSecureListeners();
+  const tls = (file: string) => path.join(tlsDir, file);
   return {
-    SLUICE_KAFKA_BROKERS: e.SLUICE_TEST_KAFKA_SSL_BROKERS,
+    SLUICE_KAFKA_BROKERS: ssl,
     KAFKA_SECURITY_PROTOCOL: 'ssl',
     KAFKA_SSL_CA_LOCATION: tls('ca.pem'),
     KAFKA_SSL_CERTIFICATE_LOCATION: tls('client-cert.pem'),

@@ -5,20 +5,7 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { LakeTable, S3Storage } from '@sluice/lake';
 import { ORDER_COLUMNS, type TestApp, get, orderRow, query, startApp, tempDir } from './support';
-
-const ENV = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'] as const;
-
-function testS3() {
-  const missing = ENV.filter((n) => !process.env[n]);
-  if (missing.length > 0) {
-    throw new Error(`missing ${missing.join(', ')}: run 'bash tools/services.d/10-s3.sh start' and export what 'bash tools/services.d/10-s3.sh env' prints (tools/test-all.sh does both)`);
-  }
-  return {
-    endpoint: process.env.SLUICE_TEST_S3_ENDPOINT as string,
-    credentials: { accessKeyId: process.env.SLUICE_TEST_S3_ACCESS_KEY as string, secretAccessKey: process.env.SLUICE_TEST_S3_SECRET_KEY as string },
-    bucket: process.env.SLUICE_TEST_S3_BUCKET as string,
-  };
-}
+import { testS3 } from '@sluice/testing';
 
 describe('query-api over an S3 table', () => {
   const s3 = testS3();

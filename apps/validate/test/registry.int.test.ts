@@ -3,17 +3,17 @@ import * as net from 'node:net';
 import { CONTRACTS, HEADERS, createRegistryClient, decodeEvent, encodeConfluent, registerContract } from '@sluice/contracts';
 import { KafkaProducer } from '@sluice/kafka';
 import { createTopics, order, randomName, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
+import { testRegistryUrl } from '@sluice/testing';
 
 // Confluent-framed Avro on the raw topic (what a producer using a Confluent serializer writes
 // directly to Kafka), resolved through a real Confluent-compatible registry (Apicurio from
 // tools/services.d/20-registry.sh). Bug: validate did not read SCHEMA_REGISTRY_URL, so every
 // such event went to the DLQ as AVRO_WRITER_UNKNOWN.
 const brokers = testBrokers();
-const registryUrl = process.env.SLUICE_TEST_REGISTRY_URL;
-if (!registryUrl) throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081 (tools/test-all.sh does both)');
+const registryUrl = testRegistryUrl();
 
 async function confluentOrder(): Promise<{ event: Record<string, unknown>; bytes: Buffer; unknownId: (n: number) => Buffer }> {
-  const client = createRegistryClient({ url: registryUrl as string, fetch: globalThis.fetch });
+  const client = createRegistryClient({ url: registryUrl, fetch: globalThis.fetch });
   const ids = await registerContract(client, CONTRACTS.orders, `${randomName('validate-registry')}-value`);
   const version = CONTRACTS.orders.latest;
   const json = order();
@@ -102,7 +102,7 @@ describe('validate with a schema registry', () => {
     // event was dead-lettered as AVRO_WRITER_UNKNOWN.
     const unknown = Array.from({ length: 20 }, (_, n) => ({ key: `unknown-${n}`, value: good.unknownId(n) }));
     await feed(t.raw, [...unknown, { key: 'good', value: good.bytes }]);
-    validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registryUrl as string }));
+    validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registryUrl }));
 
     const out = await readTopics(brokers, [t.valid.orders, t.dlq], unknown.length + 1, 60_000);
     expect(out.map((m) => `${m.topic}:${m.key?.toString()}`).sort()).toEqual([
@@ -124,7 +124,7 @@ describe('validate with a schema registry', () => {
     const good = await confluentOrder();
     await feed(t.raw, [{ key: 'good', value: good.bytes }]);
     // Every registry connection is cut until the registry "comes back".
-    const registry = await flakyRegistry(new URL(registryUrl as string));
+    const registry = await flakyRegistry(new URL(registryUrl));
     try {
       validate = startService('apps/validate/src/main.ts', validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registry.url }));
       const warning = JSON.parse(await validate.waitFor(/batch aborted; retrying/));
@@ -149,7 +149,7 @@ describe('validate with a schema registry', () => {
     await createTopics(brokers, [t.raw, t.dlq, t.valid.orders, t.valid.inventory, t.valid.clickstream]);
     const good = await confluentOrder();
     await feed(t.raw, [{ key: 'good', value: good.bytes }]);
-    const registry = await guardedRegistry(registryUrl as string, 'registry-key', 'registry-secret');
+    const registry = await guardedRegistry(registryUrl, 'registry-key', 'registry-secret');
     try {
       const env = (password: string) => validateEnv(brokers, t, { SCHEMA_REGISTRY_URL: registry.url, SCHEMA_REGISTRY_USERNAME: 'registry-key', SCHEMA_REGISTRY_PASSWORD: password });
       validate = startService('apps/validate/src/main.ts', env('not-the-registry-secret'));

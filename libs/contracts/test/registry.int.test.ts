@@ -17,12 +17,10 @@ import {
   type OrderEvent,
   type RegistryClient,
 } from '../src';
+import { testRegistryUrl } from '@sluice/testing';
 
 // Runs against the real Confluent-compatible registry started by tools/services.d/20-registry.sh.
-const url = process.env.SLUICE_TEST_REGISTRY_URL;
-if (url === undefined || url === '') {
-  throw new Error('SLUICE_TEST_REGISTRY_URL is not set: start tools/services.d/20-registry.sh and export SLUICE_TEST_REGISTRY_URL=http://127.0.0.1:18081');
-}
+const url = testRegistryUrl();
 
 const subject = (what: string) => `sluice-test-${what}-${randomUUID()}-value`;
 const NOW = Date.now();

@@ -1,46 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { BatchConsumer, KafkaAdmin, type ConsumedMessage, type ConsumerOptions } from '../src';
+import { testBrokers } from '@sluice/testing';
 
-/** The test broker list; a missing variable fails the test loudly, never skips it. */
-export function testBrokers(): string {
-  const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!brokers) {
-    throw new Error(
-      'SLUICE_TEST_KAFKA_BROKERS is not set. Start Kafka (KAFKA_PORT=19092 bash tools/kafka/kafka.sh start) and export SLUICE_TEST_KAFKA_BROKERS=127.0.0.1:19092',
-    );
-  }
-  return brokers;
-}
-
-/** The test broker's secure listeners (tools/kafka/kafka.sh with KAFKA_SECURE_LISTENERS=1). */
-export interface SecureListeners {
-  /** SASL over TLS: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. */
-  saslSsl: string;
-  /** TLS requiring a client certificate. */
-  ssl: string;
-  /** ca.pem, client-cert.pem, client-key.pem. */
-  tlsDir: string;
-  username: string;
-  password: string;
-}
-
-/** The secure listeners' settings; missing variables fail the test loudly, never skip it. */
-export function testSecureListeners(): SecureListeners {
-  const env = process.env;
-  const values = {
-    saslSsl: env.SLUICE_TEST_KAFKA_SASL_SSL_BROKERS,
-    ssl: env.SLUICE_TEST_KAFKA_SSL_BROKERS,
-    tlsDir: env.SLUICE_TEST_KAFKA_TLS_DIR,
-    username: env.SLUICE_TEST_KAFKA_SASL_USERNAME,
-    password: env.SLUICE_TEST_KAFKA_SASL_PASSWORD,
-  };
-  if (Object.values(values).some((v) => !v)) {
-    throw new Error(
-      'SLUICE_TEST_KAFKA_SASL_SSL_BROKERS & co. are not set. Start Kafka with its secure listeners (KAFKA_SECURE_LISTENERS=1 KAFKA_PORT=19092 bash tools/kafka/kafka.sh start) and export what `KAFKA_SECURE_LISTENERS=1 KAFKA_PORT=19092 bash tools/kafka/kafka.sh env` prints',
-    );
-  }
-  return values as SecureListeners;
-}
+export { testBrokers, testSecureListeners, type SecureListeners } from '@sluice/testing';
 
 /** A fresh name for a topic, group or transactional id. */
 export function unique(prefix: string): string {

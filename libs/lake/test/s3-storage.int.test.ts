@@ -8,23 +8,7 @@ import path from 'node:path';
 import { isSluiceError } from '@sluice/errors';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, type S3DownloadEvent, type S3StorageOptions } from '../src/storage/s3-storage';
-
-const ENV = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'] as const;
-
-function testS3() {
-  const missing = ENV.filter((n) => !process.env[n]);
-  if (missing.length > 0) {
-    throw new Error(
-      `missing ${missing.join(', ')}: start the test S3 server with 'bash tools/services.d/10-s3.sh start' ` +
-        `and export the variables it prints (tools/test-all.sh does both)`,
-    );
-  }
-  return {
-    endpoint: process.env.SLUICE_TEST_S3_ENDPOINT as string,
-    credentials: { accessKeyId: process.env.SLUICE_TEST_S3_ACCESS_KEY as string, secretAccessKey: process.env.SLUICE_TEST_S3_SECRET_KEY as string },
-    bucket: process.env.SLUICE_TEST_S3_BUCKET as string,
-  };
-}
+import { testS3 } from '@sluice/testing';
 
 async function closedPort(): Promise<number> {
   const server = net.createServer();

@@ -6,23 +6,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LakeQueryEngine, LakeTable, PINNED_OVERSHOOT, S3Storage, type ColumnSpec } from '../src';
-
-const ENV = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'] as const;
-
-function testS3() {
-  const missing = ENV.filter((n) => !process.env[n]);
-  if (missing.length > 0) {
-    throw new Error(
-      `missing ${missing.join(', ')}: start the test S3 server with 'bash tools/services.d/10-s3.sh start' ` +
-        `and export the variables it prints (tools/test-all.sh does both)`,
-    );
-  }
-  return {
-    endpoint: process.env.SLUICE_TEST_S3_ENDPOINT as string,
-    credentials: { accessKeyId: process.env.SLUICE_TEST_S3_ACCESS_KEY as string, secretAccessKey: process.env.SLUICE_TEST_S3_SECRET_KEY as string },
-    bucket: process.env.SLUICE_TEST_S3_BUCKET as string,
-  };
-}
+import { testS3 } from '@sluice/testing';
 
 const VENV_PYTHON = path.join(os.homedir(), '.cache/sluice/venv/bin/python');
 

@@ -6,16 +6,13 @@ import { CONTRACTS, encodeSingleObject, validTopicName, type AnyContract } from 
 import { KafkaAdmin, KafkaProducer, TransactionalProducer } from '@sluice/kafka';
 import { LakeQueryEngine, LakeTable, tableStorageFactory, type Storage, type TableStorageFactory } from '@sluice/lake';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { testBrokers, testS3 } from '@sluice/testing';
 import { build, type MergeApp } from '../../src/app';
 import { loadMergeConfig, type MergeConfig } from '../../src/config';
 import { expectedBronze, expectedGold, expectedSilver, flatten, type OracleContractSpec, type OracleEvent, type Send, type StreamOptions } from '../../src/oracle/oracle';
 
 /** Broker address from the environment; a missing variable fails the test, never skips it. */
-export function brokers(): string {
-  const b = process.env.SLUICE_TEST_KAFKA_BROKERS;
-  if (!b) throw new Error('SLUICE_TEST_KAFKA_BROKERS is not set: start Kafka (tools/kafka/kafka.sh start) and export it, e.g. 127.0.0.1:19092');
-  return b;
-}
+export const brokers = testBrokers;
 
 /** A fresh directory for one test's tables. */
 export function tempDir(label: string): string {
@@ -96,17 +93,6 @@ export function streamOptions(seed: number, eventsPerContract: number): StreamOp
   };
 }
 
-/** The S3-compatible test server from the environment (tools/services.d/10-s3.sh); missing fails, never skips. */
-export function testS3(): { endpoint: string; accessKey: string; secretKey: string; bucket: string } {
-  const names = ['SLUICE_TEST_S3_ENDPOINT', 'SLUICE_TEST_S3_ACCESS_KEY', 'SLUICE_TEST_S3_SECRET_KEY', 'SLUICE_TEST_S3_BUCKET'];
-  const missing = names.filter((n) => !process.env[n]);
-  if (missing.length > 0) {
-    throw new Error(`missing ${missing.join(', ')}: run 'bash tools/services.d/10-s3.sh start' and export what 'bash tools/services.d/10-s3.sh env' prints (tools/test-all.sh does both)`);
-  }
-  const [endpoint, accessKey, secretKey, bucket] = names.map((n) => process.env[n] as string);
-  return { endpoint, accessKey, secretKey, bucket };
-}
-
 /** One test environment: topics, a table root (a temp directory, or a fresh S3 prefix), config and telemetry. */
 export class TestEnv {
   readonly prefix = `mc${rand()}.`;
@@ -132,12 +118,11 @@ export class TestEnv {
       this.dirs.push(serviceCache, readerCache);
       this.s3Env = {
         SLUICE_S3_ENDPOINT: s3.endpoint,
-        SLUICE_S3_ACCESS_KEY_ID: s3.accessKey,
-        SLUICE_S3_SECRET_ACCESS_KEY: s3.secretKey,
+        SLUICE_S3_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+        SLUICE_S3_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
         SLUICE_S3_CACHE_DIR: serviceCache,
       };
-      const credentials = { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey };
-      this.storageFor = tableStorageFactory(this.lakeRoot, { endpoint: s3.endpoint, credentials, cacheDir: readerCache, cacheBytesPerTable: 256 * 1024 * 1024 });
+      this.storageFor = tableStorageFactory(this.lakeRoot, { endpoint: s3.endpoint, credentials: s3.credentials, cacheDir: readerCache, cacheBytesPerTable: 256 * 1024 * 1024 });
     } else {
       this.lakeRoot = tempDir(label);
       this.dirs.push(this.lakeRoot);

@@ -1,0 +1,1 @@
+export { testBrokers, testRegistryUrl, testS3, testSecureKafka, testSecureListeners, type SecureListeners, type TestS3 } from './env';
