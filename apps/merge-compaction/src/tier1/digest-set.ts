@@ -8,10 +8,10 @@
  *
  * Two different ids are taken for the same one only if their 128-bit digests are equal: for n ids
  * held at once the chance is about n² / 2¹²⁹ (10⁻²³ for 100 million ids), far below the
- * storage's own silent-error rate. The digest is not cryptographic, so chance is all it rules
- * out: MurmurHash3 is not built to resist chosen inputs, and a producer that crafted an id
- * colliding with another producer's pending id could have that event dropped as a duplicate
- * (a known limit; a keyed cryptographic digest would close it at some CPU per event).
+ * storage's own silent-error rate. The digest is not cryptographic: a producer could craft an id
+ * colliding with another producer's id, but only knowing that id in advance, and then it can
+ * as well send the id itself, which dedup trusts anyway (docs/design/merge-compaction.md,
+ * invariant 2). SHA-256 costs ~20× this per id (~10 % of tier 1's CPU), for no gain there.
  */
 
 /** Words per digest. */
