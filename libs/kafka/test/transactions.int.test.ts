@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import * as diagnostics from 'node:diagnostics_channel';
 import {
+  KAFKA_CHANNELS,
   KafkaAdmin,
   KafkaProducer,
   TransactionalProcessor,
   TransactionalProducer,
   type ConsumedMessage,
   type KafkaError,
+  type OffsetsCommittedEvent,
   type TransactionalProducerOptions,
 } from '../src';
 import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
@@ -151,13 +154,27 @@ describe('Kafka transactions against the broker', () => {
     });
     closers.push(() => processor.close());
     await processor.connect();
+    // Offsets are published as committed only with their transaction (they reach the broker at
+    // its begin, before the transform that fails here).
+    const published: OffsetsCommittedEvent[] = [];
+    const onCommitted = (e: unknown) => published.push(e as OffsetsCommittedEvent);
+    diagnostics.subscribe(KAFKA_CHANNELS.offsetsCommitted, onCommitted);
+    closers.push(async () => void diagnostics.unsubscribe(KAFKA_CHANNELS.offsetsCommitted, onCommitted));
     const deadline = Date.now() + 20_000;
     const failure = await firstFailure(processor, deadline);
     expect((failure as Error).message).toBe('transform exploded');
+    expect(published).toEqual([]);
     let processed = 0;
-    while (processed < 10 && Date.now() < deadline) processed += (await processor.processOnce()).input;
+    let commits = 0;
+    while (processed < 10 && Date.now() < deadline) {
+      const { input } = await processor.processOnce();
+      processed += input;
+      if (input > 0) commits++;
+    }
     expect(processed).toBe(10);
     expect(seenOffsets[1][0]).toBe(seenOffsets[0][0]); // rewound to the failed batch's first offset
+    expect(published).toHaveLength(commits);
+    expect(published.at(-1)).toMatchObject({ transactional: true, offsets: [{ topic: input, partition: 0, offset: 10 }] });
 
     const reader = await testConsumer([output]);
     closers.push(() => reader.close());
@@ -182,9 +199,21 @@ describe('Kafka transactions against the broker', () => {
     });
     closers.push(() => processor.close());
     await processor.connect();
+    // How many messages each fetch ahead took (librdkafka's positions move past them).
+    const consumer = processor.consumer;
+    const positions = () => consumer.native.position(consumer.assignment()).reduce((n, p) => n + Math.max(0, p.offset ?? 0), 0);
+    const fetchAhead = consumer.fetchAhead.bind(consumer);
+    const tookAhead: number[] = [];
+    consumer.fetchAhead = async () => {
+      const before = positions();
+      await fetchAhead();
+      tookAhead.push(positions() - before);
+    };
     const deadline = Date.now() + 30_000;
     const failure = (await firstFailure(processor, deadline)) as KafkaError;
     expect(failure).toMatchObject({ code: 'KAFKA_TOPIC_NOT_FOUND', retryable: true, details: { operation: 'transaction.commit' } });
+    // The failed commit had the next batch's messages fetched ahead while it ran.
+    expect(tookAhead[0]).toBeGreaterThan(0);
     let processed = 0;
     while (processed < 80 && Date.now() < deadline) processed += (await processor.processOnce()).input;
     expect(processed).toBe(80);

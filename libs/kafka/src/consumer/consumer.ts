@@ -233,8 +233,10 @@ export class BatchConsumer {
     publish(KAFKA_CHANNELS.resumed, { clientId: this.clientId, groupId: this.groupId, partitions: owned.map(toRef) });
   }
 
-  /** Moves the read position of an assigned partition; the next `poll()` reads from `offset`. */
+  /** Moves the read position of an assigned partition; the next `poll()` reads from `offset`. Not while a poll or fetchAhead runs. */
   async seek(position: TopicPartitionOffset, timeoutMs = 10_000): Promise<void> {
+    // A native consume in flight would add messages from the old position after the carry was dropped.
+    if (this.polling !== undefined) throw kafkaError('KAFKA_INVALID_CONFIG', 'consumer.seek: a poll is running');
     try {
       await callback((done) => this.native.seek(toNativeOffset(position), timeoutMs, (err) => done(err)));
     } catch (err) {

@@ -34,7 +34,11 @@ export interface TransactionalProcessorOptions {
   transform: Transform;
   /** First retry delay after a retryable failure, ms (doubles up to 5 s); default 100. */
   retryBackoffMs?: number;
-  /** Called as each phase of a batch starts (poll, begin, transform, send, offsets, commit, abort, rewind): for liveness checks and stall reports. */
+  /**
+   * Called as each phase of a batch starts (poll, begin, transform, send, offsets, commit, abort,
+   * rewind): for liveness checks and stall reports. The offsets travel from `begin` on; `offsets`
+   * is the wait for them (also before an abort).
+   */
   onStep?: (step: string) => void;
   /** Called with each non-empty batch as soon as it is polled, before its transaction begins; a throw fails and rewinds the batch. */
   onPolled?: (batch: readonly ConsumedMessage[]) => void;

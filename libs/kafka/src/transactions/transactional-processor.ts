@@ -45,6 +45,7 @@ export class TransactionalProcessor {
     const started = performance.now();
     let output = 0;
     let offsetsSent: Promise<void> | undefined;
+    let producing = false;
     try {
       // Inside the try: a hook that throws rewinds the batch like any failure. Outside it, the
       // consumer had moved past the batch and the next transaction committed offsets beyond it.
@@ -59,14 +60,23 @@ export class TransactionalProcessor {
       const records = await this.options.transform(batch);
       output = records.length;
       this.step('send');
+      producing = true;
       if (records.length > 0) await this.producer.produce(records);
+      producing = false;
       this.step('offsets');
       await offsetsSent;
       this.step('commit');
       await this.commitFetchingAhead();
-    } catch (err) {
+    } catch (caught) {
       // An abort while the offsets are still on their way would be refused as a conflicting call.
-      await offsetsSent?.catch(() => undefined);
+      this.step('offsets');
+      const offsetsFailure = await offsetsSent?.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      // Offsets the broker refused make the transaction abortable, and the produce that follows
+      // fails only with "must abort": the refusal is the cause to report.
+      const err = producing && offsetsFailure !== undefined ? offsetsFailure : caught;
       await this.abortAndRewind(batch, err, started, output);
       throw err;
     }

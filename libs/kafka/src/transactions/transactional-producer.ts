@@ -1,6 +1,6 @@
 import type { BatchConsumer } from '../consumer/consumer';
 import type { TopicPartitionOffset } from '../consumer/types';
-import { KAFKA_CHANNELS, publish } from '../channels';
+import { KAFKA_CHANNELS, publish, type OffsetsCommittedEvent } from '../channels';
 import { callback } from '../connection';
 import { kafkaError, translateKafkaError, type KafkaError } from '../errors';
 import { PRODUCER_DEFAULTS } from '../producer/options';
@@ -28,6 +28,8 @@ export class TransactionalProducer extends ProducerClient {
   private deliveryFailure: KafkaError | undefined;
   /** Between a begin() and the commit() or abort() that ends it. */
   private open = false;
+  /** Offsets added to the open transaction: published as committed when it commits. */
+  private sentOffsets: OffsetsCommittedEvent[] = [];
 
   constructor(options: TransactionalProducerOptions) {
     const transactionTimeoutMs = options.transactionTimeoutMs ?? 60_000;
@@ -58,6 +60,7 @@ export class TransactionalProducer extends ProducerClient {
   /** Starts a transaction. */
   async begin(): Promise<void> {
     this.deliveryFailure = undefined;
+    this.sentOffsets = [];
     await this.txn('transaction.begin', (done) => this.native.beginTransaction(done));
     this.open = true;
   }
@@ -81,7 +84,10 @@ export class TransactionalProducer extends ProducerClient {
     }
   }
 
-  /** Adds the consumer's offsets (next offset to read per partition) to the open transaction. */
+  /**
+   * Adds the consumer's offsets (next offset to read per partition) to the open transaction; they
+   * are published on the offsetsCommitted channel when it commits.
+   */
   async sendOffsets(consumer: BatchConsumer, offsets: readonly TopicPartitionOffset[], timeoutMs = 30_000): Promise<void> {
     if (offsets.length === 0) return;
     const plain = offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
@@ -90,7 +96,7 @@ export class TransactionalProducer extends ProducerClient {
     } catch (err) {
       throw await this.withDeliveryCause(err, 'transaction.sendOffsets');
     }
-    publish(KAFKA_CHANNELS.offsetsCommitted, { clientId: consumer.clientId, groupId: consumer.groupId, offsets: plain, transactional: true });
+    this.sentOffsets.push({ clientId: consumer.clientId, groupId: consumer.groupId, offsets: plain, transactional: true });
   }
 
   /**
@@ -105,11 +111,13 @@ export class TransactionalProducer extends ProducerClient {
       throw await this.withDeliveryCause(err, 'transaction.commit');
     }
     this.open = false;
+    for (const sent of this.sentOffsets.splice(0)) publish(KAFKA_CHANNELS.offsetsCommitted, sent);
   }
 
   /** Aborts the open transaction: its messages are never visible to read_committed consumers. */
   async abort(timeoutMs = 30_000): Promise<void> {
     this.open = false;
+    this.sentOffsets = [];
     await this.toCompletion('transaction.abort', (done) => this.native.abortTransaction(timeoutMs, done), timeoutMs);
   }
 
