@@ -1,10 +1,10 @@
-import { s3FromEnv, type ChaosS3Server } from '../../src/chaos/run';
+import { testS3 as sharedTestS3 } from '@sluice/testing';
+import type { ChaosS3Server } from '../../src/chaos/run';
 
 export { testBrokers, testSecureKafka } from '@sluice/testing';
 
-/** The test S3 server from SLUICE_TEST_S3_*; missing fails the test, never skips it. */
+/** The test S3 server (@sluice/testing) in the chaos runner's shape; missing fails the test, never skips it. */
 export function testS3(): ChaosS3Server {
-  const server = s3FromEnv();
-  if (!server) throw new Error("SLUICE_TEST_S3_* are not set: run 'bash tools/services.d/10-s3.sh start' and export what 'bash tools/services.d/10-s3.sh env' prints (tools/test-all.sh does both)");
-  return server;
+  const s3 = sharedTestS3();
+  return { endpoint: s3.endpoint, accessKey: s3.credentials.accessKeyId, secretKey: s3.credentials.secretAccessKey, bucket: s3.bucket };
 }
