@@ -7,6 +7,7 @@ import {
   TransactionalProcessor,
   TransactionalProducer,
   type ConsumedMessage,
+  type ConsumerOptions,
   type KafkaError,
   type OffsetsCommittedEvent,
   type TransactionalProducerOptions,
@@ -75,6 +76,16 @@ describe('Kafka transactions against the broker', () => {
     await seed.begin();
     await seed.produce(Array.from({ length: 10 }, (_, i) => ({ topic: input, value: `v${i}` })));
     await seed.commit();
+  }
+
+  /**
+   * Everything a new reader of `topic` gets: at least `count` messages, then whatever else arrives
+   * within a second (so a duplicate or a leaked record shows).
+   */
+  async function readAll(topic: string, count: number, extra: Partial<ConsumerOptions> = {}): Promise<ConsumedMessage[]> {
+    const reader = await testConsumer([topic], extra);
+    closers.push(() => reader.close());
+    return [...(await pollCount(reader, count)), ...(await pollFor(reader, 1_000))];
   }
 
   /** Processes batches until one fails (its error) or the deadline passes (undefined). */
@@ -176,9 +187,7 @@ describe('Kafka transactions against the broker', () => {
     expect(published).toHaveLength(commits);
     expect(published.at(-1)).toMatchObject({ transactional: true, offsets: [{ topic: input, partition: 0, offset: 10 }] });
 
-    const reader = await testConsumer([output]);
-    closers.push(() => reader.close());
-    const out = [...(await pollCount(reader, 10)), ...(await pollFor(reader, 1_000))];
+    const out = await readAll(output, 10);
     expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
   });
 
@@ -217,9 +226,7 @@ describe('Kafka transactions against the broker', () => {
     let processed = 0;
     while (processed < 80 && Date.now() < deadline) processed += (await processor.processOnce()).input;
     expect(processed).toBe(80);
-    const reader = await testConsumer([output]);
-    closers.push(() => reader.close());
-    const out = [...(await pollCount(reader, 80)), ...(await pollFor(reader, 1_000))];
+    const out = await readAll(output, 80);
     // Each input exactly once (the output's partitions are the producer's choice: no order across them).
     const expected = [0, 1].flatMap((partition) => Array.from({ length: 40 }, (_, i) => `P${partition}-${i}`));
     expect(out.map((m) => m.value?.toString()).sort()).toEqual(expected.sort());
@@ -246,9 +253,7 @@ describe('Kafka transactions against the broker', () => {
     let processed = 0;
     while (processed < 10 && Date.now() < deadline) processed += (await processor.processOnce()).input;
     expect(processed).toBe(10);
-    const reader = await testConsumer([output]);
-    closers.push(() => reader.close());
-    const out = [...(await pollCount(reader, 10)), ...(await pollFor(reader, 1_000))];
+    const out = await readAll(output, 10);
     expect(out.map((m) => m.value?.toString())).toEqual(Array.from({ length: 10 }, (_, i) => `V${i}`));
   });
 
@@ -361,9 +366,7 @@ describe('Kafka transactions against the broker', () => {
     await producer.begin();
     await producer.produce([{ topic, value: 'retried' }]);
     await producer.commit();
-    const reader = await testConsumer([topic], { isolationLevel: 'read_committed' });
-    closers.push(() => reader.close());
-    const seen = [...(await pollCount(reader, 1)), ...(await pollFor(reader, 1_000))];
+    const seen = await readAll(topic, 1, { isolationLevel: 'read_committed' });
     expect(seen.map((m) => m.value?.toString())).toEqual(['retried']);
   }
 
@@ -396,9 +399,7 @@ describe('Kafka transactions against the broker', () => {
     await successor.begin();
     await successor.produce([{ topic, value: 'successor' }]);
     await successor.commit();
-    const reader = await testConsumer([topic]);
-    closers.push(() => reader.close());
-    const seen = [...(await pollCount(reader, 1)), ...(await pollFor(reader, 1_000))];
+    const seen = await readAll(topic, 1);
     expect(seen.map((m) => m.value?.toString())).toEqual(['successor']);
   });
 });
