@@ -8,12 +8,13 @@
  *       [--merge-split]
  *
  * Each service starts with the environment it has as deployed where it matters for the numbers:
- * the traces sampled and its manifest's NODE_OPTIONS (V8 heap and young generation; since
- * 2026-12-04, before that V8's defaults). --service-env sets one environment variable of one
+ * the traces sampled and its manifest's runtime settings: NODE_OPTIONS (V8 heap and young
+ * generation; since 2026-12-04, before that V8's defaults) and MALLOC_ARENA_MAX (glibc's malloc
+ * arenas; since 2026-12-04 21:20 UTC). --service-env sets one environment variable of one
  * service on top (repeatable), e.g. `merge-compaction:SLUICE_DUCKDB_MEMORY_MB=512`.
  * --merge-split runs merge-compaction as deploy/k8s does, two processes: `SLUICE_ROLES=tier1` and
- * `tier2,compaction` (`merge-compaction-1`, with the folder manifest's NODE_OPTIONS unless
- * --service-env sets merge-compaction's); the RSS goal holds per process (per pod).
+ * `tier2,compaction` (`merge-compaction-1`, with the folder manifest's runtime settings but for
+ * those --service-env sets for merge-compaction); the RSS goal holds per process (per pod).
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
  * (throughput, lag and freshness over time) and prints progress every 5 s. See docs/bench/e2e.md.
  * Exit status: 0 every goal the run could judge was met; 3 a goal was missed; 1 the run failed
@@ -24,7 +25,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderSvg, svgToPng } from '../../src/bench/chart';
 import { loadStream, runBacklog, runE2e } from '../../src/bench/e2e';
-import { FOLDER_MANIFEST, deployedEnvOf, nodeOptionsOf } from '../../src/bench/service-bundle';
+import { FOLDER_MANIFEST, deployedEnvOf, runtimeEnvOf } from '../../src/bench/service-bundle';
 import { OwnBroker, ROOT, Stack, type ServiceName } from '../../src/bench/stack';
 
 const SERVICES: readonly string[] = ['ingest', 'validate', 'merge-compaction', 'query-api'] satisfies ServiceName[];
@@ -91,7 +92,10 @@ async function main(): Promise<number> {
     await broker.start();
     brokers = broker.brokers;
   }
-  const mergeNodeOptionsSet = values['service-env'].some((setting) => setting.startsWith('merge-compaction:NODE_OPTIONS='));
+  // The folder runs with its own manifest's runtime settings, but for those --service-env sets for merge-compaction.
+  const folderRuntime = Object.fromEntries(
+    Object.entries(runtimeEnvOf(FOLDER_MANIFEST)).filter(([key]) => !values['service-env'].some((setting) => setting.startsWith(`merge-compaction:${key}=`))),
+  );
   const stack = new Stack({
     brokers,
     workDir: work,
@@ -104,12 +108,12 @@ async function main(): Promise<number> {
       'query-api': { ...deployedEnvOf('query-api'), LOG_LEVEL: 'warn' },
     }),
     // As deploy/k8s runs it: one deployment for tier 1, one for tier 2 and compaction.
-    // The folder with its own manifest's NODE_OPTIONS, unless --service-env set them for both.
+    // The folder with its own manifest's runtime settings (NODE_OPTIONS, MALLOC_ARENA_MAX).
     instances: values['merge-split']
       ? {
           'merge-compaction': [
             { SLUICE_ROLES: 'tier1' },
-            { SLUICE_ROLES: 'tier2,compaction', ...(mergeNodeOptionsSet ? {} : nodeOptionsOf(FOLDER_MANIFEST)) },
+            { SLUICE_ROLES: 'tier2,compaction', ...folderRuntime },
           ],
         }
       : undefined,

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
+import { PROCESS_TUNING_ENV } from '../deploy/service-env';
 
 /** Repository root (tools/src/bench → ../../..). */
 export const ROOT = path.resolve(__dirname, '../../..');
@@ -33,23 +34,26 @@ const WORKLOAD_MANIFESTS: Record<ServiceName, string> = {
 };
 
 /**
- * {@link DEPLOYED_ENV} plus the `NODE_OPTIONS` the service's manifest gives its container (V8 heap
- * and young-generation sizes), so a benchmark's memory figures are those of the deployment.
+ * {@link DEPLOYED_ENV} plus the runtime settings the service's manifest gives its container (see
+ * {@link runtimeEnvOf}), so a benchmark's memory figures are those of the deployment.
  */
 export function deployedEnvOf(service: ServiceName): Record<string, string> {
-  return { ...DEPLOYED_ENV, ...nodeOptionsOf(WORKLOAD_MANIFESTS[service]) };
+  return { ...DEPLOYED_ENV, ...runtimeEnvOf(WORKLOAD_MANIFESTS[service]) };
 }
 
 /** merge-compaction's folder deployment (tier 2 and compaction), as deployed beside tier 1. */
 export const FOLDER_MANIFEST = 'deploy/k8s/base/merge-compaction/folder-deployment.yaml';
 
-/** `{ NODE_OPTIONS }` of a workload manifest's container (empty when it sets none). */
-export function nodeOptionsOf(manifestPath: string): Record<string, string> {
+/** The process-tuning variables ({@link PROCESS_TUNING_ENV}) a workload manifest's container sets (empty when it sets none). */
+export function runtimeEnvOf(manifestPath: string): Record<string, string> {
   const manifest = parse(readFileSync(path.join(ROOT, manifestPath), 'utf8')) as {
     spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
   };
-  const nodeOptions = manifest.spec.template.spec.containers[0].env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
-  return nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions };
+  const env: Record<string, string> = {};
+  for (const e of manifest.spec.template.spec.containers[0].env ?? []) {
+    if (PROCESS_TUNING_ENV.includes(e.name) && e.value !== undefined) env[e.name] = e.value;
+  }
+  return env;
 }
 
 /** The four services of the pipeline. */

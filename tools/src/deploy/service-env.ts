@@ -11,8 +11,11 @@ const CONFIG_SOURCES: Record<ServiceId, string[]> = {
   'query-api': ['apps/query-api/src/config.ts', 'libs/telemetry/src/config.ts'],
 };
 
-/** Variables for the runtime, not the app: V8 heap size; HOME for DuckDB's home directory. */
-const RUNTIME_ENV = new Set(['NODE_OPTIONS', 'HOME', 'NODE_ENV']);
+/** Variables that tune the process, not the service: V8's heap sizes, glibc's malloc arenas (benchmarks take the manifests' values). */
+export const PROCESS_TUNING_ENV: readonly string[] = ['NODE_OPTIONS', 'MALLOC_ARENA_MAX'];
+
+/** Variables for the runtime, not the app: the process tuning above; HOME for DuckDB's home directory. */
+const RUNTIME_ENV = new Set([...PROCESS_TUNING_ENV, 'HOME', 'NODE_ENV']);
 
 /**
  * Names deploy/ sets that the service does not read yet — the lead reconciles them with the
