@@ -33,8 +33,9 @@ describe('LocalStorage durability', () => {
     expect(await storage.putIfAbsent('_delta_log/00000000000000000000.json', Buffer.from('{}\n'))).toBe(true);
     const log = path.join(root, '_delta_log');
     expect(synced[0]).toBe(root); // the new _delta_log entry
-    expect(synced[1]).toMatch(/\/_delta_log\/\.00000000000000000000\.json\..*\.tmp$/);
-    expect(synced[2]).toBe(log);
+    expect(synced[1]).toBe(path.dirname(root)); // the root's entry, once per handle
+    expect(synced[2]).toMatch(/\/_delta_log\/\.00000000000000000000\.json\..*\.tmp$/);
+    expect(synced[3]).toBe(log);
   });
 
   it('fsyncs a data file moved in and the partition directory it lands in', async () => {
@@ -43,9 +44,37 @@ describe('LocalStorage durability', () => {
     await fs.writeFile(local, 'PAR1');
     await storage.putFile('day=2026-01-01/bucket=3/part-0.parquet', local);
     const partition = path.join(root, 'day=2026-01-01', 'bucket=3');
-    // The new directories' entries, deepest first, then the file, then the entry it gets.
-    expect(synced).toEqual([path.join(root, 'day=2026-01-01'), root, local, partition]);
+    // The new directories' entries, deepest first, and the root's, then the file, then the entry it gets.
+    expect(synced).toEqual([path.join(root, 'day=2026-01-01'), root, path.dirname(root), local, partition]);
     await storage.put('_last_checkpoint', Buffer.from('{}'));
-    expect(synced.slice(4)).toEqual([expect.stringMatching(/\/\._last_checkpoint\..*\.tmp$/), root]);
+    expect(synced.slice(5)).toEqual([expect.stringMatching(/\/\._last_checkpoint\..*\.tmp$/), root]);
+  });
+
+  it('makes a partition directory another writer created durable before a file in it is committed, once per handle', async () => {
+    // Another writer created it and may not have synced its entry yet: mkdir does not say so.
+    const partition = path.join(root, 'day=2026-01-02', 'bucket=1');
+    await fs.mkdir(partition, { recursive: true });
+    const storage = new LocalStorage(root);
+    const staged = async (name: string) => {
+      const local = path.join(root, name);
+      await fs.writeFile(local, 'PAR1');
+      return local;
+    };
+    const first = await staged('a.parquet');
+    await storage.putFile('day=2026-01-02/bucket=1/part-0.parquet', first);
+    expect(synced).toEqual([path.join(root, 'day=2026-01-02'), root, path.dirname(root), first, partition]);
+    const second = await staged('b.parquet');
+    await storage.putFile('day=2026-01-02/bucket=1/part-1.parquet', second);
+    expect(synced.slice(5)).toEqual([second, partition]);
+  });
+
+  it('syncs directories made anew after they were removed, though the handle synced them before (a table created again)', async () => {
+    const storage = new LocalStorage(root);
+    await storage.putIfAbsent('_delta_log/00000000000000000000.json', Buffer.from('{}\n'));
+    await fs.rm(root, { recursive: true });
+    synced.length = 0;
+    expect(await storage.putIfAbsent('_delta_log/00000000000000000000.json', Buffer.from('{}\n'))).toBe(true);
+    const log = path.join(root, '_delta_log');
+    expect(synced).toEqual([root, path.dirname(root), expect.stringMatching(/\/_delta_log\/\.00000000000000000000\.json\..*\.tmp$/), log]);
   });
 });

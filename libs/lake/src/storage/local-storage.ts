@@ -19,6 +19,9 @@ export class LocalStorage implements Storage {
   /** Absolute root directory of the table. */
   readonly root: string;
 
+  /** Directories under the root whose entry in their parent this handle has synced. */
+  private readonly durableDirs = new Set<string>();
+
   constructor(root: string) {
     this.root = path.resolve(root);
     this.uri = pathToFileURL(this.root).href;
@@ -43,7 +46,7 @@ export class LocalStorage implements Storage {
     const final = this.file(key);
     const tmp = this.tempNameFor(final);
     try {
-      await ensureDir(path.dirname(final));
+      await this.ensureDir(path.dirname(final));
       await writeSynced(tmp, body);
       await fs.rename(tmp, final);
       await syncPath(path.dirname(final));
@@ -54,13 +57,41 @@ export class LocalStorage implements Storage {
   }
 
   /**
+   * Creates `dir` (under the root) and its missing parents, and makes every directory from `dir`
+   * up to the root durable in its parent before a file in it is committed: also those another
+   * writer created, which mkdir does not report and which that writer may not have synced yet
+   * (a crash then could lose a committed file with its directory). Synced once per directory by
+   * this handle, and again when this call made it anew (it was removed: a table created again).
+   * Directories above the root are synced when this call created them.
+   */
+  private async ensureDir(dir: string): Promise<void> {
+    const created = await fs.mkdir(dir, { recursive: true });
+    // Deepest first; a durable directory's parents up to the root are durable too, so each is
+    // remembered only once its whole chain is synced.
+    const synced: string[] = [];
+    for (let d = dir; ; d = path.dirname(d)) {
+      const madeNow = created !== undefined && isAtOrAbove(created, d);
+      if (!madeNow && this.durableDirs.has(d)) break;
+      await syncPath(path.dirname(d));
+      synced.push(d);
+      if (d === this.root || path.dirname(d) === d) break;
+    }
+    for (const d of synced) this.durableDirs.add(d);
+    if (created === undefined || created === this.root || !isAtOrAbove(created, this.root)) return;
+    for (let d = path.dirname(this.root); ; d = path.dirname(d)) {
+      await syncPath(path.dirname(d));
+      if (d === created || path.dirname(d) === d) break;
+    }
+  }
+
+  /**
    * Moves a local file into the table under `key` (rename when on the same filesystem, copy
    * otherwise). Lets DuckDB write Parquet once instead of buffering it in memory.
    */
   async putFile(key: string, localFile: string): Promise<void> {
     const final = this.file(key);
     try {
-      await ensureDir(path.dirname(final));
+      await this.ensureDir(path.dirname(final));
       await syncPath(localFile);
       try {
         await fs.rename(localFile, final);
@@ -82,7 +113,7 @@ export class LocalStorage implements Storage {
     const final = this.file(key);
     const tmp = this.tempNameFor(final);
     try {
-      await ensureDir(path.dirname(final));
+      await this.ensureDir(path.dirname(final));
       await writeSynced(tmp, body);
       try {
         await fs.link(tmp, final);
@@ -206,13 +237,8 @@ async function syncPath(fileOrDir: string): Promise<void> {
   }
 }
 
-/** Creates `dir` and its missing parents, and makes each new entry durable in its parent. */
-async function ensureDir(dir: string): Promise<void> {
-  const created = await fs.mkdir(dir, { recursive: true });
-  if (created === undefined) return;
-  // From the deepest new directory up to the first one created: each is an entry of its parent.
-  for (let d = dir; ; d = path.dirname(d)) {
-    await syncPath(path.dirname(d));
-    if (d === created || path.dirname(d) === d) break;
-  }
+/** Whether `dir` is `of` or one of its ancestors. */
+function isAtOrAbove(dir: string, of: string): boolean {
+  const rel = path.relative(dir, of);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
