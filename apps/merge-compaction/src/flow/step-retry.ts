@@ -2,7 +2,7 @@ import { Backoff } from './backoff';
 
 /**
  * The back-off of one step among several that a periodic job runs in turn (tier 2's silver and
- * gold step per contract, its maintenance): a step that keeps failing waits out its own back-off
+ * each gold aggregate per contract, its maintenance): a step that keeps failing waits out its own back-off
  * while the others go on at the job's cadence.
  */
 export class StepRetry {

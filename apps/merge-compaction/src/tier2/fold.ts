@@ -81,9 +81,11 @@ export class ContractFolder {
    * (a second tier 2, a zombie pod): its deletes are not in the memory, which is rebuilt.
    */
   private tombstonesAt: ReadonlyMap<number, number> | undefined;
-  private lastGoldMs = -Infinity;
-  /** The last gold step left bronze rows for the next (it took its `maxRows`): the next runs at once. */
-  private goldBehind = false;
+  /**
+   * Per gold table: when its last step ran, and whether it left bronze rows for the next (it
+   * took its `maxRows`), in which case the next runs at once.
+   */
+  private readonly goldProgress = new Map<string, { lastMs: number; behind: boolean }>();
   /** Bronze's written offsets per partition, and each target table's folded ones, as last read (for {@link waitingOnFailure}). */
   private lastWritten: ReadonlyMap<number, number> = new Map();
   private readonly lastFolded = new Map<string, ReadonlyMap<number, number>>();
@@ -116,29 +118,30 @@ export class ContractFolder {
   }
 
   /**
-   * Adds bronze's new rows to the gold windows they touch, at most every `goldIntervalMs` unless
-   * the last step left rows behind; a no-op when gold is up to date with bronze or the interval
-   * has not passed. (A step takes at most `maxRows` offsets: held to the interval, gold kept up
-   * with at most `maxRows` per interval, 20k/s by default, and fell behind for good above it.)
+   * Adds bronze's new rows to the windows of one of the contract's gold aggregates, at most every
+   * `goldIntervalMs` unless its last step left rows behind; a no-op when that gold table is up to
+   * date with bronze or the interval has not passed. (A step takes at most `maxRows` offsets:
+   * held to the interval, gold kept up with at most `maxRows` per interval, 20k/s by default, and
+   * fell behind for good above it.) Each aggregate is its own step with its own progress, so one
+   * that fails holds back none of the others.
    */
-  async goldStep(): Promise<FoldOutcome> {
-    if (this.o.contract.aggregates.length === 0) return NOTHING_DONE;
-    if (!this.goldBehind && this.now() - this.lastGoldMs < this.o.goldIntervalMs) return NOTHING_DONE;
+  async goldStep(aggregate: GoldAggregate): Promise<FoldOutcome> {
+    let progress = this.goldProgress.get(aggregate.table);
+    if (progress === undefined) this.goldProgress.set(aggregate.table, (progress = { lastMs: -Infinity, behind: false }));
+    if (!progress.behind && this.now() - progress.lastMs < this.o.goldIntervalMs) return NOTHING_DONE;
     const view = await this.bronzeView();
-    if (!view) return this.nothingWaits(this.o.contract.aggregates.map((a) => a.table));
-    this.lastGoldMs = this.now();
+    if (!view) return this.nothingWaits([aggregate.table]);
+    const startedMs = this.now();
     const started = performance.now();
-    let goldWindows = 0;
-    let behind = false;
-    for (const aggregate of this.o.contract.aggregates) {
-      const table = this.o.tables.name(aggregate.table);
-      const g = await this.waitingOnFailure(table, () => FileLease.holding(() => this.foldGold(view.table, view.snapshot, aggregate, view.written)));
-      goldWindows += g.windows;
-      behind ||= g.behind;
-    }
-    this.goldBehind = behind;
-    this.o.logger.debug({ contract: this.o.contract.name, goldMs: Math.round(performance.now() - started), goldWindows }, 'gold step');
-    return { silverRows: 0, goldWindows, behind };
+    const table = this.o.tables.name(aggregate.table);
+    const g = await this.waitingOnFailure(table, () => FileLease.holding(() => this.foldGold(view.table, view.snapshot, aggregate, view.written)));
+    // Only a step that succeeded starts the interval: a failed one is tried again after its
+    // back-off, and keeps failing there (readiness counts it), instead of passing as a no-op
+    // until the interval is over.
+    progress.lastMs = startedMs;
+    progress.behind = g.behind;
+    this.o.logger.debug({ contract: this.o.contract.name, table, goldMs: Math.round(performance.now() - started), goldWindows: g.windows }, 'gold step');
+    return { silverRows: 0, goldWindows: g.windows, behind: g.behind };
   }
 
   /** Bronze as a step reads it: the table, its snapshot and the last offset written per partition (none yet: undefined). */

@@ -1,4 +1,4 @@
-import { CONTRACTS } from '@sluice/contracts';
+import { CONTRACTS, type AnyContract, type GoldAggregate } from '@sluice/contracts';
 import type { LakeQueryEngine } from '@sluice/lake';
 import { createTelemetry } from '@sluice/telemetry';
 import type { TableSet } from '../tables/table-set';
@@ -9,10 +9,15 @@ const telemetry = createTelemetry({ service: 'merge-compaction', logLevel: 'sile
 afterAll(() => telemetry.shutdown());
 afterEach(() => jest.restoreAllMocks());
 
-/** A worker over orders, inventory and clickstream whose folders are stubbed by the test. */
-function worker(tables = { existing: async () => undefined } as unknown as TableSet, foldPercent = 10, stallTimeoutMs = 60_000): Tier2Worker {
+/** A worker over orders, inventory and clickstream (unless told otherwise) whose folders are stubbed by the test. */
+function worker(
+  tables = { existing: async () => undefined } as unknown as TableSet,
+  foldPercent = 10,
+  stallTimeoutMs = 60_000,
+  contracts: AnyContract[] = [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream],
+): Tier2Worker {
   return new Tier2Worker({
-    contracts: [CONTRACTS.orders, CONTRACTS.inventory, CONTRACTS.clickstream].map((contract) => ({ contract, topic: `valid.${contract.name}` })),
+    contracts: contracts.map((contract) => ({ contract, topic: `valid.${contract.name}` })),
     tables,
     engine: {} as LakeQueryEngine,
     intervalMs: 1000,
@@ -46,9 +51,10 @@ describe('Tier2Worker.tick', () => {
 
     const behind = await tier2.tick();
 
-    expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
+    // One gold step per aggregate: inventory declares none.
+    expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold clickstream']);
     expect(behind).toBe(true); // a gold step still behind keeps the worker going
-    expect(tier2.stats).toEqual({ steps: 3, silverRows: 30, goldWindows: 6 });
+    expect(tier2.stats).toEqual({ steps: 3, silverRows: 30, goldWindows: 4 });
   });
 
   it("a contract whose silver fails holds back no other contract's step nor maintenance; it retries after its own back-off", async () => {
@@ -70,15 +76,15 @@ describe('Tier2Worker.tick', () => {
 
     // The pass completes (no error for the job to back off on) and maintenance runs.
     await expect(tier2.tick()).resolves.toBe(false);
-    expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
-    expect(tier2.stats).toEqual({ steps: 3, silverRows: 20, goldWindows: 6 });
+    expect(calls).toEqual(['silver orders', 'silver inventory', 'silver clickstream', 'gold orders', 'gold clickstream']);
+    expect(tier2.stats).toEqual({ steps: 3, silverRows: 20, goldWindows: 4 });
     expect(maintained).toHaveBeenCalledTimes(1);
 
     // The next pass, within inventory's back-off (100 ms at most): everything but that step runs.
     calls.length = 0;
     now += 10;
     await tier2.tick();
-    expect(calls).toEqual(['silver orders', 'silver clickstream', 'gold orders', 'gold inventory', 'gold clickstream']);
+    expect(calls).toEqual(['silver orders', 'silver clickstream', 'gold orders', 'gold clickstream']);
 
     // After its back-off it is tried again; failing for a minute makes the worker unhealthy.
     calls.length = 0;
@@ -89,6 +95,37 @@ describe('Tier2Worker.tick', () => {
     now += 60_000;
     await tier2.tick();
     expect(tier2.healthy).toBe(false);
+  });
+
+  it("a gold aggregate that fails holds back no other aggregate of its contract; it retries after its own back-off", async () => {
+    let now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const [statusMinute] = CONTRACTS.orders.aggregates;
+    const second: GoldAggregate = { ...statusMinute, name: 'status_minute_copy', table: 'gold_orders_status_minute_copy' };
+    const orders: AnyContract = { ...CONTRACTS.orders, aggregates: [statusMinute, second] };
+    const calls: string[] = [];
+    jest.spyOn(ContractFolder.prototype, 'silverStep').mockResolvedValue(outcome(0, 0, false));
+    jest.spyOn(ContractFolder.prototype, 'goldStep').mockImplementation(async (aggregate: GoldAggregate) => {
+      calls.push(aggregate.name);
+      if (aggregate === statusMinute) throw new Error('status_minute refused');
+      return outcome(0, 3, false);
+    });
+    const tier2 = worker(undefined, 10, 60_000, [orders]);
+
+    await expect(tier2.tick()).resolves.toBe(false);
+    expect(calls).toEqual(['status_minute', 'status_minute_copy']);
+    expect(tier2.stats.goldWindows).toBe(3);
+
+    // Within the failed one's back-off only the other runs; after it, both.
+    calls.length = 0;
+    now += 10;
+    await tier2.tick();
+    expect(calls).toEqual(['status_minute_copy']);
+    calls.length = 0;
+    now += 1_000;
+    await tier2.tick();
+    expect(calls).toEqual(['status_minute', 'status_minute_copy']);
+    expect(tier2.stats.goldWindows).toBe(9);
   });
 
   // A maintenance round that failed as it started waited a whole compaction interval before its

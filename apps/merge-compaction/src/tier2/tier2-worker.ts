@@ -1,4 +1,4 @@
-import { SILVER_ROW_ORDER, type AnyContract } from '@sluice/contracts';
+import { SILVER_ROW_ORDER, type AnyContract, type GoldAggregate } from '@sluice/contracts';
 import type { LakeQueryEngine, LakeTable, SortKey } from '@sluice/lake';
 import type { Logger, SluiceMetrics } from '@sluice/telemetry';
 import { maintainTable, type MaintenanceOptions } from '../compaction/maintenance';
@@ -40,8 +40,8 @@ export interface Tier2Options {
  * serialised by construction rather than by retrying conflicts).
  */
 export class Tier2Worker {
-  /** Each contract's folder, with a back-off per step so a failing step holds back no other. */
-  private readonly folders: { folder: ContractFolder; silver: StepRetry; gold: StepRetry }[];
+  /** Each contract's folder, with a back-off per step (silver, each gold aggregate) so a failing step holds back no other. */
+  private readonly folders: { folder: ContractFolder; silver: StepRetry; gold: { aggregate: GoldAggregate; retry: StepRetry }[] }[];
   private readonly maintenanceRetry: StepRetry;
   private readonly job: Periodic;
   private lastMaintenance = 0;
@@ -54,7 +54,7 @@ export class Tier2Worker {
     this.folders = o.contracts.map(({ contract, topic }) => ({
       folder: new ContractFolder({ contract, topic, tables: o.tables, engine: o.engine, maxRows: o.maxRows, foldPercent: o.foldPercent, goldIntervalMs: o.goldIntervalMs, watermarkMs: o.watermarkMs, maxReadBytes: o.maxReadBytes, logger: o.logger, metrics: o.metrics }),
       silver: new StepRetry(`silver ${contract.name}`, o.retryMaxMs),
-      gold: new StepRetry(`gold ${contract.name}`, o.retryMaxMs),
+      gold: contract.aggregates.map((aggregate) => ({ aggregate, retry: new StepRetry(`gold ${contract.name} ${aggregate.name}`, o.retryMaxMs) })),
     }));
     this.maintenanceRetry = new StepRetry('maintenance', o.retryMaxMs);
     this.job = new Periodic('tier2 fold', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
@@ -63,7 +63,7 @@ export class Tier2Worker {
   /** False while a fold step (or maintenance, or the job) keeps failing for longer than a minute (readiness). */
   get healthy(): boolean {
     const now = Date.now();
-    const steps = [...this.folders.flatMap((f) => [f.silver, f.gold]), this.maintenanceRetry];
+    const steps = [...this.folders.flatMap((f) => [f.silver, ...f.gold.map((g) => g.retry)]), this.maintenanceRetry];
     if (steps.some((s) => s.failingForMs(now) >= UNHEALTHY_AFTER_MS)) return false;
     return this.job.failures === 0 || this.job.sinceOkMs < UNHEALTHY_AFTER_MS;
   }
@@ -97,15 +97,17 @@ export class Tier2Worker {
   /**
    * One pass over every contract, silver first for all of them and then gold, so a contract's
    * silver never waits for other contracts' gold; true when some contract is still behind. A step
-   * that fails is logged and waits out its own back-off, skipped by the passes meanwhile: it holds
-   * back neither the other contracts' steps nor maintenance. (A failure used to fail the whole
-   * pass, so the job's back-off, up to SLUICE_RETRY_MAX_MS, delayed every contract and
-   * maintenance never ran.)
+   * (a contract's silver, one gold aggregate) that fails is logged and waits out its own back-off,
+   * skipped by the passes meanwhile: it holds back neither the other steps nor maintenance. (A
+   * failure used to fail the whole pass, so the job's back-off, up to SLUICE_RETRY_MAX_MS, delayed
+   * every contract and maintenance never ran.)
    */
   async tick(): Promise<boolean> {
     let behind = false;
     for (const f of this.folders) behind = (await this.runStep(f.silver, () => f.folder.silverStep())) || behind;
-    for (const f of this.folders) behind = (await this.runStep(f.gold, () => f.folder.goldStep())) || behind;
+    for (const f of this.folders) {
+      for (const g of f.gold) behind = (await this.runStep(g.retry, () => f.folder.goldStep(g.aggregate))) || behind;
+    }
     this.stats.steps += this.folders.length;
     const maintenanceDue = this.maintaining || Date.now() - this.lastMaintenance >= this.o.maintenance.intervalMs;
     if (maintenanceDue && this.maintenanceRetry.due(Date.now())) {
