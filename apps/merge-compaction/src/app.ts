@@ -16,6 +16,7 @@ import { DeadLetters, type DeadLetterSink } from './tier1/dead-letters';
 import { LakeBronzeStore } from './tier1/lake-bronze-store';
 import type { Tier1Tracer } from './tier1/trace';
 import { Tier1Worker, type Tier1ConsumerFactory } from './tier1/tier1-worker';
+import { BronzeWatch } from './tier2/bronze-watch';
 import { Tier2Worker } from './tier2/tier2-worker';
 
 /** What {@link build} needs; everything but config and telemetry has a production default. */
@@ -198,6 +199,17 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         metrics,
       })
     : undefined;
+  // Without tier 1 here (the split deployment), tier 2 learns of bronze commits by looking.
+  const bronzeWatch =
+    tier2 !== undefined && tier1 === undefined && config.bronzeWatchMs > 0
+      ? new BronzeWatch({
+          tables,
+          bronzeTables: contracts.map((contract) => contract.tables.bronze),
+          intervalMs: config.bronzeWatchMs,
+          onCommit: () => tier2.wake(),
+          logger: logger.child({ role: 'tier2' }),
+        })
+      : undefined;
   const compaction = config.roles.has('compaction')
     ? new CompactionWorker({
         contracts,
@@ -232,12 +244,14 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
       // Stopped while tier 1 waited for its storage: nothing more is started.
       if (stopping !== undefined) return;
       tier2?.start();
+      bronzeWatch?.start();
       compaction?.start();
       started = true;
       logger.info({ roles: [...config.roles], contracts: contracts.map((c) => c.name), opsPort: ops.port }, 'merge-compaction started');
     },
     stop() {
       stopping ??= (async () => {
+        bronzeWatch?.stop();
         await Promise.all([tier1?.stop(), tier2?.stop(), compaction?.stop()]);
         await dlqProducer?.close().catch((err: unknown) => logger.warn({ err }, 'DLQ producer close failed'));
         await admin?.close().catch((err: unknown) => logger.warn({ err }, 'admin client close failed'));

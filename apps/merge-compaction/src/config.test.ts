@@ -38,6 +38,13 @@ describe('merge-compaction config', () => {
     expect(loadMergeConfig({ SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_COMPACTION_SMALL_FILE_BYTES: '134217728' }).compactionSmallFileBytes).toBe(134_217_728);
   });
 
+  it('takes a bronze watch interval of 0 (off) or at least 50 ms, nothing in between', () => {
+    const load = (ms: string) => loadMergeConfig({ SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_BRONZE_WATCH_MS: ms }).bronzeWatchMs;
+    expect(() => load('5')).toThrow(/SLUICE_BRONZE_WATCH_MS must be 0 \(off\) or at least 50, got 5/);
+    expect([load('0'), load('50')]).toEqual([0, 50]);
+    expect(loadMergeConfig({ SLUICE_KAFKA_BROKERS: 'b:1' }).bronzeWatchMs).toBe(250);
+  });
+
   it('refuses a vacuum retention so short that vacuum deletes files a MERGE has not committed yet', () => {
     expect(() => loadConfig(mergeConfigSchema, { SLUICE_KAFKA_BROKERS: 'b:1', SLUICE_VACUUM_RETENTION_MS: '0' })).toThrow(
       /SLUICE_VACUUM_RETENTION_MS must be ≥ 3600000/,

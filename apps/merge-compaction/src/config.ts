@@ -56,6 +56,11 @@ export const mergeConfigSchema = {
     doc: 'event ids the dedup windows hold in memory together (25-50 bytes each); older ids inside the watermark are looked up in bronze',
   }),
   mergeIntervalMs: timerMs('SLUICE_MERGE_INTERVAL_MS', { default: 1000, min: 10, doc: 'tier-2 fold cadence' }),
+  bronzeWatchMs: timerMs('SLUICE_BRONZE_WATCH_MS', {
+    default: 250,
+    min: 0,
+    doc: 'without tier 1 in the process: how often tier 2 looks for new bronze commits (one HEAD per bronze table) to fold them at once instead of at the next fold interval; 0 = only the fold cadence, else at least 50',
+  }),
   silverFoldPercent: int('SLUICE_SILVER_FOLD_PERCENT', {
     default: 10,
     min: 0,
@@ -115,6 +120,9 @@ export const mergeConfigSchema = {
   ...telemetryConfigFields,
 };
 
+/** Shortest SLUICE_BRONZE_WATCH_MS but 0 (off). */
+export const MIN_BRONZE_WATCH_MS = 50;
+
 /** The loaded, frozen merge-compaction configuration. */
 export type MergeConfig = ConfigOf<typeof mergeConfigSchema>;
 
@@ -127,6 +135,11 @@ export function loadMergeConfig(env: Record<string, string | undefined>): MergeC
     prefixes: MERGE_CONFIG_PREFIXES,
     checks: [
       setTogether(mergeConfigSchema, 's3AccessKeyId', 's3SecretAccessKey'),
+      {
+        // A look per table every few ms would be a HEAD storm on S3 for no fresher silver.
+        fields: ['bronzeWatchMs'],
+        problem: (c) => (c.bronzeWatchMs === 0 || c.bronzeWatchMs >= MIN_BRONZE_WATCH_MS ? undefined : `SLUICE_BRONZE_WATCH_MS must be 0 (off) or at least ${MIN_BRONZE_WATCH_MS}, got ${c.bronzeWatchMs}`),
+      },
       {
         // Files between the two sizes would count as small yet never be compacted (they are
         // already at the target): the small-file gauges would stay high for good.

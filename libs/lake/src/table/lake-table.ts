@@ -345,6 +345,14 @@ export class LakeTable {
     return filesRelationSql(this.storage, snapshot, snapshot.files.filter(files));
   }
 
+  /**
+   * Whether the log holds a version after `version`: one HEAD of the next commit file, no log
+   * read. For a process that waits on another writer's commits and polls often.
+   */
+  async hasVersionAfter(version: number): Promise<boolean> {
+    return (await this.storage.head(commitKey(version + 1))) !== undefined;
+  }
+
   /** Latest `txn.version` per appId (exact bigint), from the latest snapshot. */
   async txnVersion(appId: string): Promise<bigint | undefined> {
     return (await this.snapshot()).txnVersion(appId);
