@@ -3,6 +3,18 @@ import tseslint from 'typescript-eslint';
 
 // Module boundaries (shared STYLE.md): apps use contracts, adapters and utils; adapters only
 // utils; contracts nothing internal; utils only utils; no app imports an app.
+
+/**
+ * `no-restricted-syntax` entries refusing a module, by a regex over its name, where the import
+ * rules do not look: `import('…')` and `require('…')`.
+ */
+const refuseDynamic = (regex, message) => [
+  { selector: `ImportExpression[source.value=${regex}]`, message },
+  { selector: `CallExpression[callee.name='require'][arguments.0.value=${regex}]`, message },
+];
+const TESTING_ONLY = 'test code only: services and tools must not import @sluice/testing';
+const CONTRACTS_PURE = 'libs/contracts imports nothing but avsc and its own files (no Kafka, DuckDB, HTTP or file-system library).';
+
 export default [
   { ignores: ['**/node_modules/**', '**/dist/**', '**/tmp/**', '**/*.js', '**/*.cjs', '**/*.mjs', '.nx/**'] },
   ...tseslint.configs.recommended,
@@ -50,7 +62,8 @@ export default [
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'libs/testing/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: '@sluice/testing', message: 'test code only: services and tools must not import @sluice/testing' }] }],
+      'no-restricted-imports': ['error', { paths: [{ name: '@sluice/testing', message: TESTING_ONLY }] }],
+      'no-restricted-syntax': ['error', ...refuseDynamic('/^@sluice\\u002Ftesting$/', TESTING_ONLY)],
     },
   },
   {
@@ -66,11 +79,13 @@ export default [
           patterns: [
             {
               regex: '^(?!avsc$|\\.{1,2}/)',
-              message: 'libs/contracts imports nothing but avsc and its own files (no Kafka, DuckDB, HTTP or file-system library).',
+              message: CONTRACTS_PURE,
             },
           ],
         },
       ],
+      // Replaces the block above's setting for these files, so it refuses @sluice/testing too.
+      'no-restricted-syntax': ['error', ...refuseDynamic('/^(?!avsc$|\\.{1,2}\\u002F)/', CONTRACTS_PURE)],
     },
   },
 ];
