@@ -129,32 +129,32 @@ export async function writeDataFiles(input: WriteFilesInput): Promise<WrittenFil
         const g = Number(m[1]);
         byGroup.set(g, [...(byGroup.get(g) ?? []), f]);
       }
-      const adds: AddAction[] = [];
-      let rows = 0;
-      let bytes = 0;
-      for (const [g, groupFiles] of byGroup) {
+      // DuckDB may split one partition into several files; then each file needs its own stats.
+      const written = [...byGroup].flatMap(([g, groupFiles]) => {
         const group = groups[g];
         if (!group) throw lakeError('LAKE_QUERY_FAILED', `DuckDB wrote group ${g} that has no rows`);
-        // DuckDB may split one partition into several files; then each file needs its own stats.
-        const perFile = groupFiles.length === 1 ? [{ file: groupFiles[0], stats: group.stats }] : await Promise.all(groupFiles.map(async (file) => ({ file, stats: await fileStats(conn, file, dataFields) })));
-        for (const { file, stats } of perFile) {
-          const st = await fs.stat(file);
-          const dir = partitionDirectory(partitionColumns, group.partitionValues);
-          const key = `${dir ? dir + '/' : ''}${path.basename(file)}`;
-          await moveIntoStorage(input.storage, key, file);
-          adds.push({
-            path: encodeAddPath(key),
-            partitionValues: { ...group.partitionValues },
-            size: st.size,
-            modificationTime: Date.now(),
-            dataChange: input.dataChange,
-            stats: stringifyJson(stats),
-          });
-          rows += stats.numRecords;
-          bytes += st.size;
-        }
-      }
-      return { adds, rows, bytes };
+        return groupFiles.map((file) => ({ file, group, stats: groupFiles.length === 1 ? group.stats : undefined }));
+      });
+      // One file per partition touched: moved one after another, a step over 32 buckets spent more
+      // time in the moves' fsyncs and renames (or S3 PUTs) than in DuckDB's COPY.
+      const moved = await mapAtMost(written, MOVES_AT_ONCE, async ({ file, group, stats: groupStatsOf }) => {
+        const stats = groupStatsOf ?? (await fileStats(conn, file, dataFields));
+        const st = await fs.stat(file);
+        const dir = partitionDirectory(partitionColumns, group.partitionValues);
+        const key = `${dir ? dir + '/' : ''}${path.basename(file)}`;
+        await moveIntoStorage(input.storage, key, file);
+        const add: AddAction = {
+          path: encodeAddPath(key),
+          partitionValues: { ...group.partitionValues },
+          size: st.size,
+          modificationTime: Date.now(),
+          dataChange: input.dataChange,
+          stats: stringifyJson(stats),
+        };
+        return { add, rows: stats.numRecords };
+      });
+      const adds = moved.map((m) => m.add);
+      return { adds, rows: moved.reduce((n, m) => n + m.rows, 0), bytes: adds.reduce((n, a) => n + a.size, 0) };
     } finally {
       await fs.rm(outDir, { recursive: true, force: true });
     }
@@ -249,6 +249,33 @@ async function fileStats(conn: DuckDBConnection, file: string, fields: DeltaFiel
   const result = await conn.runAndReadAll(`SELECT count(*)::BIGINT, ${statExprs(fields).join(', ')} FROM read_parquet(${sqlString(file)})`);
   const row = result.getRows()[0];
   return toStats(row.slice(1), Number(row[0]), fields);
+}
+
+/** Files moved into storage at once: on S3 each is a PUT, on local disk two fsyncs and a rename. */
+const MOVES_AT_ONCE = 8;
+
+/**
+ * `fn` over `items`, at most `limit` at a time, results in `items`' order. After a failure none is
+ * started, and the first error is thrown once the ones under way have settled (the caller then
+ * removes the files they were moving).
+ */
+export async function mapAtMost<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i]);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.err;
+  return results;
 }
 
 async function moveIntoStorage(storage: Storage, key: string, file: string): Promise<void> {
