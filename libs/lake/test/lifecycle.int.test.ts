@@ -24,6 +24,29 @@ async function count(table: LakeTable, version?: number): Promise<number> {
   }
 }
 
+/** Rows of `sql` over the table's current view (the table with its amortised tail). */
+async function viewRows(table: LakeTable, sql: string): Promise<Record<string, unknown>[]> {
+  const engine = await LakeQueryEngine.create();
+  const session = await engine.open({ t: await table.currentView() });
+  try {
+    return await session.query(sql);
+  } finally {
+    session.close();
+  }
+}
+
+/** Local storage whose first DELETE commit in an amortised tail fails without landing. */
+class FailFirstTailDelete extends LocalStorage {
+  failed = 0;
+  override async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+    if (this.failed === 0 && /^_sluice_tail\/_delta_log\/\d+\.json$/.test(key) && Buffer.from(body).includes('"operation":"DELETE"')) {
+      this.failed += 1;
+      throw new Error(`${key}: injected failure of the tail's DELETE commit`);
+    }
+    return super.putIfAbsent(key, body);
+  }
+}
+
 describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time travel, schema evolution', () => {
   let dir: string;
   beforeAll(async () => {
@@ -342,7 +365,7 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     await table.append({ rows: rows(0, 1000) });
     const spec = { keys: ['key'], versionColumn: 'v' } as const;
     // A step of 30 rows stays under 10 % of the table and goes to the tail; the next one folds
-    // every partition, its rows straight into the table and the tail's through a DELETE there.
+    // every partition, and removes the folded rows from the tail with a DELETE there.
     for (let step = 0; step < 12; step++) {
       await table.merge({ ...spec, source: { rows: rows(step * 30, step * 30 + 30, 2) }, amortise: { foldFraction: 0.1 } });
       expect((await table.currentView()).pending).toBeDefined();
@@ -350,9 +373,11 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     }
     const log = await fs.readdir(path.join(root, '_sluice_tail', '_delta_log'));
     const commits = log.filter((f) => f.endsWith('.json')).length;
-    expect(commits).toBe(25); // create + 12 appends + 12 fold deletes
+    // create + 12 appends + 12 appends of the folding steps' rows (their partitions had pending
+    // rows, so they go through the tail) + 12 fold deletes
+    expect(commits).toBe(37);
     const checkpoints = log.filter((f) => f.endsWith('.checkpoint.parquet')).sort();
-    expect(checkpoints).toEqual(['00000000000000000010.checkpoint.parquet', '00000000000000000020.checkpoint.parquet']);
+    expect(checkpoints).toEqual(['00000000000000000010.checkpoint.parquet', '00000000000000000020.checkpoint.parquet', '00000000000000000030.checkpoint.parquet']);
     expect(await count(table)).toBe(1000);
   });
 
@@ -372,6 +397,30 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     const view = await table.currentView();
     expect(view.pending).toBeDefined();
     expect(await count(table)).toBe(360);
+    const updated = await viewRows(table, 'SELECT key, v FROM t WHERE v = 2 ORDER BY key');
+    expect(updated.map((row) => [Number(row.key), Number(row.v)])).toEqual([[1, 2], [2, 2]]);
+    expect(Number((await viewRows(table, 'SELECT count(*) AS n FROM t'))[0].n)).toBe(360);
+  });
+
+  // A tombstone folded past the tail while its key's older version was pending there: the tail's
+  // DELETE failing after the fold left that version in the tail, shown by the current view and
+  // folded back into the table by the next fold.
+  it('a delete of a key pending in the tail stays deleted when the tail DELETE after its fold fails', async () => {
+    const storage = new FailFirstTailDelete(path.join(dir, 'tail-delete-fails'));
+    const table = await LakeTable.create(storage, { columns, partitionColumns: ['bucket'] });
+    await table.append({ rows: rows(0, 100) });
+    const spec = { keys: ['key'], versionColumn: 'v', deleteColumn: 'op' } as const;
+    await table.merge({ ...spec, source: { rows: [{ key: 1000, v: 1, payload: 'pending', bucket: 1, op: 'upsert' }] }, amortise: { foldFraction: 0.1 } });
+    expect(await viewRows(table, 'SELECT v FROM t WHERE key = 1000')).toHaveLength(1);
+    await expect(
+      table.merge({ ...spec, source: { rows: [{ key: 1000, v: 2, payload: null, bucket: 1, op: 'delete' }] }, amortise: { foldAll: true } }),
+    ).rejects.toThrow(/injected failure/);
+    expect(storage.failed).toBe(1);
+    expect(await viewRows(table, 'SELECT v FROM t WHERE key = 1000')).toEqual([]);
+    // The next fold (maintenance) goes through the tail left behind.
+    await table.merge({ ...spec, source: { rows: [] }, amortise: { foldAll: true } });
+    expect(await viewRows(table, 'SELECT v FROM t WHERE key = 1000')).toEqual([]);
+    expect(await count(table)).toBe(100);
   });
 
   // A writer that stops amortising (SLUICE_SILVER_FOLD_PERCENT=0 after a restart) merged by copy

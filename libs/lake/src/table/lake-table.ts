@@ -804,9 +804,13 @@ export class LakeTable {
     checkExpectedTxns(snap, spec.expectedTxns, this.name); // before the tail grows; the inner merge re-checks
     const tail = await this.tailTable(snap, spec);
     const before = await tail.snapshot();
-    // The batch is staged once: the partitions this step folds take their new rows straight into
-    // the MERGE, only the others' go to the tail. (Appended whole, a step that folds every
-    // partition it touched wrote its rows to the tail, read them back and deleted them.)
+    // The batch is staged once: a partition this step folds that has nothing pending takes its
+    // new rows straight into the MERGE, the others' go to the tail. (Appended whole, a step that
+    // folded every partition it touched wrote its rows to the tail, read them back and deleted
+    // them.) A partition with pending rows takes the batch's through the tail: a tombstone folded
+    // past the tail would leave an older pending version of its key there, shown by a reader
+    // that read the tail before the fold's commit, and folded back in for good if the tail's
+    // DELETE failed.
     const staged = await StagedBatch.stage(spec.source, before.schema.fields, snap.partitionColumns, this.scratchDir);
     try {
       const pkey = (f: LiveFile) => partitionKeyOf(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
@@ -830,14 +834,15 @@ export class LakeTable {
         folding.add(key);
         pendingTotal -= rows;
       }
-      if (staged.rowsIn(folding, false) > 0) await tail.append({ sql: staged.selectSql(folding, false) });
+      const hasPending = new Set(before.files.map(pkey));
+      const direct = new Set([...folding].filter((key) => !hasPending.has(key)));
+      if (staged.rowsIn(direct, false) > 0) await tail.append({ sql: staged.selectSql(direct, false) });
       const tsnap = await tail.snapshot();
-      // The tail's files in the folded partitions (this step appended none there).
       const foldFiles = tsnap.files.filter((f) => folding.has(pkey(f)));
       const inner: MergeSpec = { ...spec, amortise: undefined };
       let result: MergeResult;
       if (folding.size > 0) {
-        const parts = [...(foldFiles.length ? [`SELECT * FROM (${await filesRelationSql(tail.storage, tsnap, foldFiles)})`] : []), ...(staged.rowsIn(folding, true) > 0 ? [staged.selectSql(folding, true)] : [])];
+        const parts = [...(foldFiles.length ? [`SELECT * FROM (${await filesRelationSql(tail.storage, tsnap, foldFiles)})`] : []), ...(staged.rowsIn(direct, true) > 0 ? [staged.selectSql(direct, true)] : [])];
         result = await this.mergeCopyOnWrite({ ...inner, source: parts.length ? { sql: parts.join(' UNION ALL BY NAME ') } : { rows: [] } });
         if (foldFiles.length > 0) {
           const now = Date.now();
