@@ -18,7 +18,6 @@ import { commit, type CommitPlan, type CommitResult } from './commit';
 import { compactBin } from './compaction';
 import { writeDataFiles } from './data-writer';
 import { ingestSource, type WriteSource } from './ingest';
-import { StagedBatch, partitionKeyOf } from './staged-batch';
 import { partitionValueSql } from './partition';
 import { checkpointIntervalOf, DEFAULT_LOG_RETENTION_MS, fileRetentionMsOf, intervalMsOf, parquetLayoutOf, tombstoneRetentionMsOf, validateProperties } from './properties';
 import { filesRelationSql, translateReadError } from './relation';
@@ -121,11 +120,10 @@ export interface MergeSpec {
    */
   expectedTxns?: Readonly<Record<string, bigint | number | null>>;
   /**
-   * Amortised copy-on-write (docs/adr/0001-merge-design.md): the batch joins a pending tail
-   * (`_sluice_tail/`, a Delta table of its own that readers of this table never see); partitions
-   * fold into this table (copy-on-write) only when the tail with the batch outgrows
-   * `foldFraction` of the table, and a folding partition's rows of the batch go straight into
-   * the fold, never through the tail. `txn` actions still land in this table in the call. Read current state with
+   * Amortised copy-on-write (docs/adr/0001-merge-design.md): the batch is appended to a pending
+   * tail (`_sluice_tail/`, a Delta table of its own that readers of this table never see);
+   * partitions fold into this table (copy-on-write) only when the tail outgrows `foldFraction`
+   * of the table. `txn` actions still land in this table in the call. Read current state with
    * {@link LakeTable.currentView}; Delta readers see the table as of its last fold. A merge
    * without it on a table whose tail holds rows folds the whole tail with its batch.
    */
@@ -803,69 +801,56 @@ export class LakeTable {
     }
     checkExpectedTxns(snap, spec.expectedTxns, this.name); // before the tail grows; the inner merge re-checks
     const tail = await this.tailTable(snap, spec);
-    const before = await tail.snapshot();
-    // The batch is staged once: a partition this step folds that has nothing pending takes its
-    // new rows straight into the MERGE, the others' go to the tail. (Appended whole, a step that
-    // folded every partition it touched wrote its rows to the tail, read them back and deleted
-    // them.) A partition with pending rows takes the batch's through the tail: a tombstone folded
-    // past the tail would leave an older pending version of its key there, shown by a reader
-    // that read the tail before the fold's commit, and folded back in for good if the tail's
-    // DELETE failed.
-    const staged = await StagedBatch.stage(spec.source, before.schema.fields, snap.partitionColumns, this.scratchDir);
-    try {
-      const pkey = (f: LiveFile) => partitionKeyOf(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
-      const silverRows = new Map<string, number>();
-      for (const f of snap.files) silverRows.set(pkey(f), (silverRows.get(pkey(f)) ?? 0) + (snap.stats(f)?.numRecords ?? Infinity));
-      const pending = new Map<string, number>();
-      for (const f of before.files) pending.set(pkey(f), (pending.get(pkey(f)) ?? 0) + (before.stats(f)?.numRecords ?? Infinity)); // unknown counts fold rather than pile up
-      for (const [key, rows] of staged.rowsByPartition) pending.set(key, (pending.get(key) ?? 0) + rows);
-      // Keep the whole tail under foldFraction of the table: fold the partitions whose pending
-      // share of their own rows is highest (most pending retired per row rewritten) until it is.
-      // In steady state partitions fold at about twice the average pending share, so each event
-      // costs ~1/(2·foldFraction) rewritten rows whatever the table size (ADR 0001).
-      const fraction = options.foldFraction ?? 0.1;
-      const tableRows = [...silverRows.values()].reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
-      const cap = Math.max(options.minPendingRows ?? 0, fraction * tableRows);
-      let pendingTotal = [...pending.values()].reduce((a, n) => a + n, 0);
-      const byShare = [...pending].sort(([ka, a], [kb, b]) => b / Math.max(1, silverRows.get(kb) ?? 0) - a / Math.max(1, silverRows.get(ka) ?? 0));
-      const folding = new Set<string>();
-      for (const [key, rows] of byShare) {
-        if (!options.foldAll && pendingTotal <= cap) break;
-        folding.add(key);
-        pendingTotal -= rows;
-      }
-      const hasPending = new Set(before.files.map(pkey));
-      const direct = new Set([...folding].filter((key) => !hasPending.has(key)));
-      if (staged.rowsIn(direct, false) > 0) await tail.append({ sql: staged.selectSql(direct, false) });
-      const tsnap = await tail.snapshot();
-      const foldFiles = tsnap.files.filter((f) => folding.has(pkey(f)));
-      const inner: MergeSpec = { ...spec, amortise: undefined };
-      let result: MergeResult;
-      if (folding.size > 0) {
-        const parts = [...(foldFiles.length ? [`SELECT * FROM (${await filesRelationSql(tail.storage, tsnap, foldFiles)})`] : []), ...(staged.rowsIn(direct, true) > 0 ? [staged.selectSql(direct, true)] : [])];
-        result = await this.mergeCopyOnWrite({ ...inner, source: parts.length ? { sql: parts.join(' UNION ALL BY NAME ') } : { rows: [] } });
-        if (foldFiles.length > 0) {
-          const now = Date.now();
-          // Through the tail's own maintenance: a fold's DELETE that lands on a checkpoint version
-          // checkpoints the tail like any other commit (a tail folded every step had none).
-          await tail.commitAndMaintain(tsnap, {
-            operation: 'DELETE',
-            operationParameters: { predicate: 'folded' },
-            actions: foldFiles.map((f) => ({ remove: removeOf(f, now, true) })),
-            isBlindAppend: false,
-            readFiles: new Set(foldFiles.map((f) => f.path)),
-          });
-        }
-      } else if (spec.txns?.length) {
-        result = await this.mergeCopyOnWrite({ ...inner, source: { rows: [] } });
-      } else {
-        result = { version: undefined, filesRead: 0, bytesRead: 0, filesRewritten: 0, bytesRewritten: 0, filesAdded: 0, bytesWritten: 0, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0, durationMs: 0 };
-      }
-      const pendingRows = [...pending].filter(([k]) => !folding.has(k)).reduce((n, [, rows]) => n + rows, 0);
-      return { ...result, foldedPartitions: folding.size, pendingRows, durationMs: performance.now() - started };
-    } finally {
-      await staged.remove();
+    await tail.append(spec.source);
+    const tsnap = await tail.snapshot();
+    const pkey = (f: LiveFile) => JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
+    const silverRows = new Map<string, number>();
+    for (const f of snap.files) silverRows.set(pkey(f), (silverRows.get(pkey(f)) ?? 0) + (snap.stats(f)?.numRecords ?? Infinity));
+    const pending = new Map<string, { rows: number; files: LiveFile[] }>();
+    for (const f of tsnap.files) {
+      const p = pending.get(pkey(f)) ?? { rows: 0, files: [] };
+      p.rows += tsnap.stats(f)?.numRecords ?? Infinity; // unknown counts fold rather than pile up
+      p.files.push(f);
+      pending.set(pkey(f), p);
     }
+    // Keep the whole tail under foldFraction of the table: fold the partitions whose pending
+    // share of their own rows is highest (most pending retired per row rewritten) until it is.
+    // In steady state partitions fold at about twice the average pending share, so each event
+    // costs ~1/(2·foldFraction) rewritten rows whatever the table size (ADR 0001).
+    const fraction = options.foldFraction ?? 0.1;
+    const tableRows = [...silverRows.values()].reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+    const cap = Math.max(options.minPendingRows ?? 0, fraction * tableRows);
+    let pendingTotal = [...pending.values()].reduce((a, p) => a + p.rows, 0);
+    const byShare = [...pending].sort(([ka, a], [kb, b]) => b.rows / Math.max(1, silverRows.get(kb) ?? 0) - a.rows / Math.max(1, silverRows.get(ka) ?? 0));
+    const folding: typeof byShare = [];
+    for (const entry of byShare) {
+      if (!options.foldAll && pendingTotal <= cap) break;
+      folding.push(entry);
+      pendingTotal -= entry[1].rows;
+    }
+    const foldFiles = folding.flatMap(([, p]) => p.files);
+    const inner: MergeSpec = { ...spec, amortise: undefined };
+    let result: MergeResult;
+    if (foldFiles.length > 0) {
+      const rel = await filesRelationSql(tail.storage, tsnap, foldFiles);
+      result = await this.mergeCopyOnWrite({ ...inner, source: { sql: rel } });
+      const now = Date.now();
+      // Through the tail's own maintenance: a fold's DELETE that lands on a checkpoint version
+      // checkpoints the tail like any other commit (a tail folded every step had none).
+      await tail.commitAndMaintain(tsnap, {
+        operation: 'DELETE',
+        operationParameters: { predicate: 'folded' },
+        actions: foldFiles.map((f) => ({ remove: removeOf(f, now, true) })),
+        isBlindAppend: false,
+        readFiles: new Set(foldFiles.map((f) => f.path)),
+      });
+    } else if (spec.txns?.length) {
+      result = await this.mergeCopyOnWrite({ ...inner, source: { rows: [] } });
+    } else {
+      result = { version: undefined, filesRead: 0, bytesRead: 0, filesRewritten: 0, bytesRewritten: 0, filesAdded: 0, bytesWritten: 0, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0, durationMs: 0 };
+    }
+    const pendingRows = [...pending].filter(([k]) => !folding.some(([f]) => f === k)).reduce((n, [, p]) => n + p.rows, 0);
+    return { ...result, foldedPartitions: folding.length, pendingRows, durationMs: performance.now() - started };
   }
 
   /** The tail's table handle, made once (it keeps its own latest snapshot). */
