@@ -51,6 +51,18 @@ describe('mapAtMost', () => {
     expect(started).toEqual([0, 1]);
   });
 
+  it('runs one at a time when given a limit under 1', async () => {
+    let running = 0;
+    let most = 0;
+    const results = await mapAtMost([1, 2, 3], 0, async (i) => {
+      most = Math.max(most, ++running);
+      await tick();
+      running--;
+      return i;
+    });
+    expect([results, most]).toEqual([[1, 2, 3], 1]);
+  });
+
   it('returns an empty list for no items', async () => {
     await expect(mapAtMost([], 8, async () => 1)).resolves.toEqual([]);
   });

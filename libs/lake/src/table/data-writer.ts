@@ -255,7 +255,7 @@ async function fileStats(conn: DuckDBConnection, file: string, fields: DeltaFiel
 const MOVES_AT_ONCE = 8;
 
 /**
- * `fn` over `items`, at most `limit` at a time, results in `items`' order. After a failure none is
+ * `fn` over `items`, at most `limit` (at least 1) at a time, results in `items`' order. After a failure none is
  * started, and the first error is thrown once the ones under way have settled (the caller then
  * removes the files they were moving).
  */
@@ -273,7 +273,7 @@ export async function mapAtMost<T, R>(items: readonly T[], limit: number, fn: (i
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, Math.floor(limit)), items.length) }, worker));
   if (failure) throw failure.err;
   return results;
 }
