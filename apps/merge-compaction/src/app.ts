@@ -208,6 +208,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           intervalMs: config.bronzeWatchMs,
           onCommit: () => tier2.wake(),
           logger: logger.child({ role: 'tier2' }),
+          retryMaxMs: config.retryMaxMs,
         })
       : undefined;
   const compaction = config.roles.has('compaction')
@@ -251,8 +252,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     },
     stop() {
       stopping ??= (async () => {
-        bronzeWatch?.stop();
-        await Promise.all([tier1?.stop(), tier2?.stop(), compaction?.stop()]);
+        await Promise.all([bronzeWatch?.stop(), tier1?.stop(), tier2?.stop(), compaction?.stop()]);
         await dlqProducer?.close().catch((err: unknown) => logger.warn({ err }, 'DLQ producer close failed'));
         await admin?.close().catch((err: unknown) => logger.warn({ err }, 'admin client close failed'));
         await ops?.close();

@@ -22,7 +22,7 @@ describe('BronzeWatch', () => {
 
   function watch(onCommit: () => void, intervalMs = 10_000): BronzeWatch {
     const tables = new TableSet({ storageFor, tablePrefix: '' });
-    return new BronzeWatch({ tables, bronzeTables: ['bronze_orders'], intervalMs, onCommit, logger: telemetry.logger });
+    return new BronzeWatch({ tables, bronzeTables: ['bronze_orders'], intervalMs, onCommit, logger: telemetry.logger, retryMaxMs: 1000 });
   }
 
   it("calls back once for each commit another handle makes, not for a table's first sight or an unchanged log", async () => {
@@ -49,7 +49,7 @@ describe('BronzeWatch', () => {
     broken.list = () => Promise.reject(new Error('storage refused'));
     const tables = new TableSet({ storageFor: (name) => (name === 'bronze_broken' ? broken : storageFor(name)), tablePrefix: '' });
     const onCommit = jest.fn();
-    const w = new BronzeWatch({ tables, bronzeTables: ['bronze_broken', 'bronze_orders'], intervalMs: 10_000, onCommit, logger: telemetry.logger });
+    const w = new BronzeWatch({ tables, bronzeTables: ['bronze_broken', 'bronze_orders'], intervalMs: 10_000, onCommit, logger: telemetry.logger, retryMaxMs: 1000 });
     await LakeTable.create(storageFor('bronze_orders'), { name: 'bronze_orders', columns: [{ name: 'id', type: 'long' }] });
     expect(await w.check()).toBe(false);
     await (await writer()).addColumns([{ name: 'note', type: 'string' }]);
@@ -78,13 +78,13 @@ describe('BronzeWatch', () => {
     const w = watch(() => commits++, 20);
     w.start();
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100)); // its first look records version 0
+      await new Promise((resolve) => setTimeout(resolve, 100)); // its first look (at start) records version 0
       await (await writer()).addColumns([{ name: 'note', type: 'string' }]);
       const deadline = Date.now() + 5_000;
       while (commits === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(commits).toBe(1);
     } finally {
-      w.stop();
+      await w.stop();
     }
     await (await writer()).addColumns([{ name: 'late', type: 'string' }]);
     await new Promise((resolve) => setTimeout(resolve, 200));

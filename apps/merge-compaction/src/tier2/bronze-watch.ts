@@ -1,4 +1,5 @@
 import type { Logger } from '@sluice/telemetry';
+import { Periodic } from '../flow/periodic';
 import type { TableSet } from '../tables/table-set';
 
 /** What a {@link BronzeWatch} watches and whom it tells. */
@@ -11,6 +12,8 @@ export interface BronzeWatchOptions {
   /** Called when some table has a commit the watch had not seen. */
   readonly onCommit: () => void;
   readonly logger: Logger;
+  /** Longest back-off of the watch's job (its looks do not throw; as the other jobs). */
+  readonly retryMaxMs: number;
 }
 
 /**
@@ -33,31 +36,31 @@ export class BronzeWatch {
   /** Tables whose last look failed (one warning per streak). */
   private readonly failing = new Set<string>();
   private looks = 0;
-  private timer: NodeJS.Timeout | undefined;
-  /** Started and not stopped since: looks are scheduled. */
-  private running = false;
-  /** stop() was called: a look still running tells no one. */
-  private stopped = false;
-  /** Bumped by each start: a look still running from before a stop does not schedule the next. */
-  private generation = 0;
+  private readonly job: Periodic;
 
-  constructor(private readonly o: BronzeWatchOptions) {}
+  constructor(private readonly o: BronzeWatchOptions) {
+    const look = async (signal: AbortSignal) => {
+      await this.check(signal);
+      return false; // a look that found a commit does not look again at once: the fold it woke reads the log
+    };
+    this.job = new Periodic('bronze watch', o.intervalMs, look, o.logger, o.retryMaxMs);
+  }
 
+  /** Looks now, then every interval. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopped = false;
-    this.schedule(++this.generation);
+    this.job.start();
   }
 
-  stop(): void {
-    this.running = false;
-    this.stopped = true;
-    clearTimeout(this.timer);
+  /** Stops after the look under way, which then tells no one. */
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
-  /** Looks at every bronze table once; true (and `onCommit` called) when one has a new commit. */
-  async check(): Promise<boolean> {
+  /**
+   * Looks at every bronze table once; true (and `onCommit` called, unless `signal` was aborted
+   * meanwhile) when one has a new commit.
+   */
+  async check(signal?: AbortSignal): Promise<boolean> {
     const resync = ++this.looks % RESYNC_LOOKS === 0;
     let moved = false;
     for (const name of this.o.bronzeTables) {
@@ -69,7 +72,7 @@ export class BronzeWatch {
         this.failing.add(name);
       }
     }
-    if (moved && !this.stopped) this.o.onCommit();
+    if (moved && !signal?.aborted) this.o.onCommit();
     return moved;
   }
 
@@ -86,16 +89,5 @@ export class BronzeWatch {
       return seen !== undefined && version !== seen;
     }
     return false;
-  }
-
-  private schedule(generation: number): void {
-    this.timer = setTimeout(() => {
-      void this.check()
-        .catch((err: unknown) => this.o.logger.warn({ err }, 'bronze watch: a look failed'))
-        .finally(() => {
-          if (this.running && generation === this.generation) this.schedule(generation);
-        });
-    }, this.o.intervalMs);
-    this.timer.unref();
   }
 }
