@@ -167,7 +167,15 @@ export function loadStream(seed: number): EventStream {
 /** One freshness probe: an order of its own entity, sent on its own timer. */
 interface Probe {
   readonly key: string;
+  readonly eventId: string;
   readonly createdAt: number;
+}
+
+/** When a probe passed each point: sent, acknowledged by ingest, visible through query-api (ms). */
+interface ProbeTimes {
+  readonly createdAt: number;
+  ackedAt?: number;
+  visibleAt?: number;
 }
 
 /** Probes sent per second: one every this many ms, whatever ingest's backpressure. */
@@ -203,6 +211,7 @@ export async function runE2e(o: E2eOptions) {
   const timeline: Sample[] = [];
   const freshness: [number, number][] = [];
   const probes: Probe[] = [];
+  const probeTimes = new Map<string, ProbeTimes>();
   let probesSent = 0;
   /** Unique valid events acknowledged (duplicates excluded: bronze holds each once), and their id digest. */
   let acked = 0;
@@ -258,10 +267,15 @@ export async function runE2e(o: E2eOptions) {
   const probeTimer = (async () => {
     while (loading) {
       const probe = probeEvent(o.seed, probesSent++);
-      probes.push({ key: probe.key, createdAt: Date.now() });
+      const times: ProbeTimes = { createdAt: Date.now() };
+      probes.push({ key: probe.key, eventId: probe.eventId, createdAt: times.createdAt });
+      probeTimes.set(probe.eventId, times);
       const sent: Promise<void> = probeSender
         .send([probe])
-        .then(() => countAcked([probe]))
+        .then(() => {
+          times.ackedAt = Date.now();
+          countAcked([probe]);
+        })
         .catch((err: Error) => o.progress(`probe ${probe.key} not acknowledged: ${err.message}`))
         .finally(() => probeSends.delete(sent));
       probeSends.add(sent);
@@ -273,7 +287,10 @@ export async function runE2e(o: E2eOptions) {
       for (const p of probes.slice(0, PROBES_PER_ROUND)) {
         const r = await fetch(`${stack.queryUrl}/v1/tables/${CONTRACTS.orders.tables.silver}/entities/${p.key}`, { headers: { authorization: `Bearer ${DEMO_QUERY_TOKEN}` }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
         if (r) await r.arrayBuffer();
-        if (r?.status === 200) freshness.push([+((p.createdAt - started) / 1000).toFixed(1), (Date.now() - p.createdAt) / 1000]);
+        if (r?.status === 200) {
+          probeTimes.get(p.eventId)!.visibleAt = Date.now();
+          freshness.push([+((p.createdAt - started) / 1000).toFixed(1), (Date.now() - p.createdAt) / 1000]);
+        }
         if (r?.status === 200 || Date.now() - p.createdAt > o.drainTimeoutMs) probes.splice(probes.indexOf(p), 1);
       }
       await sleep(100);
@@ -333,6 +350,7 @@ export async function runE2e(o: E2eOptions) {
       steadyVisiblePerSecond: Math.round(steadyRate),
       ratioToCeiling: +(sustained / ceiling.eventsPerSecond).toFixed(3),
       freshnessSeconds: fresh,
+      freshnessStages: await probeStages(stack.lakeRoot, probeTimes),
       probesSent,
       probesTimedOut,
       delivered: {
@@ -357,6 +375,39 @@ export async function runE2e(o: E2eOptions) {
     freshness,
   };
   return result;
+}
+
+/**
+ * Where the visible probes' time went, from the times the bench saw (sent, acknowledged, visible)
+ * and the two bronze keeps for each row: `_produced_at`, the valid record's Kafka timestamp (set
+ * when validate produced it, before its transaction committed), and `_ingested_at`, when tier 1
+ * closed the micro-batch and began its append. Percentiles in seconds per stage:
+ * - `acknowledged`: sent → ingest's answer (Kafka acknowledged the raw record);
+ * - `toValidTopic`: sent → validate produced the valid record;
+ * - `toBronzeBatch`: that → tier 1's batch closed (validate's commit, tier 1's fetch, the batch wait);
+ * - `toVisible`: that → visible (bronze append, the folder's watch, the fold, query-api's
+ *   snapshot refresh, the bench's lookup round).
+ */
+async function probeStages(lakeRoot: string, times: ReadonlyMap<string, ProbeTimes>) {
+  const ids = [...times].filter(([, p]) => p.visibleAt !== undefined).map(([id]) => `'${id.replace(/'/g, "''")}'`);
+  const rows = ids.length
+    ? await readTable(
+        { root: lakeRoot },
+        CONTRACTS.orders.tables.bronze,
+        `SELECT event_id, epoch_ms(_produced_at)::DOUBLE AS produced, epoch_ms(_ingested_at)::DOUBLE AS ingested FROM t WHERE event_id IN (${ids.join(', ')})`,
+      )
+    : [];
+  const stages = { acknowledged: [] as number[], toValidTopic: [] as number[], toBronzeBatch: [] as number[], toVisible: [] as number[] };
+  for (const r of rows) {
+    const p = times.get(String(r.event_id))!;
+    const produced = Number(r.produced);
+    const ingested = Number(r.ingested);
+    if (p.ackedAt !== undefined) stages.acknowledged.push((p.ackedAt - p.createdAt) / 1000);
+    stages.toValidTopic.push((produced - p.createdAt) / 1000);
+    stages.toBronzeBatch.push((ingested - produced) / 1000);
+    stages.toVisible.push((p.visibleAt! - ingested) / 1000);
+  }
+  return Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, percentiles(v)]));
 }
 
 /** The `n`th freshness probe of a run: an order of an entity no other event touches. */
