@@ -350,7 +350,8 @@ export async function runE2e(o: E2eOptions) {
       steadyVisiblePerSecond: Math.round(steadyRate),
       ratioToCeiling: +(sustained / ceiling.eventsPerSecond).toFixed(3),
       freshnessSeconds: fresh,
-      freshnessStages: await probeStages(stack.lakeRoot, probeTimes),
+      // A failed read costs the split, not the run's results.
+      freshnessStages: await probeStages(stack.lakeRoot, probeTimes).catch((err: Error) => ({ error: err.message })),
       probesSent,
       probesTimedOut,
       delivered: {
