@@ -22,6 +22,7 @@ describe('dashboard page in headless Chromium', () => {
   let profile: string;
   let validate: Telemetry;
   let ops: OpsServer;
+  let baseUrl: string;
 
   beforeAll(async () => {
     await fs.access(CHROMIUM).catch(() => {
@@ -57,6 +58,7 @@ describe('dashboard page in headless Chromium', () => {
     // A throw inside this listener would not fail a test: errors are kept and checked after each.
     page.on('pageerror', (err) => pageErrors.push(err.message));
     await page.goto(`${base}/dashboard#token=${TOKEN}`);
+    baseUrl = base;
   }, 60_000);
 
   afterAll(async () => {
@@ -102,6 +104,20 @@ describe('dashboard page in headless Chromium', () => {
       return row?.children[1]?.textContent === '32' && Number(row.children[2]?.textContent) > 0;
     }, undefined, { timeout: 20_000 });
     expect(await page.textContent('#throughput-rate')).toMatch(/^\d+(\.\d+)? events\/s$/);
+  }, 60_000);
+
+  it('asks for another token when the one it holds is refused, instead of failing every refresh', async () => {
+    const other = await context.newPage();
+    try {
+      other.on('pageerror', (err) => pageErrors.push(err.message));
+      await other.goto(`${baseUrl}/dashboard#token=not-a-token-of-this-service`);
+      await other.waitForSelector('#token-form', { state: 'visible', timeout: 20_000 });
+      expect(await other.textContent('#status')).toMatch(/^the token was refused \(QUERY_AUTH_INVALID: .*\); enter another$/);
+      expect(await other.isHidden('#panels')).toBe(true);
+      expect(await other.evaluate(() => sessionStorage.getItem('sluice-token'))).toBeNull();
+    } finally {
+      await other.close();
+    }
   }, 60_000);
 
   it('updates itself after new data lands', async () => {

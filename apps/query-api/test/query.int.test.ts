@@ -2,10 +2,11 @@
 // Answers are checked against DuckDB running equivalent SQL directly on the same snapshot.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeQueryEngine, type LakeTable } from '@sluice/lake';
+import { SluiceError } from '@sluice/errors';
+import { LakeQueryEngine, LakeTable, LocalStorage, type Storage } from '@sluice/lake';
 import { KEY_HASH_COLUMN, keyHashOf } from '@sluice/contracts';
 import { createTelemetry } from '@sluice/telemetry';
-import { BUCKETS, DAY0, type TestApp, createOrders, get, orderRow, query, startApp, tempDir } from './support';
+import { BUCKETS, DAY0, TOKEN, type TestApp, createOrders, get, orderRow, query, startApp, tempDir } from './support';
 
 const ROWS = 2000;
 
@@ -191,6 +192,35 @@ describe('query-api over real tables', () => {
     expect(second.body.rows[0].order_id).toBe(orderRow(10).order_id);
     const last = await query(t.app, 'silver_orders', { ...page, offset: ROWS - 5 });
     expect(last.body).toMatchObject({ rowCount: 5, truncated: false });
+  });
+
+  it('pages through rows tied on the ordered column, each row once', async () => {
+    // Ties on status came back in whatever order DuckDB's threads produced them: pages repeated
+    // rows and skipped others. Every other output now breaks ties.
+    const seen: string[] = [];
+    for (let offset = 0; offset < ROWS; offset += 150) {
+      const res = await query(t.app, 'silver_orders', { select: ['order_id', 'status'], orderBy: [{ column: 'status' }], limit: 150, offset });
+      expect(res.status).toBe(200);
+      seen.push(...res.body.rows.map((r: { order_id: string }) => r.order_id));
+    }
+    expect(seen).toHaveLength(ROWS);
+    expect(new Set(seen).size).toBe(ROWS);
+    const unordered = await query(t.app, 'silver_orders', { select: ['order_id'], limit: 10, offset: 10 });
+    expect({ status: unordered.status, code: unordered.body.error.code }).toEqual({ status: 400, code: 'QUERY_SHAPE_INVALID' });
+  });
+
+  it('refuses what it would otherwise ignore or lose: read options in the query string of a JSON query, an alias named __proto__', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/tables/silver_orders/query?asOfVersion=1',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ aggregates: [{ fn: 'count', column: '*', as: 'n' }] }),
+    });
+    expect(res.statusCode).toBe(400);
+    const proto = await query(t.app, 'silver_orders', { aggregates: [{ fn: 'count', column: '*', as: '__proto__' }] });
+    expect(proto.status).toBe(400);
+    const fine = await query(t.app, 'silver_orders', { aggregates: [{ fn: 'count', column: '*', as: '__proto' }] });
+    expect(fine.body.rows).toEqual([{ __proto: ROWS }]);
   });
 
   it('looks up an entity reading only its bucket', async () => {
@@ -381,6 +411,60 @@ describe('query-api limits over a real table', () => {
       expect(list.status).toBe(200);
       expect(list.body.tables.map((d: { table: string }) => d.table)).toEqual(['silver_orders']);
       expect(list.body.unreadable).toEqual([{ table: 'silver_other', cause: 'LAKE_UNSUPPORTED_PROTOCOL' }]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('lists every other table when one table\'s storage refuses this service, naming why', async () => {
+    const dir = await tempDir('refused');
+    await (await createOrders(dir)).append({ rows: [orderRow(1)] });
+    await (await createOrders(dir, 'silver_other')).append({ rows: [orderRow(2)] });
+    const denied = new SluiceError('LAKE_STORAGE_ACCESS_DENIED', 'access denied', { details: { uri: 's3://secret-bucket/silver_other' } });
+    const refusing = (table: string): Storage => {
+      const real = new LocalStorage(path.join(dir, table));
+      if (table !== 'silver_other') return real;
+      return new Proxy(real, { get: (target, prop, receiver) => (typeof Reflect.get(target, prop, receiver) === 'function' ? () => Promise.reject(denied) : Reflect.get(target, prop, receiver)) });
+    };
+    const t = await startApp(dir, ['silver_orders', 'silver_other'], { storageFor: refusing });
+    try {
+      const list = await get(t.app, '/v1/tables');
+      expect(list.status).toBe(200);
+      expect(list.body.tables.map((d: { table: string }) => d.table)).toEqual(['silver_orders']);
+      expect(list.body.unreadable).toEqual([{ table: 'silver_other', cause: 'LAKE_STORAGE_ACCESS_DENIED' }]);
+      expect(JSON.stringify(list.body)).not.toContain('secret-bucket');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('compares double and float columns with values of any magnitude; a float past 32 bits is a 400', async () => {
+    const dir = await tempDir('floats');
+    const name = 'silver_measures';
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, name)), {
+      columns: [
+        { name: 'id', type: 'string', nullable: false },
+        { name: 'ratio', type: 'double' },
+        { name: 'f32', type: 'float' },
+      ],
+      partitionColumns: [],
+    }, { name });
+    await table.append({ rows: [{ id: 'a', ratio: 0.5, f32: 1.5 }, { id: 'b', ratio: -2e300, f32: -3e38 }, { id: 'c', ratio: 2e19, f32: 2e19 }] });
+    const t = await startApp(dir, [name]);
+    try {
+      const ids = async (where: unknown[]) => {
+        const res = await query(t.app, name, { select: ['id'], where, orderBy: [{ column: 'id' }] });
+        expect(res.status).toBe(200);
+        return res.body.rows.map((r: { id: string }) => r.id);
+      };
+      // A whole JS number was bound as BIGINT: 1e19 failed as out of int64 range (a 500).
+      expect(await ids([{ column: 'ratio', op: '<', value: 1e19 }])).toEqual(['a', 'b']);
+      expect(await ids([{ column: 'ratio', op: '>', value: -1e300 }])).toEqual(['a', 'c']);
+      expect(await ids([{ column: 'f32', op: '>=', value: 1e19 }])).toEqual(['c']);
+      expect(await ids([{ column: 'f32', op: 'between', value: [-3.4e38, 1e19] }])).toEqual(['a', 'b']);
+      expect(await ids([{ column: 'ratio', op: 'in', value: [2e19, 0.5] }])).toEqual(['a', 'c']);
+      const tooBig = await query(t.app, name, { where: [{ column: 'f32', op: '<', value: 1e39 }] });
+      expect({ status: tooBig.status, code: tooBig.body.error.code }).toEqual({ status: 400, code: 'QUERY_VALUE_INVALID' });
     } finally {
       await t.close();
     }

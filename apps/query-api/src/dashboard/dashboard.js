@@ -25,8 +25,15 @@
       headers: Object.assign({ authorization: 'Bearer ' + token }, body ? { 'content-type': 'application/json' } : {}),
       body: body ? JSON.stringify(body) : undefined,
     });
-    const json = await res.json();
-    if (!res.ok) throw new Error((json.error && json.error.code) + ': ' + (json.error && json.error.message));
+    const json = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const err = new Error((json.error && json.error.code) + ': ' + (json.error && json.error.message));
+      // 401: this token will never be taken (a typo, revoked); asking again beats failing forever.
+      err.refusedToken = res.status === 401;
+      // 503 and 429 say when to come back: refreshing sooner only adds to the load.
+      err.retryAfterMs = (Number(res.headers.get('retry-after')) || 0) * 1000;
+      throw err;
+    }
     return json;
   }
 
@@ -189,6 +196,7 @@
     }
   }
 
+  /** Redraws every panel; resolves to the ms to wait before the next refresh, or -1 to stop. */
   async function refresh() {
     try {
       const fresh = await drawFreshness();
@@ -197,28 +205,45 @@
       $('status').className = 'status';
       $('status').textContent = 'updated ' + new Date().toISOString().slice(11, 19) + 'Z · refresh #' + ticks;
       document.body.dataset.refreshes = String(ticks);
+      return config.refreshMs;
     } catch (err) {
+      if (err.refusedToken) {
+        sessionStorage.removeItem('sluice-token');
+        askForToken('the token was refused (' + err.message + '); enter another');
+        return -1;
+      }
       $('status').className = 'status error';
       $('status').textContent = 'error: ' + err.message;
+      return Math.max(config.refreshMs, err.retryAfterMs || 0);
     }
+  }
+
+  function askForToken(why) {
+    $('panels').hidden = true;
+    $('token-form').hidden = false;
+    $('status').className = 'status error';
+    $('status').textContent = why;
   }
 
   async function start() {
     config = await (await fetch('/dashboard/config.json')).json();
     token = readToken();
+    $('token-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      sessionStorage.setItem('sluice-token', $('token-input').value);
+      location.reload();
+    });
     if (!token) {
-      $('token-form').hidden = false;
-      $('status').textContent = 'a bearer token is needed';
-      $('token-form').addEventListener('submit', (e) => {
-        e.preventDefault();
-        sessionStorage.setItem('sluice-token', $('token-input').value);
-        location.reload();
-      });
+      askForToken('a bearer token is needed');
       return;
     }
     $('panels').hidden = false;
-    await refresh();
-    setInterval(refresh, config.refreshMs);
+    // The next refresh starts when this one is done (never two at once against a slow API).
+    const loop = async () => {
+      const waitMs = await refresh();
+      if (waitMs >= 0) setTimeout(loop, waitMs);
+    };
+    loop();
   }
 
   start();

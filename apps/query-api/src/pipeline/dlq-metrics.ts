@@ -7,8 +7,12 @@ export interface DlqCounts {
   at: string;
   /** Cumulative records sent to the DLQ since each instance started, by reason code. */
   reasons: Record<string, number>;
-  /** Each scraped endpoint and whether it answered. */
-  sources: { url: string; ok: boolean; error?: string }[];
+  /**
+   * Each scraped endpoint, by its position in QUERY_API_DLQ_METRICS_URLS (from 1), whether it
+   * answered and, if not, why in a word: any token may read this, so no internal address or
+   * network error text.
+   */
+  sources: { source: number; ok: boolean; error?: 'timeout' | 'unreachable' | `HTTP ${number}` }[];
 }
 
 const DLQ_METRIC = metricName('validate', 'dlqRecords');
@@ -31,18 +35,19 @@ export class DlqMetricsSource {
   async read(): Promise<DlqCounts> {
     const reasons: Record<string, number> = {};
     const sources = await Promise.all(
-      this.urls.map(async (url) => {
+      this.urls.map(async (url, i): Promise<DlqCounts['sources'][number]> => {
+        const source = i + 1;
         try {
           const res = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs) });
-          if (!res.ok) return { url, ok: false, error: `HTTP ${res.status}` };
+          if (!res.ok) return { source, ok: false, error: `HTTP ${res.status}` };
           for (const s of parseExposition(await res.text()).samples) {
             if (s.name !== DLQ_METRIC || !Number.isFinite(s.value)) continue;
             const reason = s.labels.reason ?? 'unknown';
             reasons[reason] = (reasons[reason] ?? 0) + s.value;
           }
-          return { url, ok: true };
+          return { source, ok: true };
         } catch (err) {
-          return { url, ok: false, error: err instanceof Error ? err.message : String(err) };
+          return { source, ok: false, error: err instanceof Error && err.name === 'TimeoutError' ? 'timeout' : 'unreachable' };
         }
       }),
     );

@@ -85,7 +85,7 @@ describe('compileQuery', () => {
     expect(c.sql).toBe(
       `SELECT time_bucket(INTERVAL '5 minutes', "event_time") AS "bucket", "status" AS "status", count(*) AS "n", sum("amount") AS "sum_amount",` +
         ` count(DISTINCT "order_id") AS "orders", avg("score") AS "avg_score", min("event_time") AS "min_event_time" FROM snap` +
-        ` GROUP BY time_bucket(INTERVAL '5 minutes', "event_time"), "status" ORDER BY "bucket" ASC NULLS LAST, "n" DESC NULLS LAST LIMIT 6 OFFSET 10`,
+        ` GROUP BY time_bucket(INTERVAL '5 minutes', "event_time"), "status" ORDER BY "bucket" ASC NULLS LAST, "n" DESC NULLS LAST, "status" ASC NULLS LAST LIMIT 6 OFFSET 10`,
     );
     expect(c.columns).toEqual(['bucket', 'status', 'n', 'sum_amount', 'orders', 'avg_score', 'min_event_time']);
   });
@@ -126,6 +126,10 @@ describe('compileQuery', () => {
     ['time bucket over a string', { timeBucket: { column: 'status', interval: '1m' } }, 'QUERY_SHAPE_INVALID'],
     ['empty select', { select: [] }, 'QUERY_SHAPE_INVALID'],
     ['limit above maxRows', { limit: 1001 }, 'QUERY_TOO_COMPLEX'],
+    // Without an order, pages of one query may repeat or skip rows.
+    ['offset without orderBy', { select: ['order_id'], limit: 10, offset: 10 }, 'QUERY_SHAPE_INVALID'],
+    ['a long past 2^53 as a JSON number (digits already lost)', { where: [{ column: 'qty', op: '=', value: 9007199254740993 }] }, 'QUERY_VALUE_INVALID'],
+    ['a decimal as a number in exponent notation', { where: [{ column: 'amount', op: '>', value: 1e-7 }] }, 'QUERY_VALUE_INVALID'],
     // Within the schema (64 per level) but 257 in all: pruning checks each against every file.
     [
       'more than 256 conditions in all',
@@ -136,10 +140,19 @@ describe('compileQuery', () => {
     expect(codeOf(q)).toBe(code);
   });
 
-  it('orders by any table column when not grouping', () => {
-    expect(compileQuery({ select: ['order_id'], orderBy: [{ column: 'event_time', dir: 'desc' }] }, shape, opts).sql).toContain(
-      'ORDER BY "event_time" DESC NULLS LAST',
+  it('orders by any table column when not grouping, ties broken by every output', () => {
+    expect(compileQuery({ select: ['order_id', 'status'], orderBy: [{ column: 'event_time', dir: 'desc' }, { column: 'status' }] }, shape, opts).sql).toContain(
+      'ORDER BY "event_time" DESC NULLS LAST, "status" ASC NULLS LAST, "order_id" ASC NULLS LAST LIMIT',
     );
+  });
+
+  it('binds floating-point values as their shortest text, so any magnitude casts (a whole JS number binds as BIGINT)', () => {
+    const c = compileQuery({ select: ['order_id'], where: [{ column: 'score', op: '<', value: 1e19 }, { column: 'score', op: '>', value: -0.5 }] }, shape, opts);
+    expect(c.params).toEqual(['10000000000000000000', '-0.5']);
+    expect(c.sql).toContain('"score" < CAST($1 AS DOUBLE)');
+    const floats: TableShape = { columns: [{ name: 'f', type: 'float', nullable: true }], partitionColumns: [] };
+    expect(compileQuery({ where: [{ column: 'f', op: '<', value: 3.4e38 }] }, floats, opts).params).toEqual(['3.4e+38']);
+    expect(() => compileQuery({ where: [{ column: 'f', op: '<', value: 1e39 }] }, floats, opts)).toThrow(/out of range of a 32-bit float/);
   });
 
   it('accepts decimals within the column: trailing zeros past the scale, the most whole digits, a sign', () => {

@@ -58,6 +58,8 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
 
   const outputs: { name: string; sql: string; kind: OutputKind }[] = [];
   const groupExprs: string[] = [];
+  /** Outputs that tell answer rows apart: the group keys when grouping, else every output. */
+  const distinguishing: string[] = [];
   const used = new Set<string>();
   const addOutput = (name: string, sql: string, kind: OutputKind): void => {
     if (used.has(name)) throw queryError('QUERY_SHAPE_INVALID', `output name ${JSON.stringify(name)} appears twice`);
@@ -75,12 +77,14 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     const expr = `time_bucket(INTERVAL '${BUCKET_INTERVALS[query.timeBucket.interval]}', ${quoteIdent(c.name)})`;
     addOutput(query.timeBucket.as ?? 'bucket', expr, kindOf(c));
     groupExprs.push(expr);
+    distinguishing.push(query.timeBucket.as ?? 'bucket');
   }
   for (const name of groupBy) {
     const c = column(name, 'groupBy');
     if (familyOf(c.type) === 'other') throw queryError('QUERY_SHAPE_INVALID', `cannot group by nested column ${c.name}`);
     addOutput(c.name, quoteIdent(c.name), kindOf(c));
     groupExprs.push(quoteIdent(c.name));
+    distinguishing.push(c.name);
   }
   if (grouped) {
     for (const name of query.select ?? []) {
@@ -98,6 +102,7 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     for (const name of select) {
       const c = column(name, 'select');
       addOutput(c.name, quoteIdent(c.name), kindOf(c));
+      distinguishing.push(c.name);
     }
   }
   if (outputs.length === 0) throw queryError('QUERY_SHAPE_INVALID', 'the query selects nothing');
@@ -112,12 +117,21 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     else throw queryError('QUERY_COLUMN_UNKNOWN', `${JSON.stringify(o.column)} (in orderBy) is not an output of the query`, { column: o.column, where: 'orderBy' });
     return `${expr} ${o.dir === 'desc' ? 'DESC' : 'ASC'} NULLS LAST`;
   });
+  const offset = query.offset ?? 0;
+  if (order.length > 0) {
+    // Rows tied on the ordered columns came back in whatever order DuckDB's threads produced
+    // them, so pages repeated some rows and skipped others: the outputs that tell rows apart
+    // break ties (rows equal in all of them are the same answer whichever page shows them).
+    const ordered = new Set((query.orderBy ?? []).map((o) => o.column));
+    for (const name of distinguishing) if (!ordered.has(name)) order.push(`${quoteIdent(name)} ASC NULLS LAST`);
+  } else if (offset > 0) {
+    throw queryError('QUERY_SHAPE_INVALID', 'offset needs orderBy: without an order, pages may repeat or skip rows');
+  }
 
   const limit = query.limit ?? options.maxRows;
   if (limit > options.maxRows) {
     throw queryError('QUERY_TOO_COMPLEX', `limit ${limit} exceeds the maximum of ${options.maxRows} rows per answer`, { maxRows: options.maxRows });
   }
-  const offset = query.offset ?? 0;
 
   let sql = `SELECT ${outputs.map((o) => `${o.sql} AS ${quoteIdent(o.name)}`).join(', ')} FROM ${options.relation}`;
   if (whereSql.length > 0) sql += ` WHERE ${whereSql.join(' AND ')}`;

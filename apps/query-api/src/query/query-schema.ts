@@ -14,7 +14,9 @@ export const MAX_CONDITIONS = 64;
 export const MAX_LEAF_CONDITIONS = 256;
 
 const NAME = { type: 'string', minLength: 1, maxLength: 128 } as const;
-const ALIAS = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' } as const;
+// Not `__proto__`: an answer row is a plain object, where that name sets the prototype instead
+// of holding the value (the row came back as {}).
+const ALIAS = { type: 'string', pattern: '^(?!__proto__$)[A-Za-z_][A-Za-z0-9_]{0,63}$' } as const;
 const SCALAR = { anyOf: [{ type: 'string', maxLength: 1024 }, { type: 'number' }, { type: 'boolean' }] } as const;
 
 const condition = {

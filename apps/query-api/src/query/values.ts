@@ -9,6 +9,9 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 // Seconds too: DuckDB refuses `2026-01-01T00:00Z`, which Date.parse takes.
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
+/** The largest finite 32-bit float (Delta `float`, DuckDB FLOAT). */
+const FLOAT_MAX = 3.4028234663852886e38;
+
 const INTEGER_RANGE: Record<string, [bigint, bigint]> = {
   long: [-(2n ** 63n), 2n ** 63n - 1n],
   integer: [-(2n ** 31n), 2n ** 31n - 1n],
@@ -18,14 +21,19 @@ const INTEGER_RANGE: Record<string, [bigint, bigint]> = {
 
 /**
  * Checks a client value against a column type and returns the parameter to bind: integers and
- * decimals as exact decimal strings (no float rounding of longs), timestamps as ISO strings,
- * others unchanged. Throws QUERY_VALUE_INVALID.
+ * decimals as exact decimal strings (no float rounding of longs), floating-point numbers as their
+ * shortest decimal text (a whole JS number is bound as BIGINT, so 1e19 failed as out of range),
+ * timestamps as ISO strings, others unchanged. Throws QUERY_VALUE_INVALID.
  */
 export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
   const bad = (why: string) =>
     queryError('QUERY_VALUE_INVALID', `${JSON.stringify(value)} for ${c.name} (${c.type}): ${why}`, { column: c.name });
   switch (familyOf(c.type)) {
     case 'integer': {
+      // A JSON number past 2^53 has already lost digits (9007199254740993 arrives as …992).
+      if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw bad('past ±2^53 a JSON number loses digits: send the integer as a string');
+      }
       const text = typeof value === 'number' ? (Number.isInteger(value) ? BigInt(value).toString() : '') : typeof value === 'string' ? value : '';
       if (!INTEGER.test(text)) throw bad('expected an integer');
       const n = BigInt(text);
@@ -35,6 +43,7 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
     }
     case 'decimal': {
       const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value : '';
+      if (typeof value === 'number' && /e/i.test(text)) throw bad('expected a decimal number without an exponent: send it as a string, e.g. "0.0000001"');
       if (!DECIMAL.test(text)) throw bad('expected a decimal number');
       // DuckDB's cast rounds digits beyond the scale (1.239 is 1.24 in DECIMAL(10,2), so
       // `<= 1.239` matched 1.24) and fails past the precision: both refused here.
@@ -45,8 +54,9 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
       return text;
     }
     case 'float':
-      if (typeof value === 'number' && Number.isFinite(value)) return value;
-      throw bad('expected a finite number');
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw bad('expected a finite number');
+      if (c.type === 'float' && Math.abs(value) > FLOAT_MAX) throw bad('out of range of a 32-bit float');
+      return String(value);
     case 'string':
       if (typeof value === 'string') return value;
       throw bad('expected a string');

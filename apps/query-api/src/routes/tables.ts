@@ -43,12 +43,11 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
             // A configured table that has no commit yet is simply not listed.
             if (isSluiceError(err, 'QUERY_TABLE_UNKNOWN')) return undefined;
             // One table this service cannot read (another writer turned on deletion vectors, a
-            // corrupt log) is named, not allowed to fail the list of every other table.
-            if (isSluiceError(err, 'QUERY_TABLE_UNREADABLE')) {
-              unreadable.push({ table: t, cause: err.details.cause });
-              return undefined;
-            }
-            throw err;
+            // corrupt log, storage refusing or not answering) is named with the code of why, not
+            // allowed to fail the list of every other table (the dashboard draws from it).
+            request.log.warn({ err, table: t }, 'table left out of the list');
+            unreadable.push({ table: t, cause: isSluiceError(err) ? (err.details.cause ?? err.code) : 'QUERY_INTERNAL' });
+            return undefined;
           }
         }),
       );
@@ -109,6 +108,8 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
         summary: 'JSON query: filters, grouping, aggregates, time buckets, order, paging, time travel',
         security: SECURITY,
         params: TABLE_PARAM,
+        // Read options go in the body here (asOf, waitFor): a query-string asOfVersion was ignored.
+        querystring: NO_QUERY,
         body: queryBodySchema,
       },
     },
