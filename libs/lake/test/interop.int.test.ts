@@ -160,3 +160,32 @@ describe('Sluice tables read by delta-rs (deltalake)', () => {
     expect(byKey.get(500)).toMatchObject({ payload: 'late', bucket: 0 });
   });
 });
+
+describe('partition values as other engines write them', () => {
+  it('takes an empty partition value as null (PROTOCOL.md): reads cast it, a merge finds the rows behind it', async () => {
+    const root = await tempDir('empty-partition-value');
+    const table = await LakeTable.create(new LocalStorage(root), {
+      columns: [{ name: 'id', type: 'long', nullable: false }, { name: 'v', type: 'long' }, { name: 'p', type: 'integer' }],
+      partitionColumns: ['p'],
+    });
+    await table.append({ rows: [{ id: 1, v: 1, p: null }] });
+    // Another writer's commit naming the same file with p = '' (Spark and delta-rs write null so).
+    const add = { ...(await table.snapshot()).files[0].add, partitionValues: { p: '' } };
+    await fs.writeFile(path.join(root, '_delta_log', '00000000000000000002.json'), `${JSON.stringify({ commitInfo: { operation: 'WRITE' } })}\n${JSON.stringify({ add })}\n`);
+    const rows = async () => {
+      const engine = await LakeQueryEngine.create();
+      const session = await engine.open({ t: { storage: table.storage, snapshot: await table.snapshot() } });
+      try {
+        return await session.queryJson('SELECT id::INTEGER AS id, v::INTEGER AS v, p FROM t ORDER BY id, v');
+      } finally {
+        session.close();
+        engine.close();
+      }
+    };
+    // Taken as text, '' failed the cast to INTEGER (LAKE_QUERY_FAILED).
+    expect(await rows()).toEqual([{ id: 1, v: 1, p: null }]);
+    // Taken as another partition than null, the merge did not look there and inserted id 1 again.
+    await table.merge({ source: { rows: [{ id: 1, v: 2, p: null }] }, keys: ['id'], versionColumn: 'v' });
+    expect(await rows()).toEqual([{ id: 1, v: 2, p: null }]);
+  });
+});

@@ -36,6 +36,18 @@ export interface AddAction {
   tags?: Record<string, string | null> | null;
 }
 
+/**
+ * An `add` action's partition values as read from the log: none given is none, and an empty
+ * string is null ("an empty string for any type translates to a null partition value", PROTOCOL.md;
+ * other engines write it so). Taken as written, '' failed the cast of an integer partition and
+ * counted as another partition than null in merges and conflict checks.
+ */
+export function partitionValuesOf(raw: Record<string, string | null> | null | undefined): Record<string, string | null> {
+  const values: Record<string, string | null> = {};
+  for (const [column, value] of Object.entries(raw ?? {})) values[column] = value === '' ? null : value;
+  return values;
+}
+
 /** `remove` action: a tombstone for a previously added file. */
 export interface RemoveAction {
   path: string;

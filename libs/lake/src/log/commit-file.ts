@@ -1,5 +1,5 @@
 import { lakeError } from '../errors';
-import type { Action, AddAction, CommitActions, RemoveAction, TxnAction } from './actions';
+import { partitionValuesOf, type Action, type AddAction, type CommitActions, type RemoveAction, type TxnAction } from './actions';
 import { parseJsonLossless, stringifyJson } from './json';
 
 /**
@@ -34,7 +34,7 @@ function applyAction(commit: CommitActions, action: Record<string, unknown>, key
   if (action.add) {
     const add = action.add as AddAction;
     if (typeof add.path !== 'string') throw lakeError('LAKE_LOG_CORRUPT', `${key}: add action without a path`, { details: { key } });
-    add.partitionValues ??= {};
+    add.partitionValues = partitionValuesOf(add.partitionValues);
     add.size = Number(add.size);
     commit.adds.push(add);
   } else if (action.remove) {

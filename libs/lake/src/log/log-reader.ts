@@ -3,7 +3,7 @@ import { withConnection, sqlStringList } from '../duck';
 import { lakeError } from '../errors';
 import { FileLease } from '../storage/file-lease';
 import type { Storage, StoredObject } from '../storage/storage';
-import { LAST_CHECKPOINT_KEY, commitKey, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
+import { LAST_CHECKPOINT_KEY, commitKey, partitionValuesOf, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
 import { parseCommit } from './commit-file';
 import { parseJsonLossless } from './json';
 import { Snapshot, checkReadable } from './snapshot';
@@ -400,7 +400,7 @@ export async function readCheckpoint(storage: Storage, keys: string[]): Promise<
     if (r.txn) out.txns.push(r.txn as TxnAction);
     if (r.add) {
       const add = r.add as AddAction;
-      add.partitionValues ??= {};
+      add.partitionValues = partitionValuesOf(add.partitionValues);
       add.size = Number(add.size);
       out.adds.push(add);
     }
