@@ -241,6 +241,28 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(ok.append({ rows: [{ b: new Uint8Array([1]), n: 'not a number' }] })).rejects.toMatchObject({ code: 'LAKE_INVALID_INPUT' });
   });
 
+  it('refuses a null inside a column where its nested type allows none, at any depth, and takes the nulls it allows', async () => {
+    // Written, such a null made delta-rs refuse every read of the table ("unmasked nulls").
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'nested-not-null')), {
+      columns: [
+        { name: 'id', type: 'long', nullable: false },
+        { name: 'st', type: { type: 'struct', fields: [{ name: 'a', type: 'long', nullable: false, metadata: {} }, { name: 'b', type: 'string', nullable: true, metadata: {} }] } },
+        { name: 'arr', type: { type: 'array', elementType: 'long', containsNull: false } },
+        { name: 'deep', type: { type: 'array', elementType: { type: 'struct', fields: [{ name: 'k', type: 'string', nullable: false, metadata: {} }] }, containsNull: true } },
+        { name: 'm', type: { type: 'map', keyType: 'string', valueType: 'long', valueContainsNull: false } },
+      ],
+    });
+    const fine = { id: 1, st: { a: 1, b: null }, arr: [1, 2], deep: [{ k: 'x' }, null], m: { one: 1 } };
+    await table.append({ rows: [fine, { id: 2, st: null, arr: null, deep: null, m: null }] });
+    const refused = async (row: Record<string, unknown>) => (await table.append({ rows: [fine, row] }).catch((err: unknown) => err)) as { code: string; details: { columns: string[] } };
+    expect(await refused({ ...fine, st: { a: null, b: 'x' } })).toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { columns: ['st'] } });
+    expect(await refused({ ...fine, arr: [1, null] })).toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { columns: ['arr'] } });
+    expect(await refused({ ...fine, deep: [{ k: null }] })).toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { columns: ['deep'] } });
+    expect(await refused({ ...fine, m: { one: null } })).toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { columns: ['m'] } });
+    expect(await refused({ ...fine, id: null, arr: [null] })).toMatchObject({ code: 'LAKE_INVALID_INPUT', details: { columns: ['id', 'arr'] } });
+    expect((await table.snapshot()).files).toHaveLength(1); // only the first, good append
+  });
+
   it('append-only tables refuse MERGE', async () => {
     const root = path.join(dir, 'append-only');
     const table = await LakeTable.create(new LocalStorage(root), { columns, properties: { 'delta.appendOnly': 'true' } });

@@ -76,17 +76,43 @@ export async function ingestSource(
     if ('sql' in source) throw translateReadError('loading rows', cause, 'LAKE_INVALID_INPUT');
     throw duckError('loading rows', cause, 'LAKE_INVALID_INPUT');
   }
-  const required = fields.filter((f) => !f.nullable);
-  if (required.length > 0) {
-    const result = await conn.runAndReadAll(`SELECT ${required.map((f) => `count(*) FILTER (WHERE ${ident(f.name)} IS NULL)`).join(', ')} FROM ${table}`);
+  // A null where the schema says none may be (a column, or a field, element or map value inside
+  // one): other readers refuse the whole table for it (delta-rs: "unmasked nulls").
+  const checks = fields.flatMap((f) => {
+    const nulls = [...(f.nullable ? [] : [`${ident(f.name)} IS NULL`]), ...nestedNulls(ident(f.name), f.type, 0)];
+    return nulls.length > 0 ? [{ name: f.name, sql: nulls.join(' OR ') }] : [];
+  });
+  if (checks.length > 0) {
+    const result = await conn.runAndReadAll(`SELECT ${checks.map((c) => `count(*) FILTER (WHERE ${c.sql})`).join(', ')} FROM ${table}`);
     const counts = result.getRows()[0].map(Number);
-    const bad = required.filter((_, i) => counts[i] > 0).map((f) => f.name);
+    const bad = checks.filter((_, i) => counts[i] > 0).map((c) => c.name);
     if (bad.length > 0) {
       await conn.run(`DROP TABLE ${table}`);
-      throw lakeError('LAKE_INVALID_INPUT', `null values in non-nullable column(s) ${bad.join(', ')}`, { details: { columns: bad } });
+      throw lakeError('LAKE_INVALID_INPUT', `null values where the schema allows none, in column(s) ${bad.join(', ')}`, { details: { columns: bad } });
     }
   }
   return table;
+}
+
+/**
+ * SQL conditions, true where a value `expr` of `type` holds a null inside it that the type
+ * forbids: a non-nullable struct field of a present struct, an element of an array without
+ * `containsNull`, a map value without `valueContainsNull`, at any depth. `depth` names the
+ * lambda variables apart.
+ */
+function nestedNulls(expr: string, type: DeltaType, depth: number): string[] {
+  if (typeof type === 'string') return [];
+  if (type.type === 'struct') {
+    return type.fields.flatMap((f) => {
+      const child = `struct_extract(${expr}, ${sqlString(f.name)})`;
+      const own = f.nullable ? [] : [`(${expr} IS NOT NULL AND ${child} IS NULL)`];
+      return [...own, ...nestedNulls(child, f.type, depth)];
+    });
+  }
+  const [items, itemType, itemsNullable] = type.type === 'array' ? [expr, type.elementType, type.containsNull] : [`map_values(${expr})`, type.valueType, type.valueContainsNull];
+  const x = `x${depth}`;
+  const inner = [...(itemsNullable ? [] : [`${x} IS NULL`]), ...nestedNulls(x, itemType, depth + 1)];
+  return inner.length > 0 ? [`coalesce(len(list_filter(${items}, ${x} -> ${inner.join(' OR ')})), 0) > 0`] : [];
 }
 
 /**
