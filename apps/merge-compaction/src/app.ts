@@ -102,6 +102,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
     memoryLimitMb: duckdbMemoryMbFor(config.duckdbMemoryMb, deps.containerMemoryBytes),
     threads: config.duckdbThreads || undefined,
     tempDirectory: path.join(scratch.dir, 'duckdb-spill'),
+    maxSpillMb: config.duckdbSpillMb || undefined,
   });
   const engine = deps.engine ?? (await LakeQueryEngine.create());
   // An S3 table is read through its bounded file cache, which pins at most PINNED_OVERSHOOT times

@@ -114,6 +114,11 @@ export const mergeConfigSchema = {
     min: 0,
     doc: "DuckDB memory_limit in MiB (0 = half the container's cgroup memory limit, or DuckDB's default of 80 % of the machine when there is none); beyond it DuckDB spills to SLUICE_SCRATCH_DIR or fails the step (retried)",
   }),
+  duckdbSpillMb: int('SLUICE_DUCKDB_SPILL_MB', {
+    default: 0,
+    min: 0,
+    doc: "the most DuckDB spills under SLUICE_SCRATCH_DIR, MiB (past it the step fails and is retried); 0 = DuckDB's default, 90 % of the disk's free space. Keep it under the scratch volume's size with room for the Parquet files staged there",
+  }),
   duckdbThreads: int('SLUICE_DUCKDB_THREADS', { default: 0, min: 0, max: 256, doc: 'DuckDB threads; 0 = one per core' }),
   scratchDir: str('SLUICE_SCRATCH_DIR', { default: '', allowEmpty: true, doc: "local dir for DuckDB output before it moves into storage and for DuckDB's spill, in a subdirectory per process (those of killed processes are removed at start: do not share it with other containers or hosts); empty = sluice-scratch under OS temp" }),
   ...kafkaSecurityConfigFields,

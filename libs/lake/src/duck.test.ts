@@ -1,5 +1,7 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { duckError, isDuckDBError, sharedDuckDB, sharedDuckDBMemoryBytes, withConnection } from './duck';
+import { configureSharedDuckDB, duckError, isDuckDBError, sharedDuckDB, sharedDuckDBMemoryBytes, withConnection } from './duck';
 
 /** The error DuckDB itself raises for `sql` on a fresh in-memory instance with `config`. */
 async function duckdbFailure(sql: string, config: Record<string, string> = {}): Promise<unknown> {
@@ -72,5 +74,18 @@ describe('withConnection', () => {
     expect(isDuckDBError(Object.assign(new Error('IO Error: x'), { code: 'LAKE_STORAGE_UNAVAILABLE' }))).toBe(false);
     expect(isDuckDBError(new Error('something went wrong'))).toBe(false);
     expect(isDuckDBError(null)).toBe(false);
+  });
+});
+
+describe('configureSharedDuckDB', () => {
+  it('bounds the shared instance: memory, threads, where it spills and how much', async () => {
+    const spill = path.join(os.tmpdir(), `lake-spill-${process.pid}`);
+    await configureSharedDuckDB({ memoryLimitMb: 300, threads: 1, tempDirectory: spill, maxSpillMb: 123 });
+    const settings = await withConnection(async (conn) =>
+      (await conn.runAndReadAll("SELECT current_setting('threads')::VARCHAR AS threads, current_setting('temp_directory') AS dir, current_setting('max_temp_directory_size') AS spill, current_setting('memory_limit') AS memory")).getRowObjects()[0],
+    );
+    expect(settings).toMatchObject({ threads: '1', dir: spill });
+    // DuckDB prints sizes in MiB: 300 MB is 286.1 MiB.
+    expect(settings).toMatchObject({ spill: '123.0 MiB', memory: '286.1 MiB' });
   });
 });

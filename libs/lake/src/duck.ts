@@ -28,6 +28,12 @@ export interface DuckDBResourceOptions {
   threads?: number;
   /** Where DuckDB spills what does not fit `memoryLimitMb`. */
   tempDirectory?: string;
+  /**
+   * DuckDB `max_temp_directory_size` in MiB: past it a query fails (the caller retries) instead of
+   * spilling on; DuckDB's default is 90 % of the disk's free space, which a container's scratch
+   * volume limit does not show (the kubelet evicts the pod instead).
+   */
+  maxSpillMb?: number;
   /** DuckDB's external file cache (`enable_external_file_cache`); off unless set (see {@link sharedDuckDB}). */
   externalFileCache?: boolean;
 }
@@ -43,6 +49,7 @@ export async function configureSharedDuckDB(options: DuckDBResourceOptions): Pro
     if (options.memoryLimitMb !== undefined) await conn.run(`SET GLOBAL memory_limit=${sqlString(`${Math.floor(options.memoryLimitMb)}MB`)}`);
     if (options.threads !== undefined) await conn.run(`SET GLOBAL threads=${Math.max(1, Math.floor(options.threads))}`);
     if (options.tempDirectory !== undefined) await conn.run(`SET GLOBAL temp_directory=${sqlString(options.tempDirectory)}`);
+    if (options.maxSpillMb !== undefined) await conn.run(`SET GLOBAL max_temp_directory_size=${sqlString(`${Math.floor(options.maxSpillMb)}MiB`)}`);
     if (options.externalFileCache !== undefined) await conn.run(`SET GLOBAL enable_external_file_cache=${options.externalFileCache}`);
   } finally {
     conn.closeSync();
