@@ -71,6 +71,12 @@ const cases: Case[] = [
   // numbers
   ['version beyond 2^53', JSON.stringify(order()).replace('"version":1', '"version":9007199254740993'), ['EVENT_NUMBER_UNSAFE'], ORDERS],
   ['total beyond 2^64', JSON.stringify(order()).replace(/"total_cents":\d+/, '"total_cents":18446744073709551616'), ['EVENT_NUMBER_UNSAFE'], ORDERS],
+  ['NUL in the producer', order({ producer: 'a\u0000b' }), ['RULE_PATTERN'], ORDERS],
+  ['blank producer', order({ producer: '   ' }), ['RULE_PATTERN'], ORDERS],
+  ['producer made of a bidi override', order({ producer: 'shop\u202ekcab' }), ['RULE_PATTERN'], ORDERS],
+  ['zero-width space in a coupon code', payload({ coupon_code: 'SAVE\u200b10' }), ['RULE_PATTERN'], ORDERS],
+  ['amount that is no integer but reads as one', JSON.stringify(order()).replace(/"total_cents":\d+/, '"total_cents":1999.9999999999999999'), ['EVENT_NUMBER_UNSAFE'], ORDERS],
+  ['version one past the largest long Avro carries (2^53 − 1)', JSON.stringify(order()).replace('"version":1', '"version":9007199254740991'), ['EVENT_NUMBER_UNSAFE'], ORDERS],
   ['number overflowing a double', JSON.stringify(order()).replace(/"total_cents":\d+/, '"total_cents":1e400'), ['EVENT_NUMBER_UNSAFE'], ORDERS],
   ['negative amount', payload({ total_cents: -1 }), ['RULE_RANGE'], ORDERS],
   ['amount over the maximum', payload({ total_cents: 1e13 + 1 }), ['RULE_RANGE'], ORDERS],

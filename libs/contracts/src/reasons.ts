@@ -14,7 +14,7 @@ export const REASONS = {
   EVENT_TOO_DEEP: { status: 400, message: 'event nests deeper than the allowed depth' },
   EVENT_DUPLICATE_KEY: { status: 400, message: 'a JSON object repeats a key' },
   EVENT_FORBIDDEN_KEY: { status: 400, message: 'a JSON key is __proto__, constructor or prototype' },
-  EVENT_NUMBER_UNSAFE: { status: 400, message: 'a number is not exactly representable (beyond 2^53, or not finite)' },
+  EVENT_NUMBER_UNSAFE: { status: 400, message: 'a number is not exactly representable (beyond 2^53, a long beyond ±(2^53 − 2), not finite, or a non-integer literal that reads as an integer)' },
   EVENT_NOT_OBJECT: { status: 400, message: 'event is not a JSON object' },
   EVENT_SCHEMA_MISMATCH: { status: 422, message: 'a value does not have the type the schema declares' },
   EVENT_FIELD_MISSING: { status: 422, message: 'a required field is absent' },

@@ -72,12 +72,16 @@ describe('checkEvent producer names', () => {
   it('checks Avro events too, and quotes a hostile name as a JSON string', () => {
     const shop = principalOf({ producer: 'shop-backend', contracts: ['*'] });
     const schema = CONTRACTS.orders.latest.schema;
-    const event = { ...sampleOrderJson(1, NOW), event_time: NOW, producer: `"\n${'x'.repeat(120)}` };
+    const event = { ...sampleOrderJson(1, NOW), event_time: NOW, producer: `"<${'x'.repeat(120)}` };
     delete (event as Record<string, unknown>).contract;
     const r = checkEvent({ index: 0, depth: 0, bytes: encodeSingleObject(schema, event) }, shop, undefined, limits, NOW, true);
     expect(!r.ok && r.rejected.code).toBe('PRODUCER_MISMATCH');
     expect(!r.ok && r.rejected.message.length).toBeLessThan(250);
-    expect(!r.ok && r.rejected.message).toContain('"\\"\\nxxx');
+    expect(!r.ok && r.rejected.message).toContain('"\\"<xxx');
+    // A control character is no name at all: the contract refuses it before the key is asked.
+    const newline = { ...event, producer: 'shop\nbackend' };
+    const n = checkEvent({ index: 0, depth: 0, bytes: encodeSingleObject(schema, newline) }, shop, undefined, limits, NOW, true);
+    expect(!n.ok && n.rejected.code).toBe('RULE_PATTERN');
   });
 
   it('reports a schema problem before the producer name', () => {

@@ -1,7 +1,7 @@
 import type { AvroValue } from '../avro/schema';
 import { defineContract } from '../define';
 import { eventSchema } from '../envelope';
-import { ENVELOPE_RULES, idRule, keyRule } from './common-rules';
+import { ENVELOPE_RULES, OPTIONAL_TEXT_DESCRIPTION, OPTIONAL_TEXT_PATTERN, idRule, keyRule } from './common-rules';
 
 /** Kinds of clickstream events. */
 export const CLICK_EVENT_TYPES = ['page_view', 'click', 'add_to_cart', 'search', 'checkout'] as const;
@@ -42,7 +42,7 @@ export const clickstream = defineContract<ClickEvent>({
     keyRule('user_id'),
     idRule('payload.session_id'),
     { path: 'payload.page', minLength: 1, maxLength: 2048, pattern: /^\//, patternDescription: 'a path starting with /' },
-    { path: 'payload.referrer', maxLength: 2048 },
+    { path: 'payload.referrer', maxLength: 2048, pattern: OPTIONAL_TEXT_PATTERN, patternDescription: OPTIONAL_TEXT_DESCRIPTION },
     { path: 'payload.duration_ms', min: 0, max: 86_400_000 },
   ],
   aggregates: [

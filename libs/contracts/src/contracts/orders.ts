@@ -2,7 +2,7 @@ import type { AvroValue } from '../avro/schema';
 import { defineContract } from '../define';
 import { eventSchema } from '../envelope';
 import { issue } from '../reasons';
-import { ENVELOPE_RULES, idRule, keyRule } from './common-rules';
+import { ENVELOPE_RULES, TEXT_DESCRIPTION, TEXT_PATTERN, idRule, keyRule } from './common-rules';
 
 /** Lifecycle states of an order: created → paid → shipped → delivered, or cancelled. */
 export const ORDER_STATUSES = ['created', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
@@ -59,7 +59,7 @@ export const orders = defineContract<OrderEvent>({
     { path: 'payload.total_cents', min: 0, max: 1e13 },
     { path: 'payload.currency', pattern: /^[A-Z]{3}$/, patternDescription: 'three upper-case letters (ISO-4217)' },
     { path: 'payload.item_count', min: 0, max: 100_000 },
-    { path: 'payload.coupon_code', minLength: 1, maxLength: 64 },
+    { path: 'payload.coupon_code', minLength: 1, maxLength: 64, pattern: TEXT_PATTERN, patternDescription: TEXT_DESCRIPTION },
   ],
   checks: [
     (event) =>

@@ -14,12 +14,24 @@ describe('strict JSON', () => {
     ['{"n":[1,9007199254740993]}', ['EVENT_NUMBER_UNSAFE /n/1']],
     ['{"n":-9007199254740993}', ['EVENT_NUMBER_UNSAFE /n']],
     ['{"n":1e400}', ['EVENT_NUMBER_UNSAFE /n']],
+    // Not integers, yet JSON.parse reads them as integers.
+    ['{"n":1999.9999999999999999}', ['EVENT_NUMBER_UNSAFE /n']],
+    ['{"n":[0.99999999999999999]}', ['EVENT_NUMBER_UNSAFE /n/0']],
+    ['{"n":99999999.999999999}', ['EVENT_NUMBER_UNSAFE /n']],
+    ['{"n":4503599627370497.5}', ['EVENT_NUMBER_UNSAFE /n']],
+    ['{"n":19999999999999999e-1}', ['EVENT_NUMBER_UNSAFE /n']],
+    ['{"n":-1e-400}', ['EVENT_NUMBER_UNSAFE /n']],
     ['{"__proto__":{"x":1},"constructor":2}', ['EVENT_FORBIDDEN_KEY /__proto__', 'EVENT_FORBIDDEN_KEY /constructor']],
     ['{"a":[{"prototype":null}]}', ['EVENT_FORBIDDEN_KEY /a/0/prototype']],
   ])('finds the issue in %s even though JSON.parse accepts it', (text, expected) => {
     expect(() => JSON.parse(text)).not.toThrow();
     expect(parseCleanJson(text, 32)).toBeUndefined();
     expect(codes(text)).toEqual(expected);
+  });
+
+  it('takes integers written with a point or an exponent whose value is exact', () => {
+    const text = '{"a":2.5e1,"b":1.000,"c":0e-999,"d":1e+21,"e":12345678901234567e-17,"f":0.5}';
+    expect(parseStrictJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
   });
 
   it('takes the fast path for clean text and gives the same value as JSON.parse', () => {

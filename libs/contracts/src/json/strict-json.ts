@@ -51,6 +51,7 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
  * parser for the exact issues:
  * - a backslash or a lone surrogate anywhere (escapes make text and value strings differ);
  * - a number that is not finite or an integer beyond 2^53 (JSON.parse rounded it);
+ * - a number literal that might not be an integer yet read as one (see {@link mayReadAsInteger});
  * - nesting beyond `maxDepth`;
  * - a key `__proto__`, `constructor` or `prototype`;
  * - a duplicate key: with no escapes, every `:` of the text is either inside a key or string of
@@ -59,6 +60,7 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
  */
 export function parseCleanJson(text: string, maxDepth: number, wellFormed = false): JsonValue | undefined {
   if (text.indexOf('\\') >= 0 || (!wellFormed && !isWellFormed(text))) return undefined;
+  if (mayReadAsInteger(text)) return undefined;
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
@@ -70,6 +72,45 @@ export function parseCleanJson(text: string, maxDepth: number, wellFormed = fals
   const tally: Tally = { keys: 0, colons: 0, unclean: false };
   walk(value, 1, maxDepth, tally);
   return !tally.unclean && colons - tally.colons === tally.keys ? value : undefined;
+}
+
+/**
+ * Whether `text` may hold a number literal that is not an integer but reads as one
+ * (1999.9999999999999999 is 2000, 1e-400 is 0). That takes a point or an exponent with 16 or more
+ * digits before it (a literal of at most 15 digits lies further from any integer than half a
+ * double's spacing there), or an exponent below -99 (underflow); without a point only a negative
+ * exponent makes a fraction (a larger integer than 2^53 is caught as unsafe). So it looks only
+ * around each `.` and `-`, rare characters: a regular expression over every position, or a
+ * search for `e-` (each key has an `e` or two), cost from a seventh to half of JSON.parse. The
+ * same characters inside strings only send the text to the strict parser.
+ */
+function mayReadAsInteger(text: string): boolean {
+  for (let i = text.indexOf('.'); i >= 0; i = text.indexOf('.', i + 1)) {
+    if (digitsBefore(text, i) + digitsAfter(text, i + 1) >= 16) return true;
+  }
+  for (let i = text.indexOf('-'); i >= 0; i = text.indexOf('-', i + 1)) {
+    const e = text.charCodeAt(i - 1);
+    if (e !== 0x65 && e !== 0x45) continue; // not an exponent's e- or E-
+    const before = digitsBefore(text, i - 1); // a point before them was counted above
+    if (before > 0 && (before >= 16 || digitsAfter(text, i + 1) >= 3)) return true;
+  }
+  return false;
+}
+
+function digitsBefore(text: string, end: number): number {
+  let i = end;
+  while (i > 0 && isDigit(text.charCodeAt(i - 1))) i--;
+  return end - i;
+}
+
+function digitsAfter(text: string, start: number): number {
+  let i = start;
+  while (i < text.length && isDigit(text.charCodeAt(i))) i++;
+  return i - start;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
 }
 
 /** `String.prototype.isWellFormed` (ES2024, in Node ≥ 20; the workspace's type lib is ES2023). */
@@ -225,6 +266,12 @@ class Parser {
       this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is beyond 2^53 and would lose precision`);
       return NaN;
     }
+    // A fraction or exponent whose value is no integer, read as one: an integer field would take
+    // 2000 for 1999.9999999999999999, 0 for 1e-400, without a word.
+    if ((match[1] !== undefined || match[2] !== undefined) && Number.isInteger(value) && !isIntegerLiteral(match[0])) {
+      this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is not an integer but reads as ${value}: send fewer digits`);
+      return NaN;
+    }
     return value;
   }
 
@@ -334,4 +381,14 @@ class Parser {
 /** Keeps messages short when the offending text is huge. */
 export function clip(text: string, max = 40): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** Whether a JSON number literal's exact decimal value is an integer (every digit past the point is 0). */
+function isIntegerLiteral(literal: string): boolean {
+  const m = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(literal);
+  if (m === null) return false;
+  const digits = m[1] + (m[2] ?? '');
+  const point = m[1].length + Number(m[3] ?? 0);
+  for (let i = Math.max(0, point); i < digits.length; i++) if (digits[i] !== '0') return false;
+  return true;
 }

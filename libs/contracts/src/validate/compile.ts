@@ -19,6 +19,8 @@ export type Checker = (value: unknown, pointer: string, issues: Issue[]) => unkn
 
 const INT_MIN = -2147483648;
 const INT_MAX = 2147483647;
+/** The largest long avsc encodes (its `isSafeLong`): 2^53 − 2. Beyond it validate's Avro step failed after the checks passed. */
+const LONG_MAX = 9007199254740990;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Keys the checker lets through at the top level without reporting them (routing fields). */
@@ -64,7 +66,7 @@ function compileNode(
       case 'int':
         return numberChecker('an int', (n) => Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX, rule);
       case 'long':
-        return numberChecker('a long (integer within ±2^53)', Number.isSafeInteger, rule);
+        return numberChecker('a long (integer within ±(2^53 − 2))', (n) => Number.isInteger(n) && Math.abs(n) <= LONG_MAX, rule);
       case 'float':
       case 'double':
         return numberChecker('a finite number', Number.isFinite, rule);
@@ -223,8 +225,8 @@ function numberChecker(expected: string, accepts: (n: number) => boolean, rule: 
       return undefined;
     }
     if (!accepts(v)) {
-      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
-        issues.push(issue('EVENT_NUMBER_UNSAFE', p, `${v} is beyond 2^53 and may have lost precision`));
+      if (Number.isInteger(v) && Math.abs(v) > LONG_MAX) {
+        issues.push(issue('EVENT_NUMBER_UNSAFE', p, `${v} is beyond ±(2^53 − 2), the largest integer carried exactly`));
         return undefined;
       }
       return mismatch(issues, p, expected, v);
