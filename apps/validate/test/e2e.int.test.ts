@@ -173,6 +173,10 @@ it('every accepted event ends in exactly one of valid/DLQ, and the DLQ tool coun
   expect(copyAlone.replayed).toBe(1);
   expect((await readTopics(brokers, [t.dlq], bad.length + 3)).length).toBe(bad.length + 3);
 
+  // A position that holds no record (mistyped) is an answer, not {"replayed":0} and success.
+  const mistyped = await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), '--tsconfig', path.join(ROOT, 'tsconfig.base.json'), path.join(ROOT, 'tools/src/dlq/cli.ts'), 'replay', '--at', '0:424242', '--brokers', brokers, '--dlq-topic', t.dlq, '--raw-topic', t.raw], { cwd: ROOT }).catch((err: { code: number; stdout: string; stderr: string }) => err);
+  expect({ code: (mistyped as { code?: number }).code, stdout: JSON.parse(mistyped.stdout.trim()).replayed, stderr: mistyped.stderr.trim() }).toEqual({ code: 1, stdout: 0, stderr: 'no DLQ record matching the filters at 0:424242' });
+
   // A replay that now passes: the expired event, past the age rule, lands on its valid topic.
   const expired = listed.find((l: { reason: string }) => l.reason === 'RULE_TIMESTAMP_EXPIRED');
   const [landed] = await cli('replay', '--at', expired.at);

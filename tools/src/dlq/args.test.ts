@@ -34,9 +34,18 @@ describe('the DLQ tool command line', () => {
     };
     expect(since('2026-11-29T10:00:00+01:00')).toBe(Date.parse('2026-11-29T09:00:00Z'));
     expect(since('2026-11-29T10:00Z')).toBe(Date.parse('2026-11-29T10:00:00Z'));
-    for (const bad of ['yesterday', '1764403200000', '2026-11-29 10:00', '2026-11-29T10:00:00', '2026-13-01T00:00:00Z']) {
+    expect(since('2028-02-29T23:59:59.5-00:30')).toBe(Date.parse('2028-03-01T00:29:59.5Z'));
+    // Date.parse rolls these over (2026-02-30 is 2026-03-02) instead of refusing them.
+    for (const bad of ['yesterday', '1764403200000', '2026-11-29 10:00', '2026-11-29T10:00:00', '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-11-29T24:00Z', '2026-11-29T10:60:00Z', '2026-11-29T10:00:00+24:00']) {
       expect(since(bad)).toBe(`--since takes an ISO 8601 time with its zone, e.g. 2026-11-29T10:00:00Z (got "${bad}")`);
     }
+  });
+
+  it('refuses an empty topic, and a replay into the DLQ itself', () => {
+    expect(refusal('replay', '--all', '--raw-topic', 'sluice.dlq', '--dlq-topic', 'sluice.dlq')).toBe('replay writes to --raw-topic, which is the DLQ itself ("sluice.dlq")');
+    expect(refusal('count', '--raw-topic', '')).toBe('--dlq-topic and --raw-topic take a topic name');
+    expect(refusal('list', '--dlq-topic', '')).toBe('--dlq-topic and --raw-topic take a topic name');
+    expect(refusal('count', '--raw-topic', 'sluice.dlq', '--dlq-topic', 'sluice.dlq')).toBe('accepted'); // count writes nothing
   });
 
   it('normalises positions, so 0:042 selects offset 42', () => {

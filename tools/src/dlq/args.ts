@@ -37,7 +37,22 @@ export interface DlqInvocation {
 
 const POSITION = /^(\d+):(\d+)$/;
 /** An ISO 8601 time with its zone: a zoneless one would be read in the machine's time zone. */
-const ZONED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const ZONED_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * The instant of a zoned ISO 8601 time, or NaN when it is not one: Date.parse rolls an impossible
+ * day or hour over (2026-02-30 was 2026-03-02, T24:00 the next day) instead of refusing it.
+ */
+function zonedInstant(text: string): number {
+  const m = ZONED_TIME.exec(text);
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second = '0', offsetHours = '0', offsetMinutes = '0'] = m.slice(1);
+  const daysInMonth = new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate();
+  const real =
+    Number(month) >= 1 && Number(month) <= 12 && Number(day) >= 1 && Number(day) <= daysInMonth &&
+    Number(hour) <= 23 && Number(minute) <= 59 && Number(second) <= 59 && Number(offsetHours) <= 23 && Number(offsetMinutes) <= 59;
+  return real ? Date.parse(text) : NaN;
+}
 
 /**
  * Reads the tool's command line. Every mistake is an answer, never a wider selection: an extra
@@ -91,7 +106,7 @@ export function parseDlqArgs(argv: readonly string[], env: Readonly<Record<strin
   }
   let sinceMs: number | undefined;
   if (values.since !== undefined) {
-    sinceMs = ZONED_TIME.test(values.since) ? Date.parse(values.since) : NaN;
+    sinceMs = zonedInstant(values.since);
     if (Number.isNaN(sinceMs)) return { ok: false, message: `--since takes an ISO 8601 time with its zone, e.g. 2026-11-29T10:00:00Z (got "${values.since}")` };
   }
   const replays = values.replays ?? 'include';
@@ -108,6 +123,12 @@ export function parseDlqArgs(argv: readonly string[], env: Readonly<Record<strin
   if (command === 'replay' && !values.all && !selects(filter)) return { ok: false, message: 'replay needs a filter (--reason, --contract, --at, --since), or --all for the whole DLQ' };
   if (values.all && command !== 'replay') return { ok: false, message: `--all applies to replay only (${command} without filters takes every record)` };
 
+  const dlqTopic = values['dlq-topic'] ?? DLQ_TOPIC.name;
+  const rawTopic = values['raw-topic'] ?? RAW_TOPIC.name;
+  if (dlqTopic === '' || rawTopic === '') return { ok: false, message: '--dlq-topic and --raw-topic take a topic name' };
+  // Replayed copies carry no DLQ headers: written to the DLQ itself they would read as garbage there.
+  if (command === 'replay' && rawTopic === dlqTopic) return { ok: false, message: `replay writes to --raw-topic, which is the DLQ itself ("${dlqTopic}")` };
+
   const brokers = values.brokers ?? env.KAFKA_BROKERS;
   if (!brokers) return { ok: false, message: 'no brokers: pass --brokers or set KAFKA_BROKERS' };
   let security: KafkaSecurity | undefined;
@@ -122,8 +143,8 @@ export function parseDlqArgs(argv: readonly string[], env: Readonly<Record<strin
       command,
       brokers,
       security,
-      dlqTopic: values['dlq-topic'] ?? DLQ_TOPIC.name,
-      rawTopic: values['raw-topic'] ?? RAW_TOPIC.name,
+      dlqTopic,
+      rawTopic,
       filter,
       position,
       limit,

@@ -31,11 +31,24 @@ async function main(argv: string[]): Promise<number> {
 
   // Every command scans the DLQ once, holding only what it prints (a DLQ of millions of records
   // would not fit in memory), and fails only when the scan stops making progress.
+  const found = new Set<string>();
+  let cutShort = false;
   const scan = (onEntry: (e: DlqEntry) => boolean | void | Promise<boolean | void>) =>
-    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, security }, (m) => {
+    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, security }, async (m) => {
       const e = describe(m);
-      return matches(e, filter) ? onEntry(e) : undefined;
+      if (!matches(e, filter)) return undefined;
+      if (filter.positions?.length) found.add(`${e.partition}:${e.offset}`);
+      const more = await onEntry(e);
+      if (more === false) cutShort = true;
+      return more;
     });
+  // An --at that selected nothing is an answer too: a replay of a mistyped position printed
+  // {"replayed":0} and exited 0, as if it had done what was asked.
+  const missing = (): number => {
+    const absent = cutShort ? [] : (filter.positions ?? []).filter((p) => !found.has(p));
+    if (absent.length > 0) console.error(`no DLQ record matching the filters at ${absent.join(', ')}`);
+    return absent.length > 0 ? 1 : 0;
+  };
 
   switch (command) {
     case 'count': {
@@ -46,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
         console.log(`total ${counts.total}`);
         for (const r of counts.rows()) console.log(`${String(r.count).padStart(8)}  ${r.reason.padEnd(28)} ${r.contract}`);
       }
-      return 0;
+      return missing();
     }
     case 'list': {
       let listed = 0;
@@ -55,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
         else console.log(`${e.partition}:${e.offset}\t${e.time}\t${e.reason}\t${printable(e.contract)}\t${printable(e.producer)}\t${printable(e.eventId ?? '-')}${e.replayOf ? `\treplay of ${printable(e.replayOf)}` : ''}`);
         return ++listed < limit;
       });
-      return 0;
+      return missing();
     }
     case 'show': {
       const { partition, offset } = position!;
@@ -102,8 +115,9 @@ async function main(argv: string[]): Promise<number> {
           replayed.add(e);
           const record = toReplayRecord(e, dlqTopic);
           pending.push(record);
-          pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
-          // Bounded by bytes too: a thousand DLQ records of up to 900 kB each were held here at once.
+          pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0) + headerBytes(record.headers);
+          // Bounded by bytes too, headers included: a thousand DLQ records of up to 900 kB each
+          // (up to ~450 kB of it headers) were held here at once.
           if (pending.length >= REPLAY_BATCH_RECORDS || pendingBytes >= REPLAY_BATCH_BYTES) await flush();
         };
         await scan(async (e) => {
@@ -132,9 +146,18 @@ async function main(argv: string[]): Promise<number> {
       };
       if (dryRun) print({ wouldReplay: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
       else print({ replayed: replayed.total, to: rawTopic, groups: replayed.rows(), ...skipped });
-      return 0;
+      return missing();
     }
   }
+}
+
+/** Bytes of a record's headers: names and values, every value of a repeated name. */
+function headerBytes(headers: Readonly<Record<string, Buffer | string | readonly Buffer[]>>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    for (const one of Array.isArray(value) ? value : [value]) bytes += Buffer.byteLength(name) + (typeof one === 'string' ? Buffer.byteLength(one) : one.length);
+  }
+  return bytes;
 }
 
 function summary(e: DlqEntry): Record<string, unknown> {
