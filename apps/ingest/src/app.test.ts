@@ -233,6 +233,27 @@ describe('Expect: 100-continue', () => {
   });
 });
 
+// Refused with keep-alive, the connection stayed open and Node read and discarded the declared
+// body up to the request timeout: an unauthenticated 10 GB upload kept the server reading.
+it.each([
+  ['an unknown key', `authorization: Bearer ${'x'.repeat(30)}\r\ncontent-length: 10000000000`, 401],
+  ['a body over the limit', `authorization: Bearer ${KEY}\r\ncontent-length: 10000000000`, 413],
+])('closes the connection when it refuses %s before reading the body', async (_case, headers, status) => {
+  const ingest = build(heldPublisher().publisher);
+  try {
+    const port = await listen(ingest);
+    const client = await rawConnection(port);
+    client.socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${headers}\r\n\r\n`);
+    client.socket.write(Buffer.alloc(64 * 1024, 0x20));
+    await until(() => client.closed(), 3_000);
+    expect(client.received()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(client.received()).toMatch(/\r\nconnection: close\r\n/i);
+    expect(ingest.budget.inUse).toBe(0);
+  } finally {
+    await ingest.app.close();
+  }
+});
+
 // RFC 9110: an HTTP/1.0 request's expectation is ignored (its client does not know 100 Continue).
 it('sends no 100 Continue to an HTTP/1.0 request that names the expectation', async () => {
   const held = heldPublisher();

@@ -176,28 +176,32 @@ export function buildApp(deps: IngestDeps): IngestApp {
     method: 'POST',
     url: '/v1/events',
     onRequest: async (req, reply) => {
-      if (shuttingDown) return replyError(reply, 'INGEST_SHUTTING_DOWN', retryAfterSeconds);
+      const declared = Number(req.headers['content-length']);
+      const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
+      // Refused before its body is read: the connection closes, or Node reads and discards the
+      // body on it up to the request timeout (an unauthenticated 10 GB upload kept it reading).
+      const refuse = (code: Parameters<typeof replyError>[1], details?: Record<string, unknown>) => {
+        if (hasBody) reply.header('connection', 'close');
+        return replyError(reply, code, retryAfterSeconds, details);
+      };
+      if (shuttingDown) return refuse('INGEST_SHUTTING_DOWN');
       const auth = keys.authenticate(req.headers.authorization);
       if (!auth.ok) {
         reply.header('www-authenticate', 'Bearer realm="sluice-ingest"');
-        return replyError(reply, 'INGEST_UNAUTHENTICATED', retryAfterSeconds, { reason: auth.reason });
+        return refuse('INGEST_UNAUTHENTICATED', { reason: auth.reason });
       }
       req.principal = auth.principal;
       if (auth.previousKey) notePreviousKey(req.log, auth.principal.producer);
-      const declared = Number(req.headers['content-length']);
-      const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
       const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding'], hasBody);
-      if (unreadable !== undefined) return replyError(reply, 'INGEST_UNSUPPORTED_MEDIA_TYPE', retryAfterSeconds, { supported: SUPPORTED_TYPES, reason: unreadable });
-      if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
-        return replyError(reply, 'INGEST_BODY_TOO_LARGE', retryAfterSeconds, { limitBytes: limits.maxBodyBytes });
-      }
-      if (!deps.publisher.isAvailable()) return replyError(reply, 'INGEST_UNAVAILABLE', retryAfterSeconds, { reason: 'Kafka is unreachable' });
+      if (unreadable !== undefined) return refuse('INGEST_UNSUPPORTED_MEDIA_TYPE', { supported: SUPPORTED_TYPES, reason: unreadable });
+      if (Number.isFinite(declared) && declared > limits.maxBodyBytes) return refuse('INGEST_BODY_TOO_LARGE', { limitBytes: limits.maxBodyBytes });
+      if (!deps.publisher.isAvailable()) return refuse('INGEST_UNAVAILABLE', { reason: 'Kafka is unreachable' });
       // Chunked bodies declare no size: reserve the worst case, the body limit.
       const reserve = Number.isFinite(declared) && declared >= 0 ? declared : limits.maxBodyBytes;
       const producer = auth.principal.producer;
       const refused = budget.tryAcquire(reserve, producer);
-      if (refused === 'total') return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.limitBytes });
-      if (refused === 'producer') return replyError(reply, 'INGEST_OVERLOADED', retryAfterSeconds, { limitBytes: budget.producerLimitBytes, scope: 'producer' });
+      if (refused === 'total') return refuse('INGEST_OVERLOADED', { limitBytes: budget.limitBytes });
+      if (refused === 'producer') return refuse('INGEST_OVERLOADED', { limitBytes: budget.producerLimitBytes, scope: 'producer' });
       // Released once the response is closed (sent, or the client went away) and no handler holds
       // the body; 'close' used to release it alone, while a handler still held the body waiting on
       // Kafka, so clients that disconnected and retried were reserved twice.

@@ -100,8 +100,9 @@ describe('sampling a trace that arrives from another process', () => {
       let sampled = 0;
       for (let i = 1; i <= 64; i++) {
         const traceId = (BigInt(i) * 0x9e3779b97f4a7c15n).toString(16).padStart(32, '0').slice(-32);
-        const decisions = services.map((s) =>
-          s.withSpan('route', () => injectSampledTraceHeaders<Record<string, string>>({}), { parent: extractTraceContext({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` }) }).traceparent !== undefined,
+        // Flag set (-01) or cleared (-00): a client cleared it to switch tracing off for its events.
+        const decisions = services.flatMap((s) =>
+          ['01', '00'].map((flag) => s.withSpan('route', () => injectSampledTraceHeaders<Record<string, string>>({}), { parent: extractTraceContext({ traceparent: `00-${traceId}-00f067aa0ba902b7-${flag}` }) }).traceparent !== undefined),
         );
         expect(new Set(decisions).size).toBe(1);
         if (decisions[0]) sampled++;

@@ -89,10 +89,15 @@ export function createTracingRuntime(resource: Resource, exportConfig: TraceExpo
     // New roots, and parents from another process, are sampled by ratio. The ratio sampler decides
     // by trace id alone, so every service with the same ratio agrees on a trace ingest sampled;
     // a caller outside (a client's `traceparent` at the public ingest edge) can no longer force
-    // a span for each of its events in every service by setting the sampled flag. (It can still
-    // pick trace ids the ratio samples; docs/design/ingest.md says what bounds that.) A local
-    // parent (a span of this process) is followed as before.
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRatio), remoteParentSampled: new TraceIdRatioBasedSampler(sampleRatio) }),
+    // a span for each of its events in every service by setting the sampled flag, nor switch
+    // tracing off for its events by clearing it (a remote parent not sampled was never sampled).
+    // (It can still pick trace ids the ratio samples; docs/design/ingest.md says what bounds
+    // that.) A local parent (a span of this process) is followed as before.
+    sampler: new ParentBasedSampler({
+      root: new TraceIdRatioBasedSampler(sampleRatio),
+      remoteParentSampled: new TraceIdRatioBasedSampler(sampleRatio),
+      remoteParentNotSampled: new TraceIdRatioBasedSampler(sampleRatio),
+    }),
   });
   const tracer: Tracer = provider.getTracer('@sluice/telemetry');
 
