@@ -14,7 +14,10 @@ export const LAKE_CHANNELS = {
   vacuum: 'sluice:lake:vacuum',
   /** A checkpoint was written: {@link CheckpointEvent}. */
   checkpoint: 'sluice:lake:checkpoint',
-  /** A checkpoint due after a commit failed (the commit stands): {@link CheckpointFailedEvent}. */
+  /**
+   * A checkpoint due after a commit failed (the commit stands), or one in the log could not be
+   * read and a snapshot was replayed past it (`table` is then the table's URI): {@link CheckpointFailedEvent}.
+   */
   checkpointFailed: 'sluice:lake:checkpoint-failed',
   /** File counts of a freshly loaded latest snapshot: {@link TableStatsEvent}. */
   tableStats: 'sluice:lake:table-stats',

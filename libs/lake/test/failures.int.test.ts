@@ -1,6 +1,7 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeQueryEngine, LakeTable, LocalStorage, MIN_VACUUM_RETENTION_MS } from '../src';
+import { LAKE_CHANNELS, LakeQueryEngine, LakeTable, LocalStorage, MIN_VACUUM_RETENTION_MS } from '../src';
 import { KEY_V_BUCKET, commitFile, deltaProbe, keyRows, tempDir } from './helpers';
 
 const columns = KEY_V_BUCKET;
@@ -30,6 +31,33 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     await expect(table.snapshot()).rejects.toMatchObject({ code: 'LAKE_LOG_CORRUPT', message: expect.stringContaining('is empty') });
     await fs.writeFile(commitFile(root, 1), '[1,2]\n');
     await expect(table.snapshot()).rejects.toMatchObject({ code: 'LAKE_LOG_CORRUPT' });
+  });
+
+  it('an unreadable checkpoint: a reader replays from the one before, or from version 0, and says so; with the commits gone it is LAKE_LOG_CORRUPT', async () => {
+    const { root, table } = await fresh();
+    for (let i = 0; i < 21; i++) await table.append({ rows: rows(i * 2, i * 2 + 2) });
+    const checkpoint = (v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.checkpoint.parquet`);
+    await fs.access(checkpoint(20));
+    const failed: unknown[] = [];
+    const listener = (m: unknown) => failed.push(m);
+    subscribe(LAKE_CHANNELS.checkpointFailed, listener);
+    try {
+      const want = (await table.snapshot()).files.map((f) => f.path).sort();
+      const reader = async () => (await (await LakeTable.open(new LocalStorage(root))).snapshot()).files.map((f) => f.path).sort();
+      // Torn by a writer outside the protocol: Delta readers fall back, so does this one.
+      await fs.writeFile(checkpoint(20), 'PAR1 torn');
+      expect(await reader()).toEqual(want);
+      // Once per load that met it (the metric behind SluiceCheckpointsFailing).
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed).toEqual(failed.map(() => expect.objectContaining({ version: 20, code: 'LAKE_LOG_CORRUPT', table: expect.stringContaining(root) })));
+      await fs.writeFile(checkpoint(10), 'not parquet at all');
+      expect(await reader()).toEqual(want); // from version 0
+      // Commits before the last checkpoint cleaned up: nothing left to replay from.
+      await fs.rm(commitFile(root, 3));
+      await expect(LakeTable.open(new LocalStorage(root))).rejects.toMatchObject({ code: 'LAKE_LOG_CORRUPT', message: expect.stringContaining('00000000000000000020.checkpoint.parquet') });
+    } finally {
+      unsubscribe(LAKE_CHANNELS.checkpointFailed, listener);
+    }
   });
 
   it('a gap in versions is LAKE_LOG_CORRUPT; a missing data file is LAKE_DATA_FILE_MISSING naming it', async () => {

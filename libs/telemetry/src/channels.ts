@@ -115,7 +115,7 @@ export interface LakeVacuumEvent {
   filesDeleted: number;
   durationMs: number;
 }
-/** `sluice:lake:checkpoint-failed`: a checkpoint due after a commit failed; the commit stands. */
+/** `sluice:lake:checkpoint-failed`: a checkpoint due after a commit failed (the commit stands), or one could not be read and a load replayed past it. */
 export interface LakeCheckpointFailedEvent {
   table: string;
   version: number;

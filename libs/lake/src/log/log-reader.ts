@@ -1,6 +1,7 @@
-import { isSluiceError } from '@sluice/errors';
+import { isSluiceError, type SluiceError } from '@sluice/errors';
 import { withConnection, sqlStringList } from '../duck';
 import { lakeError } from '../errors';
+import { publish } from '../events';
 import { FileLease } from '../storage/file-lease';
 import type { Storage, StoredObject } from '../storage/storage';
 import { LAST_CHECKPOINT_KEY, commitKey, partitionValuesOf, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
@@ -329,12 +330,49 @@ async function replay(storage: Storage, listing: LogListing, version: number): P
   if (!exists) {
     throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });
   }
+  let checkpoint: Omit<CommitActions, 'version'> | undefined;
+  if (cpVersion >= 0) {
+    try {
+      checkpoint = await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!);
+    } catch (err) {
+      if (!isSluiceError(err, 'LAKE_LOG_CORRUPT')) throw err;
+      return replayPastCheckpoint(storage, version, cpVersion, err);
+    }
+  }
+  return replayOnto(storage, listing, version, cpVersion, checkpoint);
+}
+
+/** The snapshot at `version`: `checkpoint` (the one at `cpVersion`, none when -1), then the commits after it. */
+async function replayOnto(storage: Storage, listing: LogListing, version: number, cpVersion: number, checkpoint: Omit<CommitActions, 'version'> | undefined): Promise<Snapshot> {
   const state = new ReplayState();
-  if (cpVersion >= 0) state.apply(await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!));
+  if (checkpoint) state.apply(checkpoint);
   await applyCommits(storage, listing, cpVersion + 1, version, state);
   const ts = listing.commits.get(version)?.modifiedMs ?? 0;
   const monotonic = commitTimestamps(listing).find((c) => c.version === version)?.timestampMs ?? ts;
   return state.snapshot(version, monotonic, storage.uri);
+}
+
+/**
+ * The checkpoint at `unreadable` cannot be read (torn by a writer outside the protocol, a bad
+ * disk): as Delta readers do, replay from an older checkpoint, or from version 0, while the
+ * commits since are still there; the original error when none is. Every load pays for that until
+ * a newer checkpoint is written, so it is published as a checkpoint failure (the metric and the
+ * SluiceCheckpointsFailing alert), with the table's URI for its name.
+ */
+async function replayPastCheckpoint(storage: Storage, version: number, unreadable: number, cause: SluiceError): Promise<Snapshot> {
+  publish('checkpointFailed', { table: storage.uri, version: unreadable, code: cause.code, message: cause.message });
+  const listing = await listLog(storage);
+  const older = [...listing.checkpoints.keys()].filter((v) => v < unreadable).sort((a, b) => b - a);
+  for (const cpVersion of [...older, -1]) {
+    try {
+      const checkpoint = cpVersion >= 0 ? await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!) : undefined;
+      return await replayOnto(storage, listing, version, cpVersion, checkpoint);
+    } catch (err) {
+      // Another unreadable checkpoint, or commits cleaned up since (a gap): try further back.
+      if (!isSluiceError(err, 'LAKE_LOG_CORRUPT', 'LAKE_VERSION_NOT_FOUND')) throw err;
+    }
+  }
+  throw cause;
 }
 
 /**
