@@ -35,7 +35,7 @@ describe('failure behaviour, refusals and concurrent writers', () => {
 
   it('an unreadable checkpoint: a reader replays from the one before, or from version 0, and says so; with the commits gone it is LAKE_LOG_CORRUPT', async () => {
     const { root, table } = await fresh();
-    for (let i = 0; i < 21; i++) await table.append({ rows: rows(i * 2, i * 2 + 2) });
+    for (let i = 0; i < 22; i++) await table.append({ rows: rows(i * 2, i * 2 + 2) });
     const checkpoint = (v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.checkpoint.parquet`);
     await fs.access(checkpoint(20));
     const failed: unknown[] = [];
@@ -51,7 +51,14 @@ describe('failure behaviour, refusals and concurrent writers', () => {
       expect(failed.length).toBeGreaterThan(0);
       expect(failed).toEqual(failed.map(() => expect.objectContaining({ version: 20, code: 'LAKE_LOG_CORRUPT', table: expect.stringContaining(root) })));
       await fs.writeFile(checkpoint(10), 'not parquet at all');
+      failed.length = 0;
       expect(await reader()).toEqual(want); // from version 0
+      expect(failed.map((f) => (f as { version: number }).version)).toEqual(expect.arrayContaining([20, 10]));
+      // A torn commit after the checkpoint blocks every replay: it is the answer, not the checkpoint.
+      const good21 = await fs.readFile(commitFile(root, 21), 'utf8');
+      await fs.writeFile(commitFile(root, 21), good21.slice(0, good21.length - 20));
+      await expect(LakeTable.open(new LocalStorage(root))).rejects.toMatchObject({ code: 'LAKE_LOG_CORRUPT', message: expect.stringContaining('00000000000000000021.json') });
+      await fs.writeFile(commitFile(root, 21), good21);
       // Commits before the last checkpoint cleaned up: nothing left to replay from.
       await fs.rm(commitFile(root, 3));
       await expect(LakeTable.open(new LocalStorage(root))).rejects.toMatchObject({ code: 'LAKE_LOG_CORRUPT', message: expect.stringContaining('00000000000000000020.checkpoint.parquet') });

@@ -86,6 +86,29 @@ describe('time travel lists the log around its target, not the whole log', () =>
     await expect(reopened.snapshot({ version: 1_000 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
   });
 
+  it('an unreadable checkpoint: the replay lists the blocks below it only as far as the checkpoint before it', async () => {
+    const file = (v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.checkpoint.parquet`);
+    const saved = new Map<number, Buffer>();
+    for (const v of [2_400, 2_100]) saved.set(v, await fs.readFile(file(v)));
+    const latest = async () => {
+      const storage = new CountingStorage(root);
+      const table = await LakeTable.open(storage); // loads the latest version
+      const listed = storage.listed;
+      const snapshot = await table.snapshot();
+      return { version: snapshot.version, files: snapshot.files.length, listed };
+    };
+    try {
+      await fs.writeFile(file(2_400), 'PAR1 torn');
+      // 2,100 is in the listed block: nothing more is listed.
+      expect(await latest()).toEqual({ version: COMMITS, files: COMMITS, listed: 603 });
+      await fs.writeFile(file(2_100), 'PAR1 torn');
+      // Block 1 holds 1,800: listed, block 0 not (the whole log was listed before: 2,609 keys).
+      expect(await latest()).toEqual({ version: COMMITS, files: COMMITS, listed: 1_606 });
+    } finally {
+      for (const [v, body] of saved) await fs.writeFile(file(v), body);
+    }
+  });
+
   // Last: it removes the log's first block, as log clean-up does once a later checkpoint covers it.
   it('a version or a time cleaned up from the log is not found, not "no table"', async () => {
     const log = path.join(root, '_delta_log');

@@ -324,22 +324,80 @@ async function applyCommits(storage: Storage, listing: LogListing, from: number,
   keys.forEach(({ v, key }, i) => state.apply(parseCommit(v, key, bodies[i])));
 }
 
+/**
+ * The snapshot at `version`: the newest checkpoint at or below it, then the commits after it.
+ * A checkpoint that cannot be read (torn by a writer outside the protocol, a bad disk) is
+ * replayed past, as Delta readers do: from the checkpoint before it, or from version 0, while
+ * the commits since are there; the log below the listing is listed a block at a time only then.
+ * Every load pays for that until a newer checkpoint is written, so each one met is published as
+ * a checkpoint failure (the metric and the SluiceCheckpointsFailing alert), named by the
+ * table's URI. Commits cleaned up since (a gap) leave the first checkpoint's error as the
+ * answer; anything else (a torn commit) is its own answer, as older checkpoints replay it too.
+ */
 async function replay(storage: Storage, listing: LogListing, version: number): Promise<Snapshot> {
-  const cpVersion = maxOf([...listing.checkpoints.keys()].filter((v) => v <= version));
-  const exists = listing.commits.has(version) || cpVersion === version;
+  const exists = listing.commits.has(version) || listing.checkpoints.has(version);
   if (!exists) {
     throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });
   }
-  let checkpoint: Omit<CommitActions, 'version'> | undefined;
-  if (cpVersion >= 0) {
+  let unreadable: { version: number; err: SluiceError } | undefined;
+  for (let cpVersion = newestCheckpoint(listing, version); ; ) {
+    let checkpoint: Omit<CommitActions, 'version'> | undefined;
     try {
-      checkpoint = await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!);
+      if (cpVersion >= 0) checkpoint = await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!);
     } catch (err) {
       if (!isSluiceError(err, 'LAKE_LOG_CORRUPT')) throw err;
-      return replayPastCheckpoint(storage, version, cpVersion, err);
+      publish('checkpointFailed', { table: storage.uri, version: cpVersion, code: err.code, message: err.message });
+      unreadable ??= { version: cpVersion, err };
+      listing = await withLogBelow(storage, listing, cpVersion);
+      cpVersion = newestCheckpoint(listing, cpVersion - 1);
+      continue;
+    }
+    try {
+      return await replayOnto(storage, listing, version, cpVersion, checkpoint);
+    } catch (err) {
+      throw unreadable !== undefined && missingAtOrBelow(err, unreadable.version) ? unreadable.err : err;
     }
   }
-  return replayOnto(storage, listing, version, cpVersion, checkpoint);
+}
+
+/** Whether `err` is a gap in the log at or below `version` (commits cleaned up under a checkpoint). */
+function missingAtOrBelow(err: unknown, version: number): boolean {
+  if (!isSluiceError(err) || typeof err.details.missing !== 'string') return false;
+  const m = COMMIT_RE.exec(err.details.missing);
+  return m !== null && Number(m[1]) <= version;
+}
+
+/** The newest complete checkpoint at or below `version`, -1 when there is none. */
+function newestCheckpoint(listing: LogListing, version: number): number {
+  let newest = -1;
+  for (const v of listing.checkpoints.keys()) if (v <= version && v > newest) newest = v;
+  return newest;
+}
+
+/**
+ * `listing` with the log blocks below it added, down to one holding a checkpoint below
+ * `version` or the first commit (or an empty block): what a replay past the checkpoint at
+ * `version` reads.
+ */
+async function withLogBelow(storage: Storage, listing: LogListing, version: number): Promise<LogListing> {
+  if (replayableAt(listing, version - 1)) return listing;
+  const objects: StoredObject[] = [];
+  const lowest = Math.min(minOf(listing.commits.keys()), minOf(listing.checkpoints.keys()));
+  for (let block = blockOf(lowest) - 1; ; block--) {
+    const found = await listBlock(storage, block);
+    if (found === undefined) break;
+    objects.push(...found);
+    if (replayableAt(toListing(found), version - 1)) break;
+  }
+  const below = toListing(objects);
+  return { commits: new Map([...below.commits, ...listing.commits]), checkpoints: new Map([...below.checkpoints, ...listing.checkpoints]) };
+}
+
+/** The smallest of `values`, Infinity when there is none. */
+function minOf(values: Iterable<number>): number {
+  let min = Infinity;
+  for (const v of values) if (v < min) min = v;
+  return min;
 }
 
 /** The snapshot at `version`: `checkpoint` (the one at `cpVersion`, none when -1), then the commits after it. */
@@ -350,29 +408,6 @@ async function replayOnto(storage: Storage, listing: LogListing, version: number
   const ts = listing.commits.get(version)?.modifiedMs ?? 0;
   const monotonic = commitTimestamps(listing).find((c) => c.version === version)?.timestampMs ?? ts;
   return state.snapshot(version, monotonic, storage.uri);
-}
-
-/**
- * The checkpoint at `unreadable` cannot be read (torn by a writer outside the protocol, a bad
- * disk): as Delta readers do, replay from an older checkpoint, or from version 0, while the
- * commits since are still there; the original error when none is. Every load pays for that until
- * a newer checkpoint is written, so it is published as a checkpoint failure (the metric and the
- * SluiceCheckpointsFailing alert), with the table's URI for its name.
- */
-async function replayPastCheckpoint(storage: Storage, version: number, unreadable: number, cause: SluiceError): Promise<Snapshot> {
-  publish('checkpointFailed', { table: storage.uri, version: unreadable, code: cause.code, message: cause.message });
-  const listing = await listLog(storage);
-  const older = [...listing.checkpoints.keys()].filter((v) => v < unreadable).sort((a, b) => b - a);
-  for (const cpVersion of [...older, -1]) {
-    try {
-      const checkpoint = cpVersion >= 0 ? await readCheckpoint(storage, listing.checkpoints.get(cpVersion)!) : undefined;
-      return await replayOnto(storage, listing, version, cpVersion, checkpoint);
-    } catch (err) {
-      // Another unreadable checkpoint, or commits cleaned up since (a gap): try further back.
-      if (!isSluiceError(err, 'LAKE_LOG_CORRUPT', 'LAKE_VERSION_NOT_FOUND')) throw err;
-    }
-  }
-  throw cause;
 }
 
 /**
