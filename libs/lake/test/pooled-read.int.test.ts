@@ -59,6 +59,24 @@ describe('LakeQueryEngine.read (pooled, prepared)', () => {
     expect(await engine.read(await view((f) => f.partitionValues.bucket === '1'), count)).toEqual([{ n: '6', v: '2' }]);
   });
 
+  it('a column named __proto__ (Delta allows it) is a column of every row, not the row\'s prototype', async () => {
+    const odd = await LakeTable.create(new LocalStorage(path.join(dir, 'proto')), { columns: [{ name: 'key', type: 'long' }, { name: '__proto__', type: 'string' }] });
+    await odd.append({ rows: [Object.fromEntries([['key', 1], ['__proto__', 'polluted?']])] });
+    const current = { t: { storage: odd.storage, snapshot: await odd.snapshot() } };
+    const sql = 'SELECT key, "__proto__" FROM t';
+    const rows = await engine.read(current, sql);
+    expect(rows).toHaveLength(1);
+    expect(Object.getPrototypeOf(rows[0])).toBe(Object.prototype);
+    expect(JSON.stringify(rows)).toBe('[{"key":"1","__proto__":"polluted?"}]');
+    const session = await engine.open(current);
+    try {
+      expect(JSON.stringify(await session.queryJson(sql))).toBe(JSON.stringify(rows));
+      expect(Object.keys((await session.query(sql))[0])).toEqual(['key', '__proto__']);
+    } finally {
+      session.close();
+    }
+  });
+
   it('concurrent reads each get a connection and the right answer', async () => {
     const answers = await Promise.all(Array.from({ length: 12 }, async (_, i) => engine.read(await view(), 'SELECT count(*) AS n FROM t WHERE key < $1', [i])));
     expect(answers.map((a) => Number(a[0].n))).toEqual(Array.from({ length: 12 }, (_, i) => i));

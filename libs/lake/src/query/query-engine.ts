@@ -163,7 +163,7 @@ export class LakeQueryEngine {
     const pooled = this.idle.pop() ?? (await this.connectPooled());
     try {
       const reader = await runStatement(pooled.conn, { ...options, timeoutMs: left }, () => pooled.statement(statementSql, this.locked), params);
-      return reader.getRowObjectsJson() as Record<string, unknown>[];
+      return rowObjects(reader, 'json');
     } catch (err) {
       // A statement that failed (a vacuumed file, an interrupt mid-plan) is not worth keeping.
       pooled.forget(statementSql);
@@ -284,6 +284,18 @@ export interface QueryOptions {
   timeoutMs?: number;
 }
 
+/**
+ * A result's rows as objects, values as JS (`bigint`, DuckDB value objects) or JSON-safe. Each
+ * column is an own property: the client library assigns `row[name] = value`, and for a column
+ * named `__proto__` (a name Delta allows) that set the row's prototype and the column vanished.
+ */
+function rowObjects(reader: DuckDBResultReader, values: 'js' | 'json'): Record<string, unknown>[] {
+  const names = reader.deduplicatedColumnNames();
+  if (!names.includes('__proto__')) return (values === 'js' ? reader.getRowObjectsJS() : reader.getRowObjectsJson()) as Record<string, unknown>[];
+  const rows: unknown[][] = values === 'js' ? reader.getRowsJS() : reader.getRowsJson();
+  return rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+}
+
 /** A connection with table views; run queries, then close. */
 export class LakeSession {
   constructor(
@@ -294,14 +306,12 @@ export class LakeSession {
 
   /** Runs one statement with parameters; rows as JS values (BIGINT → bigint, TIMESTAMPTZ → DuckDB value objects). */
   async query(sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
-    const reader = await this.run(sql, params, options);
-    return reader.getRowObjectsJS() as Record<string, unknown>[];
+    return rowObjects(await this.run(sql, params, options), 'js');
   }
 
   /** Runs one statement with parameters; rows as JSON-safe values (BIGINT → string, timestamps → ISO strings). */
   async queryJson(sql: string, params?: QueryParams, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
-    const reader = await this.run(sql, params, options);
-    return reader.getRowObjectsJson() as Record<string, unknown>[];
+    return rowObjects(await this.run(sql, params, options), 'json');
   }
 
   /** Closes the connection (the views go with it) and lets the cache evict the files they read. */
