@@ -391,6 +391,19 @@ describe('query-api limits over a real table', () => {
     }
   });
 
+  it('answers a column named __proto__ (another writer\'s table) as a column of its rows', async () => {
+    const dir = await tempDir('proto-column');
+    const odd = await LakeTable.create(new LocalStorage(path.join(dir, 'odd')), { columns: [{ name: 'id', type: 'long' }, { name: '__proto__', type: 'string' }] }, { name: 'odd' });
+    await odd.append({ rows: [Object.fromEntries([['id', 7], ['__proto__', 'kept']])] });
+    const t = await startApp(dir, ['odd']);
+    try {
+      const res = await query(t.app, 'odd', { select: ['id', '__proto__'] });
+      expect({ status: res.status, rows: res.body.rows }).toEqual({ status: 200, rows: [Object.fromEntries([['id', 7], ['__proto__', 'kept']])] });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a table another writer upgraded past its protocol is named with a reason, and the list still answers', async () => {
     const dir = await tempDir('unreadable');
     await (await createOrders(dir)).append({ rows: [orderRow(1)] });
@@ -411,6 +424,26 @@ describe('query-api limits over a real table', () => {
       expect(list.status).toBe(200);
       expect(list.body.tables.map((d: { table: string }) => d.table)).toEqual(['silver_orders']);
       expect(list.body.unreadable).toEqual([{ table: 'silver_other', cause: 'LAKE_UNSUPPORTED_PROTOCOL' }]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers the list 503 with Retry-After when the service is saturated, not a table "unreadable"', async () => {
+    const dir = await tempDir('saturated');
+    await (await createOrders(dir)).append({ rows: [orderRow(1)] });
+    await (await createOrders(dir, 'silver_other')).append({ rows: [orderRow(2)] });
+    // The query engine out of memory while loading one table's snapshot: the service's state, not the table's.
+    const oom = new SluiceError('LAKE_OUT_OF_MEMORY', 'Out of Memory Error: could not allocate', { retryable: true });
+    const starved = (table: string): Storage => {
+      const real = new LocalStorage(path.join(dir, table));
+      if (table !== 'silver_other') return real;
+      return new Proxy(real, { get: (target, prop, receiver) => (typeof Reflect.get(target, prop, receiver) === 'function' ? () => Promise.reject(oom) : Reflect.get(target, prop, receiver)) });
+    };
+    const t = await startApp(dir, ['silver_orders', 'silver_other'], { storageFor: starved });
+    try {
+      const list = await get(t.app, '/v1/tables');
+      expect({ status: list.status, code: list.body.error?.code, retryAfter: list.headers['retry-after'] }).toEqual({ status: 503, code: 'QUERY_SATURATED', retryAfter: '1' });
     } finally {
       await t.close();
     }

@@ -153,6 +153,20 @@ describe('compileQuery', () => {
     const floats: TableShape = { columns: [{ name: 'f', type: 'float', nullable: true }], partitionColumns: [] };
     expect(compileQuery({ where: [{ column: 'f', op: '<', value: 3.4e38 }] }, floats, opts).params).toEqual(['3.4e+38']);
     expect(() => compileQuery({ where: [{ column: 'f', op: '<', value: 1e39 }] }, floats, opts)).toThrow(/out of range of a 32-bit float/);
+    // The largest float as it prints (a double just above it) is in range; one that rounds past it is not.
+    expect(compileQuery({ where: [{ column: 'f', op: '<=', value: 3.4028235e38 }] }, floats, opts).params).toEqual(['3.4028235e+38']);
+    expect(() => compileQuery({ where: [{ column: 'f', op: '<', value: 3.4028236e38 }] }, floats, opts)).toThrow(/out of range of a 32-bit float/);
+  });
+
+  it('refuses a decimal sent as a JSON number too long for a double to have kept its digits; as a string it is exact', () => {
+    const wide: TableShape = { columns: [{ name: 'd', type: 'decimal(38,4)', nullable: true }], partitionColumns: [] };
+    const refused = (value: number) => () => compileQuery({ where: [{ column: 'd', op: '=', value }] }, wide, opts);
+    expect(refused(12345678901234567891)).toThrow(/send the decimal as a string/); // read as …568000
+    expect(refused(2 ** 53 + 2)).toThrow(/send the decimal as a string/);
+    expect(refused(0.1234567890123456)).toThrow(/send the decimal as a string/);
+    expect(compileQuery({ where: [{ column: 'd', op: '=', value: '12345678901234567891' }] }, wide, opts).params).toEqual(['12345678901234567891']);
+    expect(compileQuery({ where: [{ column: 'd', op: '=', value: 123456789012.345 }] }, wide, opts).params).toEqual(['123456789012.345']);
+    expect(compileQuery({ where: [{ column: 'd', op: '=', value: -1000000 }] }, wide, opts).params).toEqual(['-1000000']);
   });
 
   it('accepts decimals within the column: trailing zeros past the scale, the most whole digits, a sign', () => {

@@ -9,9 +9,6 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 // Seconds too: DuckDB refuses `2026-01-01T00:00Z`, which Date.parse takes.
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 
-/** The largest finite 32-bit float (Delta `float`, DuckDB FLOAT). */
-const FLOAT_MAX = 3.4028234663852886e38;
-
 const INTEGER_RANGE: Record<string, [bigint, bigint]> = {
   long: [-(2n ** 63n), 2n ** 63n - 1n],
   integer: [-(2n ** 31n), 2n ** 31n - 1n],
@@ -44,6 +41,11 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
     case 'decimal': {
       const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value : '';
       if (typeof value === 'number' && /e/i.test(text)) throw bad('expected a decimal number without an exponent: send it as a string, e.g. "0.0000001"');
+      // A JSON number is a double: past 2^53, or with more than 15 significant digits, the one
+      // read may not be the one sent (12345678901234567891 arrives as …7000).
+      if (typeof value === 'number' && (Math.abs(value) > Number.MAX_SAFE_INTEGER || significantDigits(text) > 15)) {
+        throw bad('a JSON number this long may have lost digits: send the decimal as a string');
+      }
       if (!DECIMAL.test(text)) throw bad('expected a decimal number');
       // DuckDB's cast rounds digits beyond the scale (1.239 is 1.24 in DECIMAL(10,2), so
       // `<= 1.239` matched 1.24) and fails past the precision: both refused here.
@@ -55,7 +57,9 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
     }
     case 'float':
       if (typeof value !== 'number' || !Number.isFinite(value)) throw bad('expected a finite number');
-      if (c.type === 'float' && Math.abs(value) > FLOAT_MAX) throw bad('out of range of a 32-bit float');
+      // Past the largest 32-bit float once rounded to one (3.4028235e38, as a float prints, is in
+      // range): DuckDB's cast makes it inf and the comparison matches what it should not.
+      if (c.type === 'float' && !Number.isFinite(Math.fround(value))) throw bad('out of range of a 32-bit float');
       return String(value);
     case 'string':
       if (typeof value === 'string') return value;
@@ -72,6 +76,11 @@ export function normalizeValue(value: Scalar, c: ColumnInfo): Scalar {
     default:
       throw bad('nested columns cannot be compared');
   }
+}
+
+/** The significant digits of a plain decimal text (no exponent): 1 for "100", 3 for "0.00123". */
+function significantDigits(text: string): number {
+  return text.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '').length;
 }
 
 /** Precision and scale of a Delta `decimal(p,s)` type (Delta's default decimal is (10,0)). */
