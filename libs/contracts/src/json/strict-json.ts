@@ -92,9 +92,20 @@ function mayReadAsInteger(text: string): boolean {
     const e = text.charCodeAt(i - 1);
     if (e !== 0x65 && e !== 0x45) continue; // not an exponent's e- or E-
     const before = digitsBefore(text, i - 1); // a point before them was counted above
-    if (before > 0 && (before >= 16 || digitsAfter(text, i + 1) >= 3)) return true;
+    if (before === 0) continue;
+    const after = digitsAfter(text, i + 1);
+    // A number ends where JSON lets one end: "9f0e-583a" in a UUID (one in eight has such a
+    // run) is no exponent, and sent a tenth of such events to the strict parser.
+    if ((before >= 16 || after >= 3) && endsNumber(text, i + 1 + after)) return true;
   }
   return false;
+}
+
+/** Whether a number literal may end at `at`: the end of the text, `,`, `}`, `]` or JSON whitespace. */
+function endsNumber(text: string, at: number): boolean {
+  if (at >= text.length) return true;
+  const c = text.charCodeAt(at);
+  return c === 0x2c || c === 0x7d || c === 0x5d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 function digitsBefore(text: string, end: number): number {
@@ -262,17 +273,21 @@ class Parser {
       this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} overflows a double`);
       return NaN;
     }
-    if (match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(value)) {
-      this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is beyond 2^53 and would lose precision`);
-      return NaN;
+    if (!Number.isInteger(value)) return value;
+    if (match[1] !== undefined || match[2] !== undefined) {
+      // A fraction or exponent whose value is no integer, read as one: an integer field would
+      // take 2000 for 1999.9999999999999999, 0 for 1e-400, without a word.
+      if (!isIntegerLiteral(match[0])) {
+        this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is not an integer but reads as ${value}: send fewer digits`);
+        return NaN;
+      }
+      // Past 2^53 only when it is the very integer written (1e21 is; 9007199254740993.0 reads …992).
+      if (Number.isSafeInteger(value) || integerOf(match[0]) === BigInt(value)) return value;
+    } else if (Number.isSafeInteger(value)) {
+      return value;
     }
-    // A fraction or exponent whose value is no integer, read as one: an integer field would take
-    // 2000 for 1999.9999999999999999, 0 for 1e-400, without a word.
-    if ((match[1] !== undefined || match[2] !== undefined) && Number.isInteger(value) && !isIntegerLiteral(match[0])) {
-      this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is not an integer but reads as ${value}: send fewer digits`);
-      return NaN;
-    }
-    return value;
+    this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is beyond 2^53 and would lose precision`);
+    return NaN;
   }
 
   private parseString(): string {
@@ -383,12 +398,29 @@ export function clip(text: string, max = 40): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
 
+/** A JSON number literal's sign, whole digits, fraction digits and exponent. */
+const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+
 /** Whether a JSON number literal's exact decimal value is an integer (every digit past the point is 0). */
 function isIntegerLiteral(literal: string): boolean {
-  const m = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(literal);
+  const m = NUMBER_PARTS.exec(literal);
   if (m === null) return false;
-  const digits = m[1] + (m[2] ?? '');
-  const point = m[1].length + Number(m[3] ?? 0);
+  const digits = m[2] + (m[3] ?? '');
+  const point = m[2].length + Number(m[4] ?? 0);
   for (let i = Math.max(0, point); i < digits.length; i++) if (digits[i] !== '0') return false;
   return true;
 }
+
+/**
+ * The integer an integer literal ({@link isIntegerLiteral}) writes, for one that reads as a double
+ * past 2^53: its digits past leading zeros are then at most ~309, so the text built is bounded
+ * (`0e999999999` reads as 0 and never gets here).
+ */
+function integerOf(literal: string): bigint {
+  const m = NUMBER_PARTS.exec(literal)!;
+  const digits = m[2] + (m[3] ?? '');
+  const point = m[2].length + Number(m[4] ?? 0);
+  const whole = point <= 0 ? '0' : point >= digits.length ? digits + '0'.repeat(point - digits.length) : digits.slice(0, point);
+  return BigInt(m[1] + whole);
+}
+
