@@ -254,6 +254,35 @@ it.each([
   }
 });
 
+// Refused for load with a body within the limit, the connection stays: a client backing off
+// re-sends on it (closing it made every 429 a reconnect, and a TLS handshake, under load).
+it('keeps the connection of a known key refused for load (429) with a bounded body, and answers the next request on it', async () => {
+  const ingest = build(heldPublisher().publisher, 1 << 20);
+  const open: net.Socket[] = [];
+  try {
+    const port = await listen(ingest);
+    const holder = await rawConnection(port);
+    open.push(holder.socket);
+    holder.socket.write(eventHead(1 << 20)); // holds the producer's whole share
+    await until(() => ingest.budget.inUseBy('p') === 1 << 20);
+    const client = await rawConnection(port);
+    open.push(client.socket);
+    const body = JSON.stringify(order());
+    client.socket.write(eventHead(Buffer.byteLength(body)) + body);
+    await until(() => /\r\n\r\n\{.*\}$/s.test(client.received()));
+    expect(client.received()).toMatch(/^HTTP\/1\.1 429 /);
+    expect(client.received()).not.toMatch(/\r\nconnection: close\r\n/i);
+    holder.socket.destroy();
+    await until(() => ingest.budget.inUseBy('p') === 0);
+    client.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    await until(() => /HTTP\/1\.1 200 /.test(client.received()));
+    expect(client.closed()).toBe(false);
+  } finally {
+    for (const s of open) s.destroy();
+    await ingest.app.close();
+  }
+});
+
 // RFC 9110: an HTTP/1.0 request's expectation is ignored (its client does not know 100 Continue).
 it('sends no 100 Continue to an HTTP/1.0 request that names the expectation', async () => {
   const held = heldPublisher();

@@ -180,8 +180,10 @@ export function buildApp(deps: IngestDeps): IngestApp {
       const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
       // Refused before its body is read: the connection closes, or Node reads and discards the
       // body on it up to the request timeout (an unauthenticated 10 GB upload kept it reading).
-      const refuse = (code: Parameters<typeof replyError>[1], details?: Record<string, unknown>) => {
-        if (hasBody) reply.header('connection', 'close');
+      // A known key's body within the limit is cheap to discard: refused for load (429, Kafka
+      // away 503) it keeps its connection, so clients backing off do not reconnect each time.
+      const refuse = (code: Parameters<typeof replyError>[1], details?: Record<string, unknown>, close = hasBody) => {
+        if (close) reply.header('connection', 'close');
         return replyError(reply, code, retryAfterSeconds, details);
       };
       if (shuttingDown) return refuse('INGEST_SHUTTING_DOWN');
@@ -195,13 +197,14 @@ export function buildApp(deps: IngestDeps): IngestApp {
       const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding'], hasBody);
       if (unreadable !== undefined) return refuse('INGEST_UNSUPPORTED_MEDIA_TYPE', { supported: SUPPORTED_TYPES, reason: unreadable });
       if (Number.isFinite(declared) && declared > limits.maxBodyBytes) return refuse('INGEST_BODY_TOO_LARGE', { limitBytes: limits.maxBodyBytes });
-      if (!deps.publisher.isAvailable()) return refuse('INGEST_UNAVAILABLE', { reason: 'Kafka is unreachable' });
+      const unbounded = !Number.isFinite(declared) || req.headers['transfer-encoding'] !== undefined;
+      if (!deps.publisher.isAvailable()) return refuse('INGEST_UNAVAILABLE', { reason: 'Kafka is unreachable' }, unbounded);
       // Chunked bodies declare no size: reserve the worst case, the body limit.
       const reserve = Number.isFinite(declared) && declared >= 0 ? declared : limits.maxBodyBytes;
       const producer = auth.principal.producer;
       const refused = budget.tryAcquire(reserve, producer);
-      if (refused === 'total') return refuse('INGEST_OVERLOADED', { limitBytes: budget.limitBytes });
-      if (refused === 'producer') return refuse('INGEST_OVERLOADED', { limitBytes: budget.producerLimitBytes, scope: 'producer' });
+      if (refused === 'total') return refuse('INGEST_OVERLOADED', { limitBytes: budget.limitBytes }, unbounded);
+      if (refused === 'producer') return refuse('INGEST_OVERLOADED', { limitBytes: budget.producerLimitBytes, scope: 'producer' }, unbounded);
       // Released once the response is closed (sent, or the client went away) and no handler holds
       // the body; 'close' used to release it alone, while a handler still held the body waiting on
       // Kafka, so clients that disconnected and retried were reserved twice.
