@@ -56,15 +56,14 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
   const groupBy = query.groupBy ?? [];
   const grouped = aggregates.length > 0 || groupBy.length > 0 || query.timeBucket !== undefined;
 
-  const outputs: { name: string; sql: string; kind: OutputKind }[] = [];
+  /** `distinguishes`: the output tells answer rows apart (a group key, or any output when not grouping; not an aggregate). */
+  const outputs: { name: string; sql: string; kind: OutputKind; distinguishes: boolean }[] = [];
   const groupExprs: string[] = [];
-  /** Outputs that tell answer rows apart: the group keys when grouping, else every output. */
-  const distinguishing: string[] = [];
   const used = new Set<string>();
-  const addOutput = (name: string, sql: string, kind: OutputKind): void => {
+  const addOutput = (name: string, sql: string, kind: OutputKind, distinguishes = true): void => {
     if (used.has(name)) throw queryError('QUERY_SHAPE_INVALID', `output name ${JSON.stringify(name)} appears twice`);
     used.add(name);
-    outputs.push({ name, sql, kind });
+    outputs.push({ name, sql, kind, distinguishes });
   };
 
   if (query.timeBucket) {
@@ -77,14 +76,12 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     const expr = `time_bucket(INTERVAL '${BUCKET_INTERVALS[query.timeBucket.interval]}', ${quoteIdent(c.name)})`;
     addOutput(query.timeBucket.as ?? 'bucket', expr, kindOf(c));
     groupExprs.push(expr);
-    distinguishing.push(query.timeBucket.as ?? 'bucket');
   }
   for (const name of groupBy) {
     const c = column(name, 'groupBy');
     if (familyOf(c.type) === 'other') throw queryError('QUERY_SHAPE_INVALID', `cannot group by nested column ${c.name}`);
     addOutput(c.name, quoteIdent(c.name), kindOf(c));
     groupExprs.push(quoteIdent(c.name));
-    distinguishing.push(c.name);
   }
   if (grouped) {
     for (const name of query.select ?? []) {
@@ -95,14 +92,13 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     }
     for (const agg of aggregates) {
       const { sql, kind } = aggregateSql(agg, column);
-      addOutput(agg.as ?? defaultAlias(agg), sql, kind);
+      addOutput(agg.as ?? defaultAlias(agg), sql, kind, false);
     }
   } else {
     const select = query.select ?? shape.columns.map((c) => c.name);
     for (const name of select) {
       const c = column(name, 'select');
       addOutput(c.name, quoteIdent(c.name), kindOf(c));
-      distinguishing.push(c.name);
     }
   }
   if (outputs.length === 0) throw queryError('QUERY_SHAPE_INVALID', 'the query selects nothing');
@@ -123,7 +119,7 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
     // them, so pages repeated some rows and skipped others: the outputs that tell rows apart
     // break ties (rows equal in all of them are the same answer whichever page shows them).
     const ordered = new Set((query.orderBy ?? []).map((o) => o.column));
-    for (const name of distinguishing) if (!ordered.has(name)) order.push(`${quoteIdent(name)} ASC NULLS LAST`);
+    for (const o of outputs) if (o.distinguishes && !ordered.has(o.name)) order.push(`${quoteIdent(o.name)} ASC NULLS LAST`);
   } else if (offset > 0) {
     throw queryError('QUERY_SHAPE_INVALID', 'offset needs orderBy: without an order, pages may repeat or skip rows');
   }
