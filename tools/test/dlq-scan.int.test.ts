@@ -44,11 +44,22 @@ describe('DLQ scan', () => {
 
   it('reads one partition from one offset, and stops when told to', async () => {
     const seen: string[] = [];
-    await scanTopic(brokers, topic, { isolation: 'read_uncommitted', idleTimeoutMs: 20_000, from: { partition: 0, offset: 2 } }, (m) => {
+    await scanTopic(brokers, topic, { isolation: 'read_uncommitted', idleTimeoutMs: 20_000, ranges: new Map([[0, { from: 2, to: 3 }]]) }, (m) => {
       seen.push(`${m.partition}:${m.offset}`);
       return false;
     });
     expect(seen).toEqual(['0:2']);
+  }, 60_000);
+
+  // `--at 0:1 --at 0:2` read the whole topic to find two records.
+  it('reads only the offsets of the ranges it is given, and ends there', async () => {
+    const seen: string[] = [];
+    await scanTopic(brokers, topic, { isolation: 'read_uncommitted', idleTimeoutMs: 20_000, ranges: new Map([[0, { from: 1, to: 2 }]]) }, (m) => void seen.push(`${m.partition}:${m.offset}`));
+    expect(seen).toEqual(['0:1', '0:2']);
+    // A range past what the partition holds, and one on an emptied partition: nothing, at once.
+    const none: string[] = [];
+    await scanTopic(brokers, topic, { isolation: 'read_uncommitted', idleTimeoutMs: 20_000, ranges: new Map([[0, { from: 9, to: 12 }], [1, { from: 0, to: 1 }]]) }, (m) => void none.push(`${m.partition}:${m.offset}`));
+    expect(none).toEqual([]);
   }, 60_000);
 
   it('reads a secured cluster with the KAFKA_* security settings', async () => {

@@ -33,8 +33,10 @@ async function main(argv: string[]): Promise<number> {
   // would not fit in memory), and fails only when the scan stops making progress.
   const found = new Set<string>();
   let cutShort = false;
+  // --at reads only the partitions it names, from the lowest offset named to the highest.
+  const ranges = filter.positions?.length ? rangesOf(filter.positions) : undefined;
   const scan = (onEntry: (e: DlqEntry) => boolean | void | Promise<boolean | void>) =>
-    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, security }, async (m) => {
+    scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, ranges, security }, async (m) => {
       const e = describe(m);
       if (!matches(e, filter)) return undefined;
       if (filter.positions?.length) found.add(`${e.partition}:${e.offset}`);
@@ -74,7 +76,7 @@ async function main(argv: string[]): Promise<number> {
       const { partition, offset } = position!;
       let entry: DlqEntry | undefined;
       // Only that partition, from that offset: the first record read is the one, or it is gone.
-      await scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, from: { partition, offset }, security }, (m) => {
+      await scanTopic(brokers, dlqTopic, { isolation: 'read_committed', idleTimeoutMs: DLQ_IDLE_TIMEOUT_MS, ranges: new Map([[partition, { from: offset, to: offset }]]), security }, (m) => {
         if (m.offset === offset) entry = describe(m);
         return false;
       });
@@ -149,6 +151,17 @@ async function main(argv: string[]): Promise<number> {
       return missing();
     }
   }
+}
+
+/** Per partition, the lowest and highest offset of `positions` (`partition:offset`). */
+function rangesOf(positions: readonly string[]): Map<number, { from: number; to: number }> {
+  const ranges = new Map<number, { from: number; to: number }>();
+  for (const position of positions) {
+    const [partition, offset] = position.split(':').map(Number);
+    const range = ranges.get(partition);
+    ranges.set(partition, range === undefined ? { from: offset, to: offset } : { from: Math.min(range.from, offset), to: Math.max(range.to, offset) });
+  }
+  return ranges;
 }
 
 /** Bytes of a record's headers: names and values, every value of a repeated name. */

@@ -8,8 +8,11 @@ export interface ScanOptions {
   readonly isolation: 'read_committed' | 'read_uncommitted';
   /** Fail when no partition makes progress for this long, ms (not a bound on the whole scan). */
   readonly idleTimeoutMs: number;
-  /** Read one partition only, from this offset (a `show`), instead of every partition from its start. */
-  readonly from?: { readonly partition: number; readonly offset: number };
+  /**
+   * Read only these partitions, each from `from` through `to` (offsets, inclusive), instead of
+   * every partition from its start to its end: a `show`, or the positions an `--at` names.
+   */
+  readonly ranges?: ReadonlyMap<number, { readonly from: number; readonly to: number }>;
   /** TLS and SASL of a secured cluster (the KAFKA_SECURITY_* settings the services read). */
   readonly security?: KafkaSecurity;
 }
@@ -42,13 +45,15 @@ export async function scanTopic(
     await admin.close();
   }
   const key = (partition: number) => `${topic}:${partition}`;
-  const first = (partition: number) => (options.from?.partition === partition ? Math.max(options.from.offset, starts.get(key(partition)) ?? 0) : (starts.get(key(partition)) ?? 0));
+  const first = (partition: number) => Math.max(options.ranges?.get(partition)?.from ?? 0, starts.get(key(partition)) ?? 0);
+  /** Per partition still to read, the offset it ends before. */
   const pending = new Map<number, number>();
   /** Per partition, the offset after the last record handed to `onMessage`. */
   const readUpTo = new Map<number, number>();
   for (const { partition } of partitions) {
-    if (options.from !== undefined && options.from.partition !== partition) continue;
-    const end = ends.get(key(partition)) ?? 0;
+    const range = options.ranges?.get(partition);
+    if (options.ranges !== undefined && range === undefined) continue;
+    const end = Math.min(ends.get(key(partition)) ?? 0, range === undefined ? Infinity : range.to + 1);
     if (first(partition) < end) pending.set(partition, end);
   }
   if (pending.size === 0) return;
