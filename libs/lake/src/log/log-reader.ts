@@ -335,6 +335,9 @@ async function applyCommits(storage: Storage, listing: LogListing, from: number,
  * answer; anything else (a torn commit) is its own answer, as older checkpoints replay it too.
  */
 async function replay(storage: Storage, listing: LogListing, version: number): Promise<Snapshot> {
+  // The version's time as the listing it was chosen on shows it: a listing extended below by a
+  // fallback could force it later (an older commit with a later mtime), past a time asked for.
+  const timestampMs = commitTimestamps(listing).find((c) => c.version === version)?.timestampMs ?? listing.commits.get(version)?.modifiedMs ?? 0;
   const exists = listing.commits.has(version) || listing.checkpoints.has(version);
   if (!exists) {
     throw lakeError('LAKE_VERSION_NOT_FOUND', `${storage.uri} has no version ${version}`, { details: { version } });
@@ -353,17 +356,21 @@ async function replay(storage: Storage, listing: LogListing, version: number): P
       continue;
     }
     try {
-      return await replayOnto(storage, listing, version, cpVersion, checkpoint);
+      return await replayOnto(storage, listing, version, timestampMs, cpVersion, checkpoint);
     } catch (err) {
       throw unreadable !== undefined && missingAtOrBelow(err, unreadable.version) ? unreadable.err : err;
     }
   }
 }
 
-/** Whether `err` is a gap in the log at or below `version` (commits cleaned up under a checkpoint). */
+/**
+ * Whether `err` is a gap in the log at or below `version`: commits cleaned up under a checkpoint,
+ * before the replay listed them (`missing`) or while it read them (`key`).
+ */
 function missingAtOrBelow(err: unknown, version: number): boolean {
-  if (!isSluiceError(err) || typeof err.details.missing !== 'string') return false;
-  const m = COMMIT_RE.exec(err.details.missing);
+  if (!isSluiceError(err)) return false;
+  const key = err.details.missing ?? err.details.key;
+  const m = typeof key === 'string' ? COMMIT_RE.exec(key) : null;
   return m !== null && Number(m[1]) <= version;
 }
 
@@ -401,13 +408,11 @@ function minOf(values: Iterable<number>): number {
 }
 
 /** The snapshot at `version`: `checkpoint` (the one at `cpVersion`, none when -1), then the commits after it. */
-async function replayOnto(storage: Storage, listing: LogListing, version: number, cpVersion: number, checkpoint: Omit<CommitActions, 'version'> | undefined): Promise<Snapshot> {
+async function replayOnto(storage: Storage, listing: LogListing, version: number, timestampMs: number, cpVersion: number, checkpoint: Omit<CommitActions, 'version'> | undefined): Promise<Snapshot> {
   const state = new ReplayState();
   if (checkpoint) state.apply(checkpoint);
   await applyCommits(storage, listing, cpVersion + 1, version, state);
-  const ts = listing.commits.get(version)?.modifiedMs ?? 0;
-  const monotonic = commitTimestamps(listing).find((c) => c.version === version)?.timestampMs ?? ts;
-  return state.snapshot(version, monotonic, storage.uri);
+  return state.snapshot(version, timestampMs, storage.uri);
 }
 
 /**
