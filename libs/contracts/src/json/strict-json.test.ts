@@ -33,7 +33,8 @@ describe('strict JSON', () => {
   });
 
   it('takes integers written with a point or an exponent whose value is exact', () => {
-    const text = '{"a":2.5e1,"b":1.000,"c":0e-999,"d":1e+21,"e":12345678901234567e-17,"f":0.5}';
+    // Past 2^53 too, when the literal is the double's own decimal (1e23, and 2^70 as JSON.stringify prints it).
+    const text = `{"a":2.5e1,"b":1.000,"c":0e-999,"d":1e+21,"e":12345678901234567e-17,"f":0.5,"g":1e+23,"h":6.02214076e23,"i":1.7976931348623157e+308,"j":${JSON.stringify(2 ** 70)}}`;
     expect(parseStrictJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
   });
 

@@ -281,8 +281,9 @@ class Parser {
         this.report('EVENT_NUMBER_UNSAFE', `${clip(match[0])} is not an integer but reads as ${value}: send fewer digits`);
         return NaN;
       }
-      // Past 2^53 only when it is the very integer written (1e21 is; 9007199254740993.0 reads …992).
-      if (Number.isSafeInteger(value) || integerOf(match[0]) === BigInt(value)) return value;
+      // Past 2^53 only when the double read prints with the digits written (1e23 and
+      // 1.1805916207174113e+21, as JS prints 2^70, do; 9007199254740993.0 reads as …992).
+      if (Number.isSafeInteger(value) || sameDigits(integerOf(match[0]), value)) return value;
     } else if (Number.isSafeInteger(value)) {
       return value;
     }
@@ -396,6 +397,16 @@ class Parser {
 /** Keeps messages short when the offending text is huge. */
 export function clip(text: string, max = 40): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * Whether `value`'s shortest text (as JS prints it) has the significant digits of `written`: the
+ * literal is then the double's own decimal, whatever integer the double is exactly (1e23 is
+ * 99999999999999991611392), not one the double only approximates.
+ */
+function sameDigits(written: bigint, value: number): boolean {
+  const significant = (digits: string) => digits.replace(/^-/, '').replace(/0+$/, '');
+  return significant(written.toString()) === significant(String(value).replace(/e.*$/, '').replace('.', ''));
 }
 
 /** A JSON number literal's sign, whole digits, fraction digits and exponent. */
