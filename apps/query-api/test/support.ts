@@ -172,5 +172,5 @@ export async function query(app: FastifyInstance, table: string, body: unknown) 
 
 export async function get(app: FastifyInstance, url: string) {
   const res = await app.inject({ url, headers: { authorization: `Bearer ${TOKEN}` } });
-  return { status: res.statusCode, body: res.json(), headers: res.headers };
+  return { status: res.statusCode, body: res.json() };
 }

@@ -158,15 +158,17 @@ describe('compileQuery', () => {
     expect(() => compileQuery({ where: [{ column: 'f', op: '<', value: 3.4028236e38 }] }, floats, opts)).toThrow(/out of range of a 32-bit float/);
   });
 
-  it('refuses a decimal sent as a JSON number too long for a double to have kept its digits; as a string it is exact', () => {
-    const wide: TableShape = { columns: [{ name: 'd', type: 'decimal(38,4)', nullable: true }], partitionColumns: [] };
+  it('takes a decimal as a JSON number only where a double holds every value of the column (precision up to 15); as a string always', () => {
+    const wide: TableShape = { columns: [{ name: 'd', type: 'decimal(38,20)', nullable: true }], partitionColumns: [] };
     const refused = (value: number) => () => compileQuery({ where: [{ column: 'd', op: '=', value }] }, wide, opts);
-    expect(refused(12345678901234567891)).toThrow(/send the decimal as a string/); // read as …568000
-    expect(refused(2 ** 53 + 2)).toThrow(/send the decimal as a string/);
-    expect(refused(0.1234567890123456)).toThrow(/send the decimal as a string/);
-    expect(compileQuery({ where: [{ column: 'd', op: '=', value: '12345678901234567891' }] }, wide, opts).params).toEqual(['12345678901234567891']);
-    expect(compileQuery({ where: [{ column: 'd', op: '=', value: 123456789012.345 }] }, wide, opts).params).toEqual(['123456789012.345']);
-    expect(compileQuery({ where: [{ column: 'd', op: '=', value: -1000000 }] }, wide, opts).params).toEqual(['-1000000']);
+    // Digits lost before the check sees them: 1.0000000000000001 arrives as 1, the big one as …568000.
+    for (const value of [1.0000000000000001, 12345678901234567891, 0.5]) expect(refused(value)).toThrow(/send the decimal as a string/);
+    expect(compileQuery({ where: [{ column: 'd', op: '=', value: '1.0000000000000001' }] }, wide, opts).params).toEqual(['1.0000000000000001']);
+    const narrow: TableShape = { columns: [{ name: 'd', type: 'decimal(15,4)', nullable: true }], partitionColumns: [] };
+    expect(compileQuery({ where: [{ column: 'd', op: '=', value: 12345678901.2345 }] }, narrow, opts).params).toEqual(['12345678901.2345']);
+    expect(compileQuery({ where: [{ column: 'd', op: '=', value: -1000000 }] }, narrow, opts).params).toEqual(['-1000000']);
+    // More digits than the column holds is refused as such, before any could be lost unseen.
+    expect(() => compileQuery({ where: [{ column: 'd', op: '=', value: 123456789012.345 }] }, narrow, opts)).toThrow(/digits before the point/);
   });
 
   it('accepts decimals within the column: trailing zeros past the scale, the most whole digits, a sign', () => {

@@ -42,9 +42,6 @@ export function tableRoutes(app: FastifyInstance, service: QueryService, lookups
           } catch (err) {
             // A configured table that has no commit yet is simply not listed.
             if (isSluiceError(err, 'QUERY_TABLE_UNKNOWN')) return undefined;
-            // The service itself over its limits or shutting down: the list answers 503 with
-            // Retry-After, as any request would, rather than call a readable table unreadable.
-            if (isSluiceError(err, 'QUERY_SATURATED', 'QUERY_NOT_READY')) throw err;
             // One table this service cannot read (another writer turned on deletion vectors, a
             // corrupt log, storage refusing or not answering) is named with the code of why, not
             // allowed to fail the list of every other table (the dashboard draws from it).
