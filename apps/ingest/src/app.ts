@@ -197,7 +197,7 @@ export function buildApp(deps: IngestDeps): IngestApp {
       const unreadable = unreadableBody(req.headers['content-encoding'], req.headers['content-type'], req.headers['transfer-encoding'], hasBody);
       if (unreadable !== undefined) return refuse('INGEST_UNSUPPORTED_MEDIA_TYPE', { supported: SUPPORTED_TYPES, reason: unreadable });
       if (Number.isFinite(declared) && declared > limits.maxBodyBytes) return refuse('INGEST_BODY_TOO_LARGE', { limitBytes: limits.maxBodyBytes });
-      const unbounded = !Number.isFinite(declared) || req.headers['transfer-encoding'] !== undefined;
+      const unbounded = hasBody && (!Number.isFinite(declared) || req.headers['transfer-encoding'] !== undefined);
       if (!deps.publisher.isAvailable()) return refuse('INGEST_UNAVAILABLE', { reason: 'Kafka is unreachable' }, unbounded);
       // Chunked bodies declare no size: reserve the worst case, the body limit.
       const reserve = Number.isFinite(declared) && declared >= 0 ? declared : limits.maxBodyBytes;
