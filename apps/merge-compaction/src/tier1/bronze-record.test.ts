@@ -46,6 +46,12 @@ describe('decodeRecord', () => {
       payload: { session_id: 's', event_type: 'click', page: '/', referrer: null, duration_ms: null },
     });
     expect(decodeRecord(raw(click), orders, decoder)).toMatchObject({ ok: false, issues: [{ code: 'MERGE_CONTRACT_MISMATCH' }] });
+    // A long event_time past a Date's range (a foreign writer): a DLQ issue, not a RangeError.
+    for (const event_time of [9e15, 253_402_300_800_000, -62_135_596_800_001]) {
+      expect(decodeRecord(raw(encodeSingleObject(orders.versions[0].schema, { ...event, event_time })), orders, decoder)).toMatchObject({ ok: false, issues: [{ code: 'MERGE_EVENT_TIME_INVALID' }] });
+    }
+    const last = decodeRecord(raw(encodeSingleObject(orders.versions[0].schema, { ...event, event_time: 253_402_300_799_999 })), orders, decoder);
+    expect(last.ok && last.value.eventDate).toBe('9999-12-31');
   });
 
   it('counts what a buffered record holds on the heap, not its wire size', () => {

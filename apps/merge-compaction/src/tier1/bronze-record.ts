@@ -30,6 +30,10 @@ export interface BronzeRecord {
   readonly replayed?: boolean;
 }
 
+/** The range of a Delta timestamp (PROTOCOL.md): 0001-01-01T00:00:00Z through 9999-12-31T23:59:59.999Z, ms. */
+const EVENT_TIME_MIN_MS = -62_135_596_800_000;
+const EVENT_TIME_MAX_MS = 253_402_300_799_999;
+
 /** The subset of a consumed message decoding needs. */
 export interface RawRecord {
   readonly topic: string;
@@ -62,6 +66,11 @@ export function decodeRecord(
     };
   }
   const event = decoded.value.event as Record<string, unknown> & { event_id: string; event_time: number };
+  // A foreign writer's time past what a Delta timestamp (and a JS Date) holds threw on its date
+  // here, outside any handler: the process died on it, restarted at the same record, and died again.
+  if (!(event.event_time >= EVENT_TIME_MIN_MS && event.event_time <= EVENT_TIME_MAX_MS)) {
+    return { ok: false, issues: [{ code: 'MERGE_EVENT_TIME_INVALID', path: '/event_time', message: `${event.event_time} ms is outside the years 1-9999 a Delta timestamp holds` }] };
+  }
   // One hash per event gives both the bucket and the cluster column (same as contracts' bucketOf).
   const keyHash = keyHashOf(expected.entityKey(event));
   return {

@@ -113,4 +113,14 @@ describe('DedupWindow', () => {
       expect(full.check([ev('e0', 0)]).duplicates).toHaveLength(1);
     });
   });
+
+  it('an event dated far ahead does not move the edge past the clock: later events are still checked', () => {
+    const now = 10_000_000;
+    const w = new DedupWindow(60_000, { sliceMs: 10_000, now: () => now });
+    w.remember([ev('a', now - 1_000), ev('future', now + 1_000 * 86_400_000)]);
+    expect(w.horizonMs).toBe(now - 60_000);
+    const verdict = w.check([ev('a', now - 1_000), ev('b', now - 2_000), ev('future', now + 1_000 * 86_400_000)]);
+    expect(verdict.duplicates.map((r) => r.eventId)).toEqual(['a', 'future']);
+    expect(verdict.late).toEqual([]);
+  });
 });

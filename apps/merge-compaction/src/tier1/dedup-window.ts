@@ -37,6 +37,8 @@ export interface DedupWindowOptions {
    * ids older than what is left become `unsure`. Unbounded without it.
    */
   readonly maxIds?: number;
+  /** Wall clock, ms since epoch (default `Date.now`): the window's edge never passes it. */
+  readonly now?: () => number;
 }
 
 /**
@@ -61,6 +63,7 @@ export class DedupWindow {
   private maxEventTimeMs = -Infinity;
   private entries = 0;
   private memoryFrom = -Infinity;
+  private readonly now: () => number;
 
   constructor(
     private readonly watermarkMs: number,
@@ -68,6 +71,7 @@ export class DedupWindow {
   ) {
     this.sliceMs = options.sliceMs ?? 5_000;
     this.maxIds = options.maxIds ?? Infinity;
+    this.now = options.now ?? Date.now;
   }
 
   /** Ids held. */
@@ -117,10 +121,19 @@ export class DedupWindow {
     return out;
   }
 
-  /** Records committed events, then drops slices that fell behind the watermark or over `maxIds`. */
+  /**
+   * Records committed events, then drops slices that fell behind the watermark or over `maxIds`.
+   * The window's edge follows the newest event time up to the wall clock, no further: one event
+   * dated years ahead (a foreign writer, a producer's broken clock) moved it there, and every real
+   * event after it fell behind the horizon, kept unchecked, duplicates and all, for good (the
+   * window is rebuilt from bronze's newest times after a restart). Future events are still held
+   * and found; they only do not move the edge past now.
+   */
   remember(records: Iterable<DedupKey>): void {
+    const now = this.now();
     for (const r of records) {
-      if (r.eventTimeMs > this.maxEventTimeMs) this.maxEventTimeMs = r.eventTimeMs;
+      const edge = Math.min(r.eventTimeMs, now);
+      if (edge > this.maxEventTimeMs) this.maxEventTimeMs = edge;
       // Older than memory holds: bronze answers for it (the commit just put it there).
       if (r.eventTimeMs < this.memoryFrom) continue;
       const slice = this.sliceOf(r.eventTimeMs);
