@@ -49,6 +49,10 @@ export function compileQuery(query: QueryRequest, shape: TableShape, options: Co
   const params: Scalar[] = [];
   const param = (value: Scalar, c: ColumnInfo): string => {
     params.push(value);
+    // A float's text goes to DOUBLE first, then FLOAT, as pruning rounds it (Math.fround of the
+    // double): cast straight from text, 1.0000000596046448 was 1.0000001f to DuckDB and 1f to
+    // pruning, which skipped a file holding 1.0000001f that the query matched.
+    if (c.type === 'float') return `CAST(CAST($${params.length} AS DOUBLE) AS FLOAT)`;
     return `CAST($${params.length} AS ${duckTypeOf(c.type)})`;
   };
 
