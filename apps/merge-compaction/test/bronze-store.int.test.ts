@@ -103,15 +103,18 @@ describe('tier 1 bronze store', () => {
     // Only what is inside the watermark of the partition's newest event time.
     expect((await store.recentEventIds(orders, 0, 4, 100)).ids.map((k) => k.eventId).sort()).toEqual(['p0-15', 'p0-16', 'p0-17', 'p0-18', 'p0-19']);
 
-    const key = (r: BronzeRecord) => ({ eventId: r.eventId, eventTimeMs: r.eventTimeMs });
-    // Committed ids are found; an unknown id, a known id of the other partition, and near misses are not.
-    const found = await store.committedEventIds(orders, 1, [...p1.map(key), { eventId: 'nope', eventTimeMs: p1[0].eventTimeMs }, key(p0[0]), { eventId: `it's`, eventTimeMs: p1[0].eventTimeMs }]);
-    expect([...found].sort()).toEqual([...hostile].sort());
-    expect(await store.committedEventIds(orders, 0, [key(p0[3]), key(p0[7])])).toEqual(new Set(['p0-3', 'p0-7']));
-    // The same id at another event time is another event.
-    expect(await store.committedEventIds(orders, 0, [{ eventId: 'p0-3', eventTimeMs: p0[3].eventTimeMs + 1 }])).toEqual(new Set());
+    const key = (r: BronzeRecord) => ({ eventId: r.eventId, eventTimeMs: r.eventTimeMs, bucket: r.bucket });
+    // Committed ids are found, whichever Kafka partition brought them (a topic that gained
+    // partitions moves keys between them: a replayed copy may come through another one); an
+    // unknown id and near misses are not.
+    const found = await store.committedEventIds(orders, [...p1.map(key), { eventId: 'nope', eventTimeMs: p1[0].eventTimeMs, bucket: p1[0].bucket }, key(p0[0]), { eventId: `it's`, eventTimeMs: p1[0].eventTimeMs, bucket: p1[0].bucket }]);
+    expect([...found].sort()).toEqual([...hostile, 'p0-0'].sort());
+    expect(await store.committedEventIds(orders, [key(p0[3]), key(p0[7])])).toEqual(new Set(['p0-3', 'p0-7']));
+    // The same id at another event time is another event; in another bucket, another entity's.
+    expect(await store.committedEventIds(orders, [{ ...key(p0[3]), eventTimeMs: p0[3].eventTimeMs + 1 }])).toEqual(new Set());
+    expect(await store.committedEventIds(orders, [{ ...key(p0[3]), bucket: (p0[3].bucket + 1) % orders.buckets }])).toEqual(new Set());
     // A candidate's event time outside every file's range prunes everything.
-    expect(await store.committedEventIds(orders, 0, [{ eventId: 'p0-3', eventTimeMs: p0[3].eventTimeMs + 86_400_000 }])).toEqual(new Set());
+    expect(await store.committedEventIds(orders, [{ ...key(p0[3]), eventTimeMs: p0[3].eventTimeMs + 86_400_000 }])).toEqual(new Set());
     // Still one table with the 26 rows: nothing in the ids ran as SQL.
     const table = (await tables.existing(orders.tables.bronze))!;
     const session = await engine.open({ bronze: await table.currentView() });

@@ -30,6 +30,30 @@ export interface BronzeRecord {
   readonly replayed?: boolean;
 }
 
+/**
+ * A record tier 1 sent to the DLQ, kept in the batch in its place: the batch's commit covers its
+ * offset without a row. Without it nothing recorded a dead letter as handled when it was the last
+ * record of its partition: every restart or rebalance read it and dead-lettered it again, and the
+ * partition's lag never reached 0.
+ */
+export interface SkippedRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly contract: AnyContract;
+  /** What it holds while buffered (the record itself waits in the DLQ queue, counted there). */
+  readonly bytes: number;
+  readonly skipped: true;
+}
+
+/** What a tier-1 batch holds: rows for bronze, and the places of records sent to the DLQ. */
+export type BatchRecord = BronzeRecord | SkippedRecord;
+
+/** Whether `r` is a row for bronze (not a dead letter's place). */
+export function isRow(r: BatchRecord): r is BronzeRecord {
+  return !('skipped' in r);
+}
+
 /** The range of a Delta timestamp (PROTOCOL.md): 0001-01-01T00:00:00Z through 9999-12-31T23:59:59.999Z, ms. */
 const EVENT_TIME_MIN_MS = -62_135_596_800_000;
 const EVENT_TIME_MAX_MS = 253_402_300_799_999;

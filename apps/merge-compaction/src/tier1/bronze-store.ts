@@ -17,6 +17,9 @@ export interface PartitionCommit {
  * What tier 1 needs from the bronze tables. Implemented over libs/lake by {@link LakeBronzeStore};
  * tests of the loop use the same implementation on a real directory.
  */
+/** A dedup key with the bronze bucket of its entity. */
+export type BucketedKey = DedupKey & { readonly bucket: number };
+
 export interface BronzeStore {
   /** The txn version (last offset written) of each appId in the latest table version. */
   writtenOffsets(contract: AnyContract, appIds: readonly string[]): Promise<Map<string, number>>;
@@ -26,8 +29,12 @@ export interface BronzeStore {
    * `limit` of them, `truncated` when there were more.
    */
   recentEventIds(contract: AnyContract, partition: number, watermarkMs: number, limit: number): Promise<{ ids: DedupKey[]; truncated: boolean }>;
-  /** Which of `candidates` are committed for that partition (same id and event time). */
-  committedEventIds(contract: AnyContract, partition: number, candidates: readonly DedupKey[]): Promise<Set<string>>;
+  /**
+   * Which of `candidates` are committed (same id and event time), looked for in the bronze
+   * buckets they belong to: a copy of an event has its entity key, so its bucket, whichever
+   * Kafka partition it came through (partitions added to the topic move keys between them).
+   */
+  committedEventIds(contract: AnyContract, candidates: readonly BucketedKey[]): Promise<Set<string>>;
   /**
    * Appends `records` and one txn per partition in ONE commit. Fails with MERGE_OFFSETS_MOVED
    * (not retryable) when a partition's txn in the table is not `expected` any more.

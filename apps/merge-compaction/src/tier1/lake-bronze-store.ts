@@ -6,7 +6,7 @@ import { contractColumns, BUCKET, EVENT_DATE, INGESTED_AT, KAFKA_OFFSET, KAFKA_P
 import { both, maxOfStats, newestFirstChunks, overlapping } from '../tables/pruning';
 import type { TableSet } from '../tables/table-set';
 import type { BronzeRecord } from './bronze-record';
-import type { BronzeStore, PartitionCommit } from './bronze-store';
+import type { BronzeStore, BucketedKey, PartitionCommit } from './bronze-store';
 import type { DedupKey } from './dedup-window';
 
 /** Event times further apart than this start a new bronze lookup (see `committedEventIds`). */
@@ -79,7 +79,7 @@ export class LakeBronzeStore implements BronzeStore {
     return { ids: rows.slice(0, limit).map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) })), truncated };
   }
 
-  async committedEventIds(contract: AnyContract, partition: number, candidates: readonly DedupKey[]): Promise<Set<string>> {
+  async committedEventIds(contract: AnyContract, candidates: readonly BucketedKey[]): Promise<Set<string>> {
     const found = new Set<string>();
     const table = await this.tables.existing(contract.tables.bronze);
     if (!table || candidates.length === 0) return found;
@@ -87,17 +87,19 @@ export class LakeBronzeStore implements BronzeStore {
     // One lookup per cluster of nearby event times: a DLQ replay from days ago beside records of
     // the last minutes would otherwise make one range over every file in between.
     for (const cluster of timeClusters(candidates, LOOKUP_CLUSTER_GAP_MS)) {
-      for (const id of await this.lookUp(table, snap, partition, cluster)) found.add(id);
+      for (const id of await this.lookUp(table, snap, cluster)) found.add(id);
     }
     return found;
   }
 
-  /** The event ids of `candidates` (one cluster of nearby event times) that bronze holds in `partition`. */
-  private async lookUp(table: LakeTable, snap: Snapshot, partition: number, candidates: readonly DedupKey[]): Promise<string[]> {
+  /** The event ids of `candidates` (one cluster of nearby event times) that bronze holds. */
+  private async lookUp(table: LakeTable, snap: Snapshot, candidates: readonly BucketedKey[]): Promise<string[]> {
     const lo = candidates[0].eventTimeMs;
     const hi = candidates[candidates.length - 1].eventTimeMs;
-    // Every copy of an event has its event time: only files of the partition and that time range.
-    const files = both(overlapping(snap, KAFKA_PARTITION, partition, partition), overlapping(snap, 'event_time', lo, hi));
+    // Every copy of an event has its event time and its bucket (bronze's partition column): only
+    // files of those buckets and that time range.
+    const buckets = new Set(candidates.map((k) => String(k.bucket)));
+    const files = both((f) => buckets.has(f.partitionValues[BUCKET] ?? ''), overlapping(snap, 'event_time', lo, hi));
     if (snap.files.every((f) => !files(f))) return [];
     const session = await this.engine.open({ bronze: { storage: table.storage, snapshot: snap, files } });
     try {
@@ -106,8 +108,8 @@ export class LakeBronzeStore implements BronzeStore {
       const rows = await session.query(
         `WITH c AS (SELECT u.id AS id, u.t AS t FROM (SELECT unnest(from_json($c, '[{"id":"VARCHAR","t":"BIGINT"}]')) AS u))
          SELECT DISTINCT b.event_id FROM bronze b JOIN c ON b.event_id = c.id AND epoch_ms(b.event_time) = c.t
-         WHERE b.${KAFKA_PARTITION} = $p AND epoch_ms(b.event_time) BETWEEN $lo AND $hi`,
-        { p: partition, lo, hi, c: JSON.stringify(candidates.map((k) => ({ id: k.eventId, t: k.eventTimeMs }))) },
+         WHERE epoch_ms(b.event_time) BETWEEN $lo AND $hi`,
+        { lo, hi, c: JSON.stringify(candidates.map((k) => ({ id: k.eventId, t: k.eventTimeMs }))) },
       );
       return rows.map((r) => String(r.event_id));
     } finally {

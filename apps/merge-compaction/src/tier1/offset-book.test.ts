@@ -22,17 +22,6 @@ describe('OffsetBook', () => {
     expect(book.accept(tp(0), 11)).toBe(false);
   });
 
-  it('rewinds to the written offset after a dropped batch and advances on commit', () => {
-    const book = new OffsetBook('');
-    book.assign(tp(0), undefined);
-    expect(book.accept(tp(0), 0)).toBe(true);
-    expect(book.accept(tp(0), 1)).toBe(true);
-    expect(book.rewind(tp(0))).toBe(0);
-    expect(book.accept(tp(0), 0)).toBe(true);
-    book.markWritten(lastOffsets([{ topic: 't.valid', partition: 0, offset: 0 }]));
-    expect(book.rewind(tp(0))).toBe(1);
-  });
-
   it('lastOffsets keeps the maximum per partition', () => {
     const m = lastOffsets([
       { topic: 'a', partition: 0, offset: 5 },

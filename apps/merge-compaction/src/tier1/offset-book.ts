@@ -60,11 +60,6 @@ export class OffsetBook {
     return this.owned.has(tpKey(tp));
   }
 
-  /** Partitions owned now. */
-  ownedPartitions(): TopicPartition[] {
-    return [...this.owned.values()];
-  }
-
   /**
    * Whether a fetched record should enter the batch: the partition is owned and the offset is
    * above everything accepted so far (re-deliveries after a seek are skipped). Accepting
@@ -77,15 +72,6 @@ export class OffsetBook {
     if (last !== undefined && offset <= last) return false;
     this.accepted.set(key, offset);
     return true;
-  }
-
-  /** Rewinds the in-session mark to the written offset (after dropping a buffered batch). */
-  rewind(tp: TopicPartition): number {
-    const key = tpKey(tp);
-    const w = this.written.get(key);
-    if (w === undefined) this.accepted.delete(key);
-    else this.accepted.set(key, w);
-    return w === undefined ? 0 : w + 1;
   }
 
   /** Last offset written to the table for `tp`, if any. */

@@ -396,10 +396,41 @@ describe('Tier1Worker writes', () => {
     });
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, bounds: { maxMs: 1000, maxBytes: 1 << 20, maxRecords: 10 } } }));
     await worker.start();
-    await until('the first DLQ flush to be out and the batch 2..11 closed', () => releaseFirstFlush !== undefined && polls >= 4);
+    await until('the first DLQ flush to be out and the batch 0..9 closed', () => releaseFirstFlush !== undefined && polls >= 4);
     releaseFirstFlush!();
-    await until('the batch written', () => worker!.stats.written === 10);
-    expect(appends).toEqual([{ offsets: range(2, 12).map((m) => m.offset), last: [11], dlqDelivered: 2 }]);
+    await until('the batches written', () => worker!.stats.written === 10);
+    // The dead letters keep their places (0 and 1) in the first batch: its commit covers them.
+    expect(appends).toEqual([
+      { offsets: range(2, 10).map((m) => m.offset), last: [9], dlqDelivered: 2 },
+      { offsets: [10, 11], last: [11], dlqDelivered: 2 },
+    ]);
+    expect(worker.stats.undecodable).toBe(2);
+  });
+
+  // Nothing recorded a dead letter as handled when it was the last record of its partition: each
+  // restart read it, and sent it to the DLQ, again, and the partition's lag never reached 0.
+  it('covers the offsets of dead letters with no row after them by a commit of their own', async () => {
+    const bad = (offset: number): ConsumedMessage => ({ ...orderMessage(topic, offset), value: Buffer.from('not avro') });
+    const deadLetters = new DeadLetters(async () => undefined, 'test.dlq');
+    const appends: Array<{ rows: number; last: number[] }> = [];
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async (_contract, records: readonly BronzeRecord[], partitions) => {
+        appends.push({ rows: records.length, last: partitions.map((p) => p.last) });
+        return { version: appends.length };
+      },
+    };
+    const consumer = scripted(async (n) => {
+      if (n === 1) return [...range(0, 3), bad(3), bad(4)];
+      await new Promise((r) => setTimeout(r, 5)); // a poll that waits, as the real one does
+      return [];
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 100 } } }));
+    await worker.start();
+    await until('the dead letters covered', () => appends.some((a) => a.last.includes(4)));
+    expect(appends).toEqual([{ rows: 3, last: [4] }]);
     expect(worker.stats.undecodable).toBe(2);
   });
 

@@ -5,12 +5,12 @@ import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import { Backoff, sleep } from '../flow/backoff';
 import { BackpressureController } from '../flow/backpressure';
 import type { AssignmentVerdict, AssignmentWatch } from './assignment-watch';
-import { decodeRecord, type BronzeRecord } from './bronze-record';
+import { decodeRecord, isRow, type BatchRecord, type BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import type { DeadLetters } from './dead-letters';
 import { DedupWindow } from './dedup-window';
 import { MicroBatcher, type BatchBounds } from './micro-batcher';
-import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-book';
+import { lastOffsets, OffsetBook, tpKey } from './offset-book';
 import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
 /** The consumer operations tier 1 uses (a libs/kafka BatchConsumer). */
@@ -18,6 +18,8 @@ export type Tier1Consumer = Pick<BatchConsumer, 'connect' | 'poll' | 'pause' | '
 
 /** How often the events waiting for each bronze table are reported. */
 const WAITING_REPORT_MS = 1000;
+/** What a dead letter's place in a batch holds (the record itself is counted in the DLQ queue). */
+const SKIPPED_BYTES = 64;
 
 /** Creates the consumer with tier 1's rebalance hooks (so the table, not the group, decides offsets). */
 export type Tier1ConsumerFactory = (hooks: { onAssign: OnAssign; onRevoke: OnRevoke }) => Tier1Consumer;
@@ -81,12 +83,12 @@ interface Owned {
 export class Tier1Worker {
   private readonly book = new OffsetBook('bronze:');
   private readonly owned = new Map<string, Owned>();
-  private readonly batcher: MicroBatcher<BronzeRecord>;
+  private readonly batcher: MicroBatcher<BatchRecord>;
   private readonly flow: BackpressureController;
   private readonly backoff: Backoff;
   private readonly now: () => number;
   /** The closed batch being written (and retried), per contract. */
-  private pending: Map<string, BronzeRecord[]> | undefined;
+  private pending: Map<string, BatchRecord[]> | undefined;
   private pendingBytes = 0;
   private retryAt = 0;
   /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
@@ -334,6 +336,8 @@ export class Tier1Worker {
       this.stats.undecodable += 1;
       this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
       this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
+      // Its place in the batch: the commit after the DLQ flush covers its offset.
+      this.batcher.add({ topic: m.topic, partition: m.partition, offset: m.offset, contract: owned.contract, bytes: SKIPPED_BYTES, skipped: true }, SKIPPED_BYTES);
       return true;
     }
     this.batcher.add(decoded.value, decoded.value.bytes);
@@ -361,7 +365,7 @@ export class Tier1Worker {
   private closeBatch(): void {
     const batch = this.batcher.take();
     if (!batch) return;
-    const byContract = new Map<string, BronzeRecord[]>();
+    const byContract = new Map<string, BatchRecord[]>();
     for (const r of batch.records) {
       const list = byContract.get(r.contract.name);
       if (list) list.push(r);
@@ -431,9 +435,12 @@ export class Tier1Worker {
     this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: 'ok' });
   }
 
-  private async writeContract(contract: AnyContract, records: BronzeRecord[]): Promise<void> {
+  private async writeContract(contract: AnyContract, records: BatchRecord[]): Promise<void> {
+    // The rows of each partition (a partition with only dead letters' places has none: its
+    // offsets move with the commit all the same).
     const byTp = new Map<string, BronzeRecord[]>();
     for (const r of records) {
+      if (!isRow(r)) continue;
       const key = tpKey(r);
       const list = byTp.get(key);
       if (list) list.push(r);
@@ -447,7 +454,7 @@ export class Tier1Worker {
       owned.dedup ??= await this.rebuildDedup(contract, list[0].partition, this.dedupShare(this.owned.size));
       const verdict = owned.dedup.check(list);
       // Inside the watermark but older than memory holds: bronze has the answer.
-      const committed = verdict.unsure.length > 0 ? await this.options.store.committedEventIds(contract, list[0].partition, verdict.unsure) : new Set<string>();
+      const committed = verdict.unsure.length > 0 ? await this.options.store.committedEventIds(contract, verdict.unsure) : new Set<string>();
       const inBronze = new Set(verdict.unsure.filter((r) => committed.has(r.eventId)));
       for (const r of verdict.keep) if (!inBronze.has(r)) keep.push(r);
       duplicates += verdict.duplicates.length + inBronze.size;
@@ -480,7 +487,7 @@ export class Tier1Worker {
     this.options.metrics.eventsOut.add(keep.length, { outcome: 'ok', contract: contract.name });
     if (duplicates > 0) this.options.metrics.eventsOut.add(duplicates, { outcome: 'duplicate', contract: contract.name });
     // Only after the commit succeeded: a span says "this event is durable in bronze at version v".
-    if (this.options.tracer) traceBronzeAppend(this.options.tracer, records, kept, { table: contract.tables.bronze, version, durationMs: appendMs });
+    if (this.options.tracer) traceBronzeAppend(this.options.tracer, records.filter(isRow), kept, { table: contract.tables.bronze, version, durationMs: appendMs });
     this.options.logger.debug(
       { table: contract.tables.bronze, version, rows: keep.length, duplicates, appendMs, offsets: partitions.map((p) => `${p.appId}@${p.last}`) },
       'bronze commit',
@@ -510,7 +517,7 @@ export class Tier1Worker {
    * whose bronze read fails is left to the next write, which rebuilds it before it checks a
    * batch (retrying here would hold the write, and a rebalance waiting for it, through an outage).
    */
-  private async resync(records: readonly BronzeRecord[]): Promise<void> {
+  private async resync(records: readonly BatchRecord[]): Promise<void> {
     const tps = [...lastOffsets(records).values()].map((v) => v.tp);
     const contract = records[0].contract;
     const written = await this.options.store.writtenOffsets(contract, tps.map((tp) => this.book.appId(tp)));
@@ -659,9 +666,4 @@ export class Tier1Worker {
       this.options.metrics.pausedPartitions.set(consumer.paused().filter((p) => p.topic === topic).length, { topic });
     }
   }
-}
-
-/** Exposed for tests: the partitions a list of records spans. */
-export function partitionsOf(records: readonly BronzeRecord[]): TopicPartition[] {
-  return [...lastOffsets(records).values()].map((v) => v.tp);
 }
