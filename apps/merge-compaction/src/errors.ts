@@ -8,7 +8,7 @@ export const MERGE_ERRORS = {
   MERGE_RECORD_EMPTY: { retryable: false },
   /** A valid-topic record belongs to another contract than its topic's. */
   MERGE_CONTRACT_MISMATCH: { retryable: false },
-  /** A valid-topic record's event_time lies outside what a Delta timestamp holds (years 1–9999). */
+  /** A valid-topic record's event_time lies before 1970 (validate's floor) or past what a Delta timestamp holds (9999). */
   MERGE_EVENT_TIME_INVALID: { retryable: false },
   /** Storage is slow or failing; the step is retried with backoff. */
   MERGE_STORAGE_RETRY: { retryable: true },

@@ -11,10 +11,10 @@ import { LakeBronzeStore } from '../src/tier1/lake-bronze-store';
 const orders = CONTRACTS.orders;
 const decoder = new AvroDecoder([orders]);
 
-function record(offset: number, partition = 0, eventId = `e-${offset}-${randomUUID()}`): BronzeRecord {
+function record(offset: number, partition = 0, eventId = `e-${offset}-${randomUUID()}`, eventTime = Date.UTC(2026, 10, 29, 12, 0, 0) + offset): BronzeRecord {
   const event = {
     event_id: eventId,
-    event_time: Date.UTC(2026, 10, 29, 12, 0, 0) + offset,
+    event_time: eventTime,
     producer: 'p',
     schema_version: 1,
     version: offset + 1,
@@ -83,6 +83,19 @@ describe('tier 1 bronze store', () => {
     } finally {
       session.close();
     }
+  });
+
+  // One event dated years ahead (a foreign writer) made the rebuild measure its watermark from
+  // that event: it returned that event alone, and the window covered none of the recent ids.
+  it('rebuilds the dedup window up to the clock, whatever event bronze holds from the future', async () => {
+    const now = Date.UTC(2026, 10, 29, 12, 0, 30);
+    const tables = new TableSet({ storageFor: (name) => new LocalStorage(path.join(dir, name)), tablePrefix: 'future_' });
+    const store = new LakeBronzeStore(tables, engine, () => now);
+    const recent = Array.from({ length: 5 }, (_, i) => record(i, 0, `recent-${i}`, now - 10_000 + i));
+    const future = record(5, 0, 'year-2100', Date.UTC(2100, 0, 1));
+    await store.append(orders, [...recent, future], [{ tp: { topic: 't', partition: 0 }, appId: 'f:t-0', expected: undefined, last: 5 }]);
+    const rebuilt = await store.recentEventIds(orders, 0, 60_000, 100);
+    expect(rebuilt.ids.map((k) => k.eventId).sort()).toEqual(['recent-0', 'recent-1', 'recent-2', 'recent-3', 'recent-4', 'year-2100']);
   });
 
   it('answers the dedup window from bronze: the newest ids with truncation, and which candidates are committed, for hostile ids too', async () => {

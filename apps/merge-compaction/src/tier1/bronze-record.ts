@@ -54,8 +54,11 @@ export function isRow(r: BatchRecord): r is BronzeRecord {
   return !('skipped' in r);
 }
 
-/** The range of a Delta timestamp (PROTOCOL.md): 0001-01-01T00:00:00Z through 9999-12-31T23:59:59.999Z, ms. */
-const EVENT_TIME_MIN_MS = -62_135_596_800_000;
+/**
+ * The event times bronze takes, ms: from 1970 (validate's floor; gold's windows divide epoch ms
+ * rounding toward zero) through 9999-12-31T23:59:59.999Z (a Delta timestamp's last day, PROTOCOL.md).
+ */
+const EVENT_TIME_MIN_MS = 0;
 const EVENT_TIME_MAX_MS = 253_402_300_799_999;
 
 /** The subset of a consumed message decoding needs. */
@@ -93,7 +96,7 @@ export function decodeRecord(
   // A foreign writer's time past what a Delta timestamp (and a JS Date) holds threw on its date
   // here, outside any handler: the process died on it, restarted at the same record, and died again.
   if (!(event.event_time >= EVENT_TIME_MIN_MS && event.event_time <= EVENT_TIME_MAX_MS)) {
-    return { ok: false, issues: [{ code: 'MERGE_EVENT_TIME_INVALID', path: '/event_time', message: `${event.event_time} ms is outside the years 1-9999 a Delta timestamp holds` }] };
+    return { ok: false, issues: [{ code: 'MERGE_EVENT_TIME_INVALID', path: '/event_time', message: `${event.event_time} ms is outside 1970-01-01 to 9999-12-31` }] };
   }
   // One hash per event gives both the bucket and the cluster column (same as contracts' bucketOf).
   const keyHash = keyHashOf(expected.entityKey(event));

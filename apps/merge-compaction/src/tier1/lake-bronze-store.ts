@@ -54,8 +54,12 @@ export class LakeBronzeStore implements BronzeStore {
     if (!table) return { ids: [], truncated: false };
     const snap = await table.snapshot();
     const ofPartition = overlapping(snap, KAFKA_PARTITION, partition, partition);
-    const newest = maxOfStats(snap, snap.files.filter(ofPartition), 'event_time');
-    if (newest === undefined) return { ids: [], truncated: false };
+    // The window's edge stops at the wall clock, as the window's own does (DedupWindow): one
+    // event dated years ahead made the rebuild read that event alone and cover none of the rest.
+    const now = this.now();
+    const newestInBronze = maxOfStats(snap, snap.files.filter(ofPartition), 'event_time');
+    if (newestInBronze === undefined) return { ids: [], truncated: false };
+    const newest = Math.min(newestInBronze, now);
     // The files that may hold ids within the watermark, read newest first in chunks the cache can
     // hold; each chunk gives its newest `wanted` ids of the partition, the best `wanted` are kept.
     const wanted = Math.min(limit, Number.MAX_SAFE_INTEGER - 1) + 1; // one past the limit tells whether there were more
@@ -73,7 +77,7 @@ export class LakeBronzeStore implements BronzeStore {
       }
     }
     // Within the watermark of the partition's own newest event (the first row: every chunk gave its newest).
-    const horizon = rows.length > 0 ? Number(rows[0].t) - watermarkMs : 0;
+    const horizon = rows.length > 0 ? Math.min(Number(rows[0].t), now) - watermarkMs : 0;
     rows = rows.filter((r) => Number(r.t) >= horizon);
     const truncated = rows.length > limit;
     return { ids: rows.slice(0, limit).map((r) => ({ eventId: String(r.event_id), eventTimeMs: Number(r.t) })), truncated };
@@ -118,7 +122,9 @@ export class LakeBronzeStore implements BronzeStore {
   }
 
   async append(contract: AnyContract, records: readonly BronzeRecord[], partitions: readonly PartitionCommit[]): Promise<{ version: number }> {
-    const columns = contractColumns(contract, records.map((r) => r.writerVersion));
+    // No rows (a batch of duplicates, or of dead letters' places): the first version's columns,
+    // so a missing table is not created, nor an existing one widened, with columns no event used.
+    const columns = contractColumns(contract, records.length > 0 ? records.map((r) => r.writerVersion) : [contract.versions[0].version]);
     const table = await this.tables.bronze(contract, columns);
     const snap = await table.snapshot();
     // Early exit before any schema evolution; the authoritative check is the lake's (below).
