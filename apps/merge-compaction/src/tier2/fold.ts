@@ -376,7 +376,8 @@ export class ContractFolder {
         const u = rangeFilter(bsnap, unknown);
         for (const [p, ms] of await this.newestFolded(bronze, bsnap, u.where, u.files)) newest.set(p, ms);
       }
-      const windows = [...newest].map(([partition, ms]) => ({ partition, from: ms - this.o.watermarkMs, to: ms }));
+      // From up to the wall clock, as the memory keeps it (TombstoneMemory.observe).
+      const windows = [...newest].map(([partition, ms]) => ({ partition, from: Math.min(ms, Date.now()) - this.o.watermarkMs, to: ms }));
       const meetsWindow = windows.map((w) => overlapping(bsnap, 'event_time', w.from, w.to));
       const inWindow = (f: LiveFile) => files(f) && meetsWindow.some((meets) => meets(f));
       const within = windows.map((w) => `(${KAFKA_PARTITION} = ${w.partition} AND epoch_ms(event_time) >= ${w.from})`).join(' OR ');

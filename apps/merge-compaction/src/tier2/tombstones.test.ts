@@ -35,4 +35,14 @@ describe('TombstoneMemory', () => {
     expect(m.supersedes('behind', 2)).toBe(false);
     expect(m.supersedes('ahead', 1)).toBe(true);
   });
+
+  it('an event dated far ahead moves its partition only up to the clock: the tombstones of the last watermark stay', () => {
+    const now = 10_000_000;
+    const m = new TombstoneMemory(60_000, () => now);
+    m.remember('deleted', 4, now - 1_000, 0);
+    m.observe(0, now + 1_000 * 86_400_000);
+    m.expire();
+    expect(m.newestOf(0)).toBe(now);
+    expect(m.supersedes('deleted', 3)).toBe(true);
+  });
 });

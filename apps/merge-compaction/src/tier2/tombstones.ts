@@ -14,7 +14,11 @@ export class TombstoneMemory {
   /** Per Kafka partition: the newest event time folded from it. */
   private readonly newest = new Map<number, number>();
 
-  constructor(private readonly watermarkMs: number) {}
+  constructor(
+    private readonly watermarkMs: number,
+    /** Wall clock, ms since epoch: a partition's newest time never passes it. */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Keys held. */
   get size(): number {
@@ -26,9 +30,14 @@ export class TombstoneMemory {
     return this.newest.get(partition) ?? -Infinity;
   }
 
-  /** Records that an event of `partition` with this time was folded (a delete or not). */
+  /**
+   * Records that an event of `partition` with this time was folded (a delete or not). Up to the
+   * wall clock: one event dated years ahead expired every tombstone of its partition, and an
+   * older version folded after a delete brought the entity back.
+   */
   observe(partition: number, eventTimeMs: number): void {
-    if (eventTimeMs > (this.newest.get(partition) ?? -Infinity)) this.newest.set(partition, eventTimeMs);
+    const t = Math.min(eventTimeMs, this.now());
+    if (t > (this.newest.get(partition) ?? -Infinity)) this.newest.set(partition, t);
   }
 
   /** Records a folded delete (and observes its time). */
