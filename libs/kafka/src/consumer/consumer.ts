@@ -370,8 +370,12 @@ export class BatchConsumer {
     // (a gap in the batch, whose offsets commit past records not handed out yet).
     const carriedKeys = new Set<string>();
     const take = (messages: readonly Message[]) => {
+      // Messages come in runs of one partition: its key is built once per run.
+      let key = '';
+      let last: Message | undefined;
       for (const m of messages) {
-        const key = partitionKey(m);
+        if (last === undefined || m.partition !== last.partition || m.topic !== last.topic) key = partitionKey(m);
+        last = m;
         if (!this.assigned.has(key)) continue;
         if (full() || carriedKeys.has(key) || (this.pausedSet.size > 0 && this.pausedSet.has(key))) {
           this.carried.push(m);
