@@ -232,6 +232,23 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     expect(append.attempts).toBe(2);
   });
 
+  // A compaction uploading for seconds while tier 1 commits every second spent an attempt on each
+  // version taken meanwhile, and gave up after 15 without a single real race.
+  it('passes the commits landed since its read, checking each once; only a put that loses a race spends an attempt', async () => {
+    const { table } = await fresh();
+    await table.append({ rows: rows(0, 10) });
+    const stale = await table.snapshot();
+    for (let i = 1; i <= 20; i++) await table.append({ rows: rows(i * 10, i * 10 + 10) });
+    const { commit } = await import('../src/table/commit');
+    const late = await commit(table.storage, 'x', stale.version, stale.partitionColumns, { operation: 'OPTIMIZE', actions: [{ txn: { appId: 'late', version: 1 } }], isBlindAppend: false, readFiles: new Set(stale.files.map((f) => f.path)) }, 3);
+    expect(late).toMatchObject({ version: stale.version + 21, attempts: 2 });
+    // A conflict among the versions passed is still one.
+    await table.compact();
+    await expect(
+      commit(table.storage, 'x', stale.version, stale.partitionColumns, { operation: 'MERGE', actions: [{ remove: { path: stale.files[0].path, dataChange: true, deletionTimestamp: Date.now() } }], isBlindAppend: false, readFiles: new Set(stale.files.map((f) => f.path)) }, 3),
+    ).rejects.toMatchObject({ code: 'LAKE_COMMIT_CONFLICT' });
+  });
+
   it('refuses protocols, features and schemas it cannot honour', async () => {
     const root = path.join(dir, 'foreign');
     await fs.mkdir(path.join(root, '_delta_log'), { recursive: true });

@@ -114,6 +114,24 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     expect((await deltaProbe('txn', root, 'stream')).version).toBe(10);
   });
 
+  // With the target alone, a file below it was rewritten whole to take in a few small ones, pass
+  // after pass, until it reached the target: bronze was written several times over.
+  it('compaction rewrites only the files below the small-file bound it is given, packed up to the target', async () => {
+    const table = await LakeTable.create(new LocalStorage(path.join(dir, 'small-bound')), { columns: columns.filter((c) => c.name !== 'bucket') });
+    const plain = (from: number, to: number) => rows(from, to).map(({ bucket: _, ...r }) => r);
+    await table.append({ rows: plain(0, 3000) });
+    const [big] = (await table.snapshot()).files;
+    for (let i = 0; i < 3; i++) await table.append({ rows: plain(3000 + i, 3001 + i) });
+    const compacted = await table.compact({ targetFileBytes: 1 << 30, smallFileBytes: big.size });
+    expect({ removed: compacted.filesRemoved, added: compacted.filesAdded }).toEqual({ removed: 3, added: 1 });
+    expect((await table.snapshot()).files.map((f) => f.path)).toContain(big.path);
+    expect(await count(table)).toBe(3003);
+    // Without the bound every file under the target is packed.
+    await table.append({ rows: plain(4000, 4001) });
+    expect((await table.compact({ targetFileBytes: 1 << 30 })).filesRemoved).toBe(3);
+    expect(await count(table)).toBe(3004);
+  });
+
   it('time travel by version and by N.json mtime; schema evolution reads old files as null', async () => {
     const root = path.join(dir, 'tt');
     const table = await LakeTable.create(new LocalStorage(root), { columns, partitionColumns: ['bucket'] });

@@ -1,4 +1,5 @@
 import type { AnyContract } from '@sluice/contracts';
+import type { SortKey } from '@sluice/lake';
 import type { Logger } from '@sluice/telemetry';
 import { Periodic } from '../flow/periodic';
 import { KAFKA_PARTITION, KAFKA_OFFSET } from '../tables/layout';
@@ -56,17 +57,29 @@ export class CompactionWorker {
     return this.job.stop();
   }
 
-  /** One pass over every table. */
+  /**
+   * One pass over every table. A table that fails is passed over for this pass, not allowed to
+   * stop the others (the tables after it were never compacted or vacuumed while it failed); the
+   * first failure is thrown once all ran, for the job's back-off and report.
+   */
   async tick(): Promise<boolean> {
+    let failed: unknown;
+    const maintain = async (name: string, options: MaintenanceOptions, sortBy?: readonly SortKey[]) => {
+      try {
+        const table = await this.o.tables.existing(name);
+        if (table) this.count(await maintainTable(table, options, sortBy));
+      } catch (err) {
+        failed ??= err;
+      }
+    };
     for (const contract of this.o.contracts) {
-      const bronze = await this.o.tables.existing(contract.tables.bronze);
-      if (bronze) this.count(await maintainTable(bronze, this.maintenance, [KAFKA_PARTITION, KAFKA_OFFSET]));
+      await maintain(contract.tables.bronze, this.maintenance, [KAFKA_PARTITION, KAFKA_OFFSET]);
       if (!this.o.vacuumDerived || !this.o.maintenance.vacuum) continue;
       for (const name of [contract.tables.silver, ...contract.aggregates.map((a) => a.table)]) {
-        const t = await this.o.tables.existing(name);
-        if (t) this.count(await maintainTable(t, { ...this.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER }));
+        await maintain(name, { ...this.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER });
       }
     }
+    if (failed !== undefined) throw failed;
     this.stats.passes += 1;
     return false;
   }

@@ -82,13 +82,17 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
   let conflicts = 0;
   let partitionsCompacted = 0;
   let pause = 0;
+  // A partition that fails (a corrupt or missing file, out of memory) is passed over, not allowed
+  // to stop the rest: it is planned first every pass (the most small files), and ended each pass
+  // before any other partition, or the vacuum, ran. The first failure is thrown once all ran.
+  let failed: unknown;
   for (const [i, p] of plan.entries()) {
     // At least one partition per call, so a slice always makes progress.
     if (i > 0 && deadline !== undefined && performance.now() >= deadline) return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed: 0, unfinished: true };
     if (pause > 0) await sleep(pause);
     const started = performance.now();
     try {
-      const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, sortBy });
+      const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, smallFileBytes: options.smallFileBytes, sortBy });
       if (r.version === undefined) {
         options.onProgress?.();
         continue;
@@ -100,11 +104,13 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
       if (!isSluiceError(err, 'LAKE_COMMIT_CONFLICT')) {
         // libs/lake publishes no event for a failed (non-conflict) commit: this one is ours.
         options.metrics.commits.add(1, { table: table.name, outcome: 'error' });
-        throw err;
+        options.logger.warn({ table: table.name, partition: p.partition, err }, 'compaction of a partition failed; the others go on');
+        failed ??= err;
+      } else {
+        // libs/lake already published the conflict (commits{outcome="conflict"}).
+        conflicts += 1;
+        options.logger.info({ table: table.name, partition: p.partition, err }, 'compaction lost a race; re-planned next pass');
       }
-      // libs/lake already published the conflict (commits{outcome="conflict"}).
-      conflicts += 1;
-      options.logger.info({ table: table.name, partition: p.partition, err }, 'compaction lost a race; re-planned next pass');
     }
     options.onProgress?.();
     pause = pauseAfter(performance.now() - started, options.dutyPercent);
@@ -118,5 +124,6 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
       options.logger.info({ table: table.name, files: filesVacuumed, bytes: v.bytesDeleted }, 'vacuumed');
     }
   }
+  if (failed !== undefined) throw failed;
   return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed, unfinished: false };
 }

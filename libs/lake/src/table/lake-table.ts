@@ -168,6 +168,12 @@ export interface MergeResult {
 export interface CompactOptions {
   /** Target output file size in bytes (default 128 MiB). Files at or above it are left alone. */
   targetFileBytes?: number;
+  /**
+   * Only files below this size are rewritten (default: the target). A planner that picks
+   * partitions by their small files passes its own bound: with the target alone, a 100 MiB file
+   * was rewritten whole to take in a few small ones, pass after pass, until it reached 128 MiB.
+   */
+  smallFileBytes?: number;
   /** Only compact partitions whose values match these (Delta partition strings). */
   partition?: Readonly<Record<string, string | null>>;
   /** Sort the rewritten rows by these columns (or truncated times, see {@link SortKey}). */
@@ -569,12 +575,15 @@ export class LakeTable {
     checkWritable(snap, this.name);
     if (options.sortBy) checkSortKeys(options.sortBy, snap.schema);
     const target = options.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES;
+    const small = Math.min(options.smallFileBytes ?? target, target);
     const groups = new Map<string, LiveFile[]>();
     for (const f of snap.files) {
-      if (f.size >= target) continue;
+      if (f.size >= small) continue;
       if (options.partition && Object.entries(options.partition).some(([k, v]) => (f.partitionValues[k] ?? null) !== v)) continue;
       const k = JSON.stringify(snap.partitionColumns.map((c) => f.partitionValues[c] ?? null));
-      groups.set(k, [...(groups.get(k) ?? []), f]);
+      const group = groups.get(k);
+      if (group) group.push(f);
+      else groups.set(k, [f]);
     }
     const bins: LiveFile[][] = [];
     for (const files of groups.values()) {
