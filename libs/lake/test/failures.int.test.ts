@@ -67,6 +67,21 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     }
   });
 
+  // Cleanup deleted everything below the newest old-enough checkpoint without reading it: torn,
+  // it left nothing for readers to fall back on, and the table could not be opened.
+  it('log cleanup keeps the log below an unreadable checkpoint, down to the newest one that reads', async () => {
+    const { root, table } = await fresh();
+    for (let i = 0; i < 22; i++) await table.append({ rows: rows(i * 2, i * 2 + 2) });
+    const checkpoint = (v: number) => path.join(root, '_delta_log', `${String(v).padStart(20, '0')}.checkpoint.parquet`);
+    const want = (await table.snapshot()).files.map((f) => f.path).sort();
+    await fs.writeFile(checkpoint(20), 'PAR1 torn');
+    const cleaned = await table.cleanupLog({ retentionMs: 0, nowMs: Date.now() + 1000 });
+    expect(cleaned.filesDeleted).toBeGreaterThan(0);
+    await expect(fs.access(commitFile(root, 9))).rejects.toThrow(); // below checkpoint 10: gone
+    await expect(fs.access(commitFile(root, 11))).resolves.toBeUndefined(); // above it: kept
+    expect((await (await LakeTable.open(new LocalStorage(root))).snapshot()).files.map((f) => f.path).sort()).toEqual(want);
+  });
+
   it('a gap in versions is LAKE_LOG_CORRUPT; a missing data file is LAKE_DATA_FILE_MISSING naming it', async () => {
     const { root, table } = await fresh();
     await table.append({ rows: rows(0, 4) });

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { isSluiceError } from '@sluice/errors';
 import { ident, withConnection } from '../duck';
 import { errorMessage, lakeError } from '../errors';
 import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
-import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, maxOf, type SnapshotTarget } from '../log/log-reader';
+import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, readCheckpoint, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import { FileLease } from '../storage/file-lease';
 import type { Storage } from '../storage/storage';
@@ -732,12 +733,24 @@ export class LakeTable {
       .map((o) => ({ o, m: /^_delta_log\/(\d{20})\.checkpoint\.parquet$/.exec(o.key) }))
       .filter((x) => x.m && x.o.modifiedMs < cutoff)
       .map((x) => Number(x.m![1]));
-    if (cps.length === 0) return { filesDeleted: 0 };
-    const horizon = maxOf(cps);
+    // The newest old-enough checkpoint that reads: everything below it goes, and one torn by a
+    // writer outside the protocol would have left nothing to replay the table from (readers fall
+    // back to the checkpoint before it, or version 0, which this deleted).
+    let horizon: number | undefined;
+    for (const v of cps.sort((a, b) => b - a)) {
+      try {
+        await readCheckpoint(this.storage, [`_delta_log/${String(v).padStart(20, '0')}.checkpoint.parquet`]);
+        horizon = v;
+        break;
+      } catch (err) {
+        if (!isSluiceError(err, 'LAKE_LOG_CORRUPT')) throw err;
+      }
+    }
+    if (horizon === undefined) return { filesDeleted: 0 };
     const doomed = objects
       .filter((o) => {
         const m = /^_delta_log\/(\d{20})\.(json|crc|checkpoint(\.\d+\.\d+)?\.parquet)$/.exec(o.key);
-        return m !== null && Number(m[1]) < horizon;
+        return m !== null && Number(m[1]) < (horizon as number);
       })
       .map((o) => o.key);
     await this.storage.delete(doomed);
