@@ -255,8 +255,18 @@ describe('failure behaviour, refusals and concurrent writers', () => {
     const stale = await table.snapshot();
     for (let i = 1; i <= 20; i++) await table.append({ rows: rows(i * 10, i * 10 + 10) });
     const { commit } = await import('../src/table/commit');
-    const late = await commit(table.storage, 'x', stale.version, stale.partitionColumns, { operation: 'OPTIMIZE', actions: [{ txn: { appId: 'late', version: 1 } }], isBlindAppend: false, readFiles: new Set(stale.files.map((f) => f.path)) }, 3);
+    const conflicts: unknown[] = [];
+    const listener = (m: unknown) => conflicts.push(m);
+    subscribe(LAKE_CHANNELS.conflict, listener);
+    let late;
+    try {
+      late = await commit(table.storage, 'x', stale.version, stale.partitionColumns, { operation: 'OPTIMIZE', actions: [{ txn: { appId: 'late', version: 1 } }], isBlindAppend: false, readFiles: new Set(stale.files.map((f) => f.path)) }, 3);
+    } finally {
+      unsubscribe(LAKE_CHANNELS.conflict, listener);
+    }
     expect(late).toMatchObject({ version: stale.version + 21, attempts: 2 });
+    // One retry (the put that lost), not one per version passed (the retry metric counts these).
+    expect(conflicts).toEqual([expect.objectContaining({ version: stale.version + 1, outcome: 'retry' })]);
     // A conflict among the versions passed is still one.
     await table.compact();
     await expect(

@@ -69,6 +69,7 @@ export class CompactionWorker {
         const table = await this.o.tables.existing(name);
         if (table) this.count(await maintainTable(table, options, sortBy));
       } catch (err) {
+        this.o.logger.warn({ table: name, err }, 'maintenance of a table failed; the others go on');
         failed ??= err;
       }
     };

@@ -123,5 +123,7 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     const days = (await table.snapshot()).files.map((f) => f.partitionValues.day).sort();
     expect(days).toEqual(['2026-01-01', '2026-01-01', '2026-01-01', '2026-01-02', '2026-01-03']);
     expect(beats).toBe(4); // three partitions and the vacuum
+    // Out of time after the failing partition (planned first): the failure is still reported.
+    await expect(maintainTable(table, options(), undefined, performance.now() - 1)).rejects.toMatchObject({ code: 'LAKE_DATA_FILE_MISSING' });
   });
 });

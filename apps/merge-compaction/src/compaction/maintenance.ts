@@ -88,7 +88,11 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
   let failed: unknown;
   for (const [i, p] of plan.entries()) {
     // At least one partition per call, so a slice always makes progress.
-    if (i > 0 && deadline !== undefined && performance.now() >= deadline) return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed: 0, unfinished: true };
+    if (i > 0 && deadline !== undefined && performance.now() >= deadline) {
+      // Out of time with a partition failed: reported, or the caller took the slice for a success.
+      if (failed !== undefined) throw failed;
+      return { partitionsCompacted, filesRemoved, conflicts, filesVacuumed: 0, unfinished: true };
+    }
     if (pause > 0) await sleep(pause);
     const started = performance.now();
     try {

@@ -151,12 +151,20 @@ export class Tier2Worker {
   /** One slice of a maintenance round (the tail fold-all only when the round starts); true when the round is done. */
   private async maintain(starting: boolean, deadline: number): Promise<boolean> {
     let done = true;
+    // A table that fails is passed over for the slice (gold was never compacted while silver
+    // failed); the first failure is thrown once the others ran.
+    let failed: unknown;
     const step = async (table: LakeTable, sortBy: readonly SortKey[]): Promise<void> => {
       if (performance.now() >= deadline) {
         done = false; // out of time: this table's turn comes in the next slice
         return;
       }
-      done = !(await maintainTable(table, this.o.maintenance, sortBy, deadline)).unfinished && done;
+      try {
+        done = !(await maintainTable(table, this.o.maintenance, sortBy, deadline)).unfinished && done;
+      } catch (err) {
+        this.o.logger.warn({ table: table.name, err }, 'maintenance of a table failed; the others go on');
+        failed ??= err;
+      }
     };
     for (const { contract } of this.o.contracts) {
       const silver = await this.o.tables.existing(contract.tables.silver);
@@ -175,6 +183,7 @@ export class Tier2Worker {
         if (gold) await step(gold, [WINDOW_MS]);
       }
     }
+    if (failed !== undefined) throw failed;
     return done;
   }
 }

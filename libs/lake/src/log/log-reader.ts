@@ -448,6 +448,25 @@ export async function loadSnapshotAfter(storage: Storage, base: Snapshot, tombst
   return state.snapshot(latest, timestampMs, storage.uri);
 }
 
+/**
+ * Whether a classic checkpoint opens as Parquet: its footer and row count, not its rows (log
+ * cleanup asks before deleting below it; reading every row there held up the commit that
+ * triggered the cleanup). False on any failure, storage errors included: the caller keeps more.
+ */
+export async function checkpointOpens(storage: Storage, keys: string[]): Promise<boolean> {
+  try {
+    return await FileLease.holding(async () => {
+      const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
+      return withConnection(async (conn) => {
+        await conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${sqlStringList(paths)})`);
+        return true;
+      });
+    });
+  } catch {
+    return false;
+  }
+}
+
 /** Reads a classic (V1, possibly multi-part) checkpoint through DuckDB. */
 export async function readCheckpoint(storage: Storage, keys: string[]): Promise<Omit<CommitActions, 'version'>> {
   const out: Omit<CommitActions, 'version'> = { adds: [], removes: [], txns: [] };

@@ -99,7 +99,7 @@ export async function commit(
       });
       return { version, attempts: attempt, durationMs };
     }
-    passWinner(version, winner);
+    passWinner(version, winner, 'retry');
     if (attempt >= maxAttempts) {
       throw lakeError('LAKE_COMMIT_CONFLICT', `${table}: ${plan.operation} gave up after ${attempt} attempts (versions kept being taken)`, {
         details: { readVersion, lastVersion: version },
@@ -115,8 +115,12 @@ export async function commit(
     }
   }
 
-  /** Throws when `winner`, the commit at `version`, moved an expected txn or conflicts with the plan. */
-  function passWinner(version: number, winner: CommitActions): void {
+  /**
+   * Throws when `winner`, the commit at `version`, moved an expected txn or conflicts with the
+   * plan. `retry`: the put at `version` lost to it (published as a retry, the
+   * `commits{outcome="retry"}` metric); a version merely passed on the way publishes only a conflict.
+   */
+  function passWinner(version: number, winner: CommitActions, lost?: 'retry'): void {
     // Checked before the ordinary conflicts: a moved txn is not retryable, a plain conflict is.
     const moved = plan.expectedTxns ? txnMismatch(winner.txns, plan.expectedTxns) : undefined;
     if (moved) {
@@ -126,7 +130,7 @@ export async function commit(
       });
     }
     const conflict = findConflict(winner, plan, removes, appIds, partitionColumns);
-    publish('conflict', { table, version, operation: plan.operation, outcome: conflict ?? 'retry' });
+    if (conflict !== undefined || lost !== undefined) publish('conflict', { table, version, operation: plan.operation, outcome: conflict ?? 'retry' });
     if (conflict) {
       throw lakeError('LAKE_COMMIT_CONFLICT', `${table}: ${plan.operation} read version ${readVersion} but version ${version} (${String(winner.commitInfo?.operation ?? 'unknown')}) conflicts: ${conflict}`, {
         details: { readVersion, winnerVersion: version, conflict },

@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { isSluiceError } from '@sluice/errors';
 import { ident, withConnection } from '../duck';
 import { errorMessage, lakeError } from '../errors';
 import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
-import { commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, readCheckpoint, type SnapshotTarget } from '../log/log-reader';
+import { checkpointOpens, commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import { FileLease } from '../storage/file-lease';
 import type { Storage } from '../storage/storage';
@@ -255,6 +254,8 @@ export class LakeTable {
   private latest: Snapshot | undefined;
   /** The amortised-merge tail, a table of its own under {@link TAIL_PREFIX} (it may not exist yet). */
   private tailHandle: LakeTable | undefined;
+  /** Checkpoint versions log cleanup found to open (a checkpoint file never changes). */
+  private readonly checkpointsOpened = new Set<number>();
   private keepTombstonesMs: number;
 
   private constructor(storage: Storage, options: LakeTableOptions) {
@@ -566,8 +567,8 @@ export class LakeTable {
   }
 
   /**
-   * Bin-packs files smaller than the target in each partition into files of about the target
-   * size (dataChange=false on adds and removes, so streaming readers skip it). Never conflicts
+   * Bin-packs files smaller than `smallFileBytes` (default the target) in each partition into
+   * files of about the target size (dataChange=false on adds and removes, so streaming readers skip it). Never conflicts
    * with appends; conflicts with a concurrent commit that removed one of its files.
    */
   async compact(options: CompactOptions = {}): Promise<CompactResult> {
@@ -733,17 +734,16 @@ export class LakeTable {
       .map((o) => ({ o, m: /^_delta_log\/(\d{20})\.checkpoint\.parquet$/.exec(o.key) }))
       .filter((x) => x.m && x.o.modifiedMs < cutoff)
       .map((x) => Number(x.m![1]));
-    // The newest old-enough checkpoint that reads: everything below it goes, and one torn by a
+    // The newest old-enough checkpoint that opens: everything below it goes, and one torn by a
     // writer outside the protocol would have left nothing to replay the table from (readers fall
-    // back to the checkpoint before it, or version 0, which this deleted).
+    // back to the checkpoint before it, or version 0, which this deleted). Each is opened once
+    // per handle.
     let horizon: number | undefined;
     for (const v of cps.sort((a, b) => b - a)) {
-      try {
-        await readCheckpoint(this.storage, [`_delta_log/${String(v).padStart(20, '0')}.checkpoint.parquet`]);
+      if (this.checkpointsOpened.has(v) || (await checkpointOpens(this.storage, [`_delta_log/${String(v).padStart(20, '0')}.checkpoint.parquet`]))) {
+        this.checkpointsOpened.add(v);
         horizon = v;
         break;
-      } catch (err) {
-        if (!isSluiceError(err, 'LAKE_LOG_CORRUPT')) throw err;
       }
     }
     if (horizon === undefined) return { filesDeleted: 0 };
