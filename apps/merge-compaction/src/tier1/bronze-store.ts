@@ -13,13 +13,13 @@ export interface PartitionCommit {
   readonly last: number;
 }
 
+/** A dedup key with the bronze bucket of its entity. */
+export type BucketedKey = DedupKey & { readonly bucket: number };
+
 /**
  * What tier 1 needs from the bronze tables. Implemented over libs/lake by {@link LakeBronzeStore};
  * tests of the loop use the same implementation on a real directory.
  */
-/** A dedup key with the bronze bucket of its entity. */
-export type BucketedKey = DedupKey & { readonly bucket: number };
-
 export interface BronzeStore {
   /** The txn version (last offset written) of each appId in the latest table version. */
   writtenOffsets(contract: AnyContract, appIds: readonly string[]): Promise<Map<string, number>>;

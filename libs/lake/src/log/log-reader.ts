@@ -74,14 +74,22 @@ async function listBlock(storage: Storage, block: number): Promise<StoredObject[
  * (work linear in the blocks listed).
  */
 async function listLogFor(storage: Storage, version: number): Promise<LogListing> {
+  return toListing(await blocksDown(storage, blockOf(version), version));
+}
+
+/**
+ * The log objects of `fromBlock` and the blocks below it, down to one holding what a snapshot at
+ * `version` replays from (a checkpoint at or below it, or the first commit) or an empty block.
+ */
+async function blocksDown(storage: Storage, fromBlock: number, version: number): Promise<StoredObject[]> {
   const objects: StoredObject[] = [];
-  for (let block = blockOf(version); ; block--) {
+  for (let block = fromBlock; ; block--) {
     const found = await listBlock(storage, block);
     if (found === undefined) break;
     objects.push(...found);
     if (replayableAt(toListing(found), version)) break;
   }
-  return toListing(objects);
+  return objects;
 }
 
 /** Whether `listing` holds what a snapshot at `version` replays: a checkpoint at or below it, or the log's first commit. */
@@ -388,15 +396,8 @@ function newestCheckpoint(listing: LogListing, version: number): number {
  */
 async function withLogBelow(storage: Storage, listing: LogListing, version: number): Promise<LogListing> {
   if (replayableAt(listing, version - 1)) return listing;
-  const objects: StoredObject[] = [];
   const lowest = Math.min(minOf(listing.commits.keys()), minOf(listing.checkpoints.keys()));
-  for (let block = blockOf(lowest) - 1; ; block--) {
-    const found = await listBlock(storage, block);
-    if (found === undefined) break;
-    objects.push(...found);
-    if (replayableAt(toListing(found), version - 1)) break;
-  }
-  const below = toListing(objects);
+  const below = toListing(await blocksDown(storage, blockOf(lowest) - 1, version - 1));
   return { commits: new Map([...below.commits, ...listing.commits]), checkpoints: new Map([...below.checkpoints, ...listing.checkpoints]) };
 }
 
@@ -455,16 +456,22 @@ export async function loadSnapshotAfter(storage: Storage, base: Snapshot, tombst
  */
 export async function checkpointOpens(storage: Storage, keys: string[]): Promise<boolean> {
   try {
-    return await FileLease.holding(async () => {
-      const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
-      return withConnection(async (conn) => {
-        await conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${sqlStringList(paths)})`);
-        return true;
-      });
-    });
+    await queryCheckpoint(storage, keys, (files) => `SELECT count(*) FROM read_parquet(${files})`);
+    return true;
   } catch {
     return false;
   }
+}
+
+/**
+ * The rows of `sql` (given the checkpoint's files as a DuckDB list) as text; the files' local
+ * copies stay in the S3 file cache until DuckDB has read them.
+ */
+async function queryCheckpoint(storage: Storage, keys: string[], sql: (files: string) => string): Promise<string[]> {
+  return FileLease.holding(async () => {
+    const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
+    return withConnection(async (conn) => (await conn.runAndReadAll(sql(sqlStringList(paths)))).getRows().map((r) => String(r[0])));
+  });
 }
 
 /** Reads a classic (V1, possibly multi-part) checkpoint through DuckDB. */
@@ -472,14 +479,7 @@ export async function readCheckpoint(storage: Storage, keys: string[]): Promise<
   const out: Omit<CommitActions, 'version'> = { adds: [], removes: [], txns: [] };
   let rows: string[];
   try {
-    // The checkpoint's local copies stay in the S3 file cache until DuckDB has read them.
-    rows = await FileLease.holding(async () => {
-      const paths = await Promise.all(keys.map((k) => storage.localPath(k)));
-      return withConnection(async (conn) => {
-        const result = await conn.runAndReadAll(`SELECT to_json(t)::VARCHAR FROM read_parquet(${sqlStringList(paths)}, union_by_name=true) t`);
-        return result.getRows().map((r) => String(r[0]));
-      });
-    });
+    rows = await queryCheckpoint(storage, keys, (files) => `SELECT to_json(t)::VARCHAR FROM read_parquet(${files}, union_by_name=true) t`);
   } catch (cause) {
     if (isSluiceError(cause) && cause.code !== 'LAKE_QUERY_FAILED') throw cause;
     throw lakeError('LAKE_LOG_CORRUPT', `${storage.uri}: checkpoint ${keys.join(', ')} is unreadable`, { cause, details: { keys } });

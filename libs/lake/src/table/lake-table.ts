@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, withConnection } from '../duck';
 import { errorMessage, lakeError } from '../errors';
 import { hasSubscribers, publish, type TableStatsEvent } from '../events';
-import { commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
+import { checkpointKey, commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
 import { checkpointOpens, commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
@@ -568,8 +568,9 @@ export class LakeTable {
 
   /**
    * Bin-packs files smaller than `smallFileBytes` (default the target) in each partition into
-   * files of about the target size (dataChange=false on adds and removes, so streaming readers skip it). Never conflicts
-   * with appends; conflicts with a concurrent commit that removed one of its files.
+   * files of about the target size (dataChange=false on adds and removes, so streaming readers
+   * skip it). Never conflicts with appends; conflicts with a concurrent commit that removed one
+   * of its files.
    */
   async compact(options: CompactOptions = {}): Promise<CompactResult> {
     const started = performance.now();
@@ -734,27 +735,32 @@ export class LakeTable {
       .map((o) => ({ o, m: /^_delta_log\/(\d{20})\.checkpoint\.parquet$/.exec(o.key) }))
       .filter((x) => x.m && x.o.modifiedMs < cutoff)
       .map((x) => Number(x.m![1]));
-    // The newest old-enough checkpoint that opens: everything below it goes, and one torn by a
-    // writer outside the protocol would have left nothing to replay the table from (readers fall
-    // back to the checkpoint before it, or version 0, which this deleted). Each is opened once
-    // per handle.
-    let horizon: number | undefined;
-    for (const v of cps.sort((a, b) => b - a)) {
-      if (this.checkpointsOpened.has(v) || (await checkpointOpens(this.storage, [`_delta_log/${String(v).padStart(20, '0')}.checkpoint.parquet`]))) {
-        this.checkpointsOpened.add(v);
-        horizon = v;
-        break;
-      }
-    }
+    const horizon = await this.newestOpeningCheckpoint(cps);
     if (horizon === undefined) return { filesDeleted: 0 };
     const doomed = objects
       .filter((o) => {
         const m = /^_delta_log\/(\d{20})\.(json|crc|checkpoint(\.\d+\.\d+)?\.parquet)$/.exec(o.key);
-        return m !== null && Number(m[1]) < (horizon as number);
+        return m !== null && Number(m[1]) < horizon;
       })
       .map((o) => o.key);
     await this.storage.delete(doomed);
     return { filesDeleted: doomed.length };
+  }
+
+  /**
+   * The newest of `versions` whose classic checkpoint opens, if any: log cleanup deletes below it,
+   * and one torn by a writer outside the protocol would have left nothing to replay the table
+   * from (readers fall back to the checkpoint before it, or version 0, which cleanup deleted).
+   * Each is opened once per handle (a checkpoint file never changes).
+   */
+  private async newestOpeningCheckpoint(versions: readonly number[]): Promise<number | undefined> {
+    for (const v of [...versions].sort((a, b) => b - a)) {
+      if (this.checkpointsOpened.has(v) || (await checkpointOpens(this.storage, [checkpointKey(v)]))) {
+        this.checkpointsOpened.add(v);
+        return v;
+      }
+    }
+    return undefined;
   }
 
   /**
