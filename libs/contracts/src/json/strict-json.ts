@@ -412,13 +412,18 @@ function sameDigits(written: bigint, value: number): boolean {
 /** A JSON number literal's sign, whole digits, fraction digits and exponent. */
 const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
 
+/** A number literal as its sign, its digits without the point, and where the point falls among them once the exponent is applied. */
+function decimalOf(literal: string): { sign: string; digits: string; point: number } | undefined {
+  const m = NUMBER_PARTS.exec(literal);
+  if (m === null) return undefined;
+  return { sign: m[1], digits: m[2] + (m[3] ?? ''), point: m[2].length + Number(m[4] ?? 0) };
+}
+
 /** Whether a JSON number literal's exact decimal value is an integer (every digit past the point is 0). */
 function isIntegerLiteral(literal: string): boolean {
-  const m = NUMBER_PARTS.exec(literal);
-  if (m === null) return false;
-  const digits = m[2] + (m[3] ?? '');
-  const point = m[2].length + Number(m[4] ?? 0);
-  for (let i = Math.max(0, point); i < digits.length; i++) if (digits[i] !== '0') return false;
+  const d = decimalOf(literal);
+  if (d === undefined) return false;
+  for (let i = Math.max(0, d.point); i < d.digits.length; i++) if (d.digits[i] !== '0') return false;
   return true;
 }
 
@@ -428,10 +433,7 @@ function isIntegerLiteral(literal: string): boolean {
  * (`0e999999999` reads as 0 and never gets here).
  */
 function integerOf(literal: string): bigint {
-  const m = NUMBER_PARTS.exec(literal)!;
-  const digits = m[2] + (m[3] ?? '');
-  const point = m[2].length + Number(m[4] ?? 0);
+  const { sign, digits, point } = decimalOf(literal)!;
   const whole = point <= 0 ? '0' : point >= digits.length ? digits + '0'.repeat(point - digits.length) : digits.slice(0, point);
-  return BigInt(m[1] + whole);
+  return BigInt(sign + whole);
 }
-
