@@ -1,5 +1,5 @@
 // Public API of @sluice/lake: Delta Lake tables (reader 1 / writer 2) written with DuckDB.
-export type { Storage, StoredObject } from './storage/storage';
+export type { ListOptions, Storage, StoredObject } from './storage/storage';
 export { LocalStorage } from './storage/local-storage';
 export { PrefixedStorage } from './storage/prefixed-storage';
 export { tableStorageFactory, isS3Root, type LakeRootS3Options, type TableStorageFactory } from './storage/lake-root';

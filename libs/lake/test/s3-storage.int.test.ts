@@ -9,6 +9,7 @@ import { isSluiceError } from '@sluice/errors';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { LocalFileCache, S3Storage, S3_STORAGE_CHANNELS, type S3DownloadEvent, type S3StorageOptions } from '../src/storage/s3-storage';
 import { testS3 } from '@sluice/testing';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 async function closedPort(): Promise<number> {
   const server = net.createServer();
@@ -118,11 +119,39 @@ describe('S3Storage on a real S3 server', () => {
     expect(listed.map((o) => o.key)).toEqual([...keys].sort());
     expect(listed.every((o, i) => o.size === keys[i].length && o.modifiedMs > 0)).toBe(true);
     expect((await storage.list('many/0012')).map((o) => o.key)).toEqual(keys.slice(120, 130));
+    // A limited listing is the first keys in order: one page for the first key, two past 1,000.
+    expect((await storage.list('many/', { limit: 1 })).map((o) => o.key)).toEqual(keys.slice(0, 1));
+    expect((await storage.list('many/0012', { limit: 3 })).map((o) => o.key)).toEqual(keys.slice(120, 123));
+    expect((await storage.list('many/', { limit: 1050 })).map((o) => o.key)).toEqual(keys.slice(0, 1050));
 
     await storage.delete([...keys, 'many/never-existed.json']);
     expect(await storage.list('many/')).toEqual([]);
     expect(await storage.list('many-sibling/')).toHaveLength(1);
     await storage.delete([]);
+  });
+
+  // Vacuum listed the whole table, a month of log files included (2.6M keys at a commit a second).
+  it('a listing that excludes a prefix leaves its keys out and lists on past it instead of paging through', async () => {
+    const storage = open();
+    const log = Array.from({ length: 2_100 }, (_, i) => `ex/_delta_log/${String(i).padStart(20, '0')}.json`);
+    const data = ['ex/0.parquet', 'ex/a.parquet', 'ex/p=1/b.parquet', 'ex/z/c.parquet'];
+    for (let i = 0; i < log.length; i += 64) await Promise.all(log.slice(i, i + 64).map((k) => storage.put(k, bytes('{}'))));
+    for (const k of data) await storage.put(k, bytes(k));
+    let pages = 0;
+    const client = (storage as unknown as { client: S3Client }).client;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'ListObjectsV2Command') pages += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countListPages' },
+    );
+
+    expect((await storage.list('ex/', { exclude: ['ex/_delta_log/'] })).map((o) => o.key)).toEqual(data);
+    expect(pages).toBe(2); // the first page (0.parquet and 999 log keys), then past the log; paging through is 3
+    expect((await storage.list('ex/', { exclude: ['ex/_delta_log/'], limit: 2 })).map((o) => o.key)).toEqual(data.slice(0, 2));
+    expect((await storage.list('ex/')).length).toBe(log.length + data.length);
+    await storage.delete([...log, ...data]);
   });
 
   it('putIfAbsent creates once and never overwrites', async () => {

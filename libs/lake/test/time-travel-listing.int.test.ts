@@ -1,13 +1,13 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LakeTable, LocalStorage, stringifyJson, type StoredObject } from '../src';
+import { LakeTable, LocalStorage, stringifyJson, type ListOptions, type StoredObject } from '../src';
 import { commitFile, tempDir } from './helpers';
 
 /** A local table directory whose listings are counted: the keys each `list` returned. */
 class CountingStorage extends LocalStorage {
   listed = 0;
-  override async list(prefix: string): Promise<StoredObject[]> {
-    const found = await super.list(prefix);
+  override async list(prefix: string, options?: ListOptions): Promise<StoredObject[]> {
+    const found = await super.list(prefix, options);
     this.listed += found.length;
     return found;
   }
@@ -107,6 +107,59 @@ describe('time travel lists the log around its target, not the whole log', () =>
     } finally {
       for (const [v, body] of saved) await fs.writeFile(file(v), body);
     }
+  });
+
+  // Log cleanup listed the whole log, with a stat or an S3 list page per thousand keys, every
+  // 100 commits and inside a data commit: at one commit a second, 2.6M keys for a month's log.
+  it('log cleanup lists from the oldest block up to the first block newer than its cutoff', async () => {
+    const copy = path.join(dir, 'cleanup');
+    await fs.cp(root, copy, { recursive: true, preserveTimestamps: true });
+    for (let v = 300; v <= COMMITS; v += 300) {
+      const cp = path.join(copy, '_delta_log', `${String(v).padStart(20, '0')}.checkpoint.parquet`);
+      await fs.utimes(cp, at(v) / 1000, at(v) / 1000);
+    }
+    const storage = new CountingStorage(copy);
+    const table = await LakeTable.open(storage);
+    const logKeys = async () => (await fs.readdir(path.join(copy, '_delta_log'))).filter((f) => /^\d{20}\./.test(f)).sort();
+    // Each cleanup first reloads the latest snapshot, which lists block 2 itself (not counted).
+    const cleanup = async (cutoffVersion: number) => {
+      const latestBlock = (await logKeys()).filter((k) => k.startsWith('00000000000000002')).length;
+      storage.listed = 0;
+      const { filesDeleted } = await table.cleanupLog({ retentionMs: 0, nowMs: at(cutoffVersion) });
+      return { filesDeleted, listed: storage.listed - latestBlock };
+    };
+
+    // Checkpoint 300 is the newest older than the cutoff: commits 0–299 go. The oldest key, then
+    // block 0 (1,000 commits, checkpoints 300/600/900), which holds commits past the cutoff.
+    expect(await cleanup(500)).toEqual({ filesDeleted: 300, listed: 1 + 1_003 });
+    expect((await logKeys())[0]).toBe('00000000000000000300.checkpoint.parquet');
+    // Up to checkpoint 1,500: block 0 is what is left of it (700 commits, 3 checkpoints), block 1 whole.
+    expect(await cleanup(1_650)).toEqual({ filesDeleted: 1_200 + 4, listed: 1 + 703 + 1_003 });
+    expect((await logKeys())[0]).toBe('00000000000000001500.checkpoint.parquet');
+
+    // A file left below an emptied block (block 1 emptied by the cleanup to 2,100): the walk
+    // meets the gap and lists the whole log, so the file still goes.
+    expect((await cleanup(2_150)).filesDeleted).toBe(600 + 2);
+    await fs.writeFile(path.join(copy, '_delta_log', '00000000000000000007.crc'), '{}');
+    await fs.utimes(path.join(copy, '_delta_log', '00000000000000000007.crc'), at(7) / 1000, at(7) / 1000);
+    const left = (await logKeys()).length;
+    expect(await cleanup(2_450)).toEqual({ filesDeleted: 1 + 300 + 1, listed: 1 + 1 + left + 1 });
+    expect((await logKeys())[0]).toBe('00000000000000002400.checkpoint.parquet');
+    const reopened = await LakeTable.open(new LocalStorage(copy));
+    expect((await reopened.snapshot()).version).toBe(COMMITS);
+    expect((await reopened.snapshot({ version: 2_400 })).files.length).toBe(2_400);
+  });
+
+  // Vacuum listed the whole table, the log with it, on every compaction pass (once a minute).
+  it('vacuum lists the data files, not the log', async () => {
+    await fs.writeFile(path.join(root, 'orphan.parquet'), 'left by a crashed writer');
+    const storage = new CountingStorage(root);
+    const table = await LakeTable.open(storage);
+    storage.listed = 0;
+    const result = await table.vacuum({ retentionMs: 0, unsafeShortRetention: true, nowMs: Date.now() + 1000 });
+    expect(result.filesDeleted).toEqual(['orphan.parquet']);
+    // The latest snapshot's reload lists block 2 (603 keys); the vacuum itself the orphan alone.
+    expect(storage.listed).toBe(603 + 1);
   });
 
   // Last: it removes the log's first block, as log clean-up does once a later checkpoint covers it.

@@ -1,5 +1,5 @@
 import { SluiceError } from '@sluice/errors';
-import type { Storage, StoredObject } from '@sluice/lake';
+import type { ListOptions, Storage, StoredObject } from '@sluice/lake';
 
 /**
  * Wraps a real Storage and makes it slow or failing on demand: `latencyMs` delays every call,
@@ -48,9 +48,9 @@ export class FlakyStorage implements Storage {
     await this.gate(true);
     return this.inner.putIfAbsent(key, body);
   }
-  async list(prefix: string): Promise<StoredObject[]> {
+  async list(prefix: string, options?: ListOptions): Promise<StoredObject[]> {
     await this.gate(false);
-    return this.inner.list(prefix);
+    return this.inner.list(prefix, options);
   }
   async delete(keys: string[]): Promise<void> {
     await this.gate(true);

@@ -46,6 +46,27 @@ async function logObjectsFrom(storage: Storage, fromVersion: number): Promise<St
   return objects;
 }
 
+/**
+ * What log cleanup deletes from, without listing a month of commits: the log's objects from its
+ * oldest block up through the first block holding an object modified at or after `cutoffMs`.
+ * Log files are written in version order, so the blocks above that one are newer still (a late
+ * checkpoint can only end the walk early: cleanup then deletes less). An empty block below
+ * `latestVersion`'s (a file left behind by an earlier cleanup, below a gap) lists the whole log.
+ */
+export async function listLogToCutoff(storage: Storage, cutoffMs: number, latestVersion: number): Promise<StoredObject[]> {
+  // Log keys are 20-digit versions; `_last_checkpoint` and temporary files sort apart from them.
+  const [oldest] = await storage.list('_delta_log/0', { limit: 1 });
+  const version = oldest && /^_delta_log\/(\d{20})\./.exec(oldest.key);
+  if (!version) return storage.list('_delta_log/');
+  const objects: StoredObject[] = [];
+  for (let block = blockOf(Number(version[1])); ; block++) {
+    const found = await listBlock(storage, block);
+    if (found === undefined) return block <= blockOf(latestVersion) ? storage.list('_delta_log/') : objects;
+    objects.push(...found);
+    if (found.some((o) => o.modifiedMs >= cutoffMs)) return objects;
+  }
+}
+
 /** Versions per listing block: the log keys of a block share their first 17 digits. */
 const LOG_BLOCK = 1000;
 

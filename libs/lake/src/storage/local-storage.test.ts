@@ -78,3 +78,32 @@ describe('LocalStorage durability', () => {
     expect(synced).toEqual([root, path.dirname(root), expect.stringMatching(/\/_delta_log\/\.00000000000000000000\.json\..*\.tmp$/), log]);
   });
 });
+
+describe('LocalStorage listing', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'local-list-'));
+    const storage = new LocalStorage(root);
+    for (const key of ['0.parquet', '_delta_log/00000000000000000000.json', '_delta_log/00000000000000000001.json', 'a/b.parquet', 'p=1/c.parquet', 'z.parquet']) {
+      await storage.put(key, Buffer.from(key));
+    }
+  });
+  afterEach(async () => {
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('a limited listing is the first keys in order; an excluded prefix is left out, its directory not entered', async () => {
+    const storage = new LocalStorage(root);
+    expect((await storage.list('_delta_log/0', { limit: 1 })).map((o) => o.key)).toEqual(['_delta_log/00000000000000000000.json']);
+    expect((await storage.list('', { limit: 2 })).map((o) => o.key)).toEqual(['0.parquet', '_delta_log/00000000000000000000.json']);
+    expect((await storage.list('', { exclude: ['_delta_log/'] })).map((o) => o.key)).toEqual(['0.parquet', 'a/b.parquet', 'p=1/c.parquet', 'z.parquet']);
+    // Not entered: the excluded directory is never read.
+    const readdir = jest.spyOn(fs, 'readdir');
+    try {
+      await storage.list('', { exclude: ['_delta_log/'] });
+      expect(readdir.mock.calls.map(([dir]) => path.relative(root, String(dir))).sort()).toEqual(['', 'a', 'p=1']);
+    } finally {
+      readdir.mockRestore();
+    }
+  });
+});

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { errorMessage, lakeError } from '../errors';
-import type { Storage, StoredObject } from './storage';
+import type { ListOptions, Storage, StoredObject } from './storage';
 
 /**
  * Storage in a local directory (the embedded default). Commits are put-if-absent by writing a
@@ -130,10 +130,23 @@ export class LocalStorage implements Storage {
     }
   }
 
-  async list(prefix: string): Promise<StoredObject[]> {
+  async list(prefix: string, options: ListOptions = {}): Promise<StoredObject[]> {
+    const found: { key: string; file: string }[] = [];
+    await this.walk(this.root, '', prefix, options.exclude ?? [], found);
+    found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const out: StoredObject[] = [];
-    await this.walk(this.root, '', prefix, out);
-    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    // Only the keys returned are stat'ed: the first of a long log costs one stat, not one per file.
+    for (const { key, file } of found.slice(0, options.limit ?? found.length)) {
+      let st;
+      try {
+        st = await fs.stat(file);
+      } catch (err) {
+        if (isErrno(err, 'ENOENT')) continue; // deleted while listing
+        throw storageError('stat', key, err);
+      }
+      out.push({ key, size: st.size, modifiedMs: Math.floor(st.mtimeMs) });
+    }
+    return out;
   }
 
   async delete(keys: string[]): Promise<void> {
@@ -174,7 +187,11 @@ export class LocalStorage implements Storage {
   }
 
   /** Walks `dir` (key prefix `dirKey`), descending only where keys can start with `prefix`. */
-  private async walk(dir: string, dirKey: string, prefix: string, out: StoredObject[]): Promise<void> {
+  /**
+   * Collects the files under `dir` whose keys start with `prefix` and with none of `exclude`,
+   * descending only into directories that may hold some.
+   */
+  private async walk(dir: string, dirKey: string, prefix: string, exclude: readonly string[], out: { key: string; file: string }[]): Promise<void> {
     let entries;
     try {
       entries = await fs.readdir(dir, { withFileTypes: true });
@@ -187,19 +204,16 @@ export class LocalStorage implements Storage {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) {
         const sub = key + '/';
-        if (sub.startsWith(prefix) || prefix.startsWith(sub)) await this.walk(full, sub, prefix, out);
-      } else if (entry.isFile() && key.startsWith(prefix)) {
-        let st;
-        try {
-          st = await fs.stat(full);
-        } catch (err) {
-          if (isErrno(err, 'ENOENT')) continue; // deleted while listing
-          throw storageError('stat', key, err);
-        }
-        out.push({ key, size: st.size, modifiedMs: Math.floor(st.mtimeMs) });
+        if ((sub.startsWith(prefix) || prefix.startsWith(sub)) && !isUnder(sub, exclude)) await this.walk(full, sub, prefix, exclude, out);
+      } else if (entry.isFile() && key.startsWith(prefix) && !isUnder(key, exclude)) {
+        out.push({ key, file: full });
       }
     }
   }
+}
+
+function isUnder(key: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((p) => key.startsWith(p));
 }
 
 function isErrno(err: unknown, code: string): boolean {

@@ -1,4 +1,4 @@
-import type { Storage, StoredObject } from './storage';
+import type { ListOptions, Storage, StoredObject } from './storage';
 
 /** A view of another storage under a key prefix (e.g. a sidecar table inside a table root). */
 export class PrefixedStorage implements Storage {
@@ -24,8 +24,8 @@ export class PrefixedStorage implements Storage {
   putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
     return this.inner.putIfAbsent(this.prefix + key, body);
   }
-  async list(prefix: string): Promise<StoredObject[]> {
-    const found = await this.inner.list(this.prefix + prefix);
+  async list(prefix: string, options?: ListOptions): Promise<StoredObject[]> {
+    const found = await this.inner.list(this.prefix + prefix, options);
     return found.map((o) => ({ ...o, key: o.key.slice(this.prefix.length) }));
   }
   delete(keys: string[]): Promise<void> {

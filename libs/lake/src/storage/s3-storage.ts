@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { SluiceError, isSluiceError } from '@sluice/errors';
 import { FileLease, type PinnableCache } from './file-lease';
-import type { Storage, StoredObject } from './storage';
+import type { ListOptions, Storage, StoredObject } from './storage';
 
 // ---------------------------------------------------------------------------------------------
 // Errors: the one place where AWS SDK / network failures become LAKE_* SluiceErrors.
@@ -640,31 +640,47 @@ export class S3Storage implements Storage {
     }
   }
 
-  async list(prefix: string): Promise<StoredObject[]> {
+  async list(prefix: string, options: ListOptions = {}): Promise<StoredObject[]> {
     if (prefix !== '') checkKey(prefix.replace(/\/$/, ''), 'prefix');
+    const limit = options.limit ?? Infinity;
+    const exclude = options.exclude ?? [];
     const objects: StoredObject[] = [];
     let token: string | undefined;
-    do {
+    let startAfter: string | undefined;
+    for (;;) {
       let page;
       try {
         page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root + prefix, ContinuationToken: token }),
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.root + prefix,
+            ContinuationToken: token,
+            StartAfter: token === undefined ? startAfter : undefined,
+            // S3 lists in key order, so the first page of a limited listing holds its answer
+            // (a directory marker or an excluded key skipped below may ask for one more page).
+            MaxKeys: Number.isFinite(limit) ? Math.min(1000, Math.max(1, limit - objects.length)) : undefined,
+          }),
         );
       } catch (err) {
         throw this.translate(err, 'list', prefix);
       }
+      let last: string | undefined;
       for (const o of page.Contents ?? []) {
+        if (o.Key === undefined) continue;
+        last = o.Key.slice(this.root.length);
         // Some servers list directory markers ("a/b/"); they are not objects of the table.
-        if (o.Key === undefined || o.Key.endsWith('/')) continue;
-        objects.push({
-          key: o.Key.slice(this.root.length),
-          size: o.Size ?? 0,
-          modifiedMs: o.LastModified?.getTime() ?? 0,
-        });
+        if (last.endsWith('/') || exclude.some((p) => last!.startsWith(p))) continue;
+        objects.push({ key: last, size: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0 });
       }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token !== undefined);
-    return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      if (!page.IsTruncated || objects.length >= limit) break;
+      // A page ending inside an excluded prefix: list on from past its last possible key (the
+      // largest code point) instead of paging through it.
+      const skipped = last === undefined ? undefined : exclude.find((p) => last!.startsWith(p));
+      token = skipped === undefined ? page.NextContinuationToken : undefined;
+      startAfter = skipped === undefined ? undefined : this.root + skipped + '\u{10FFFF}';
+      if (token === undefined && startAfter === undefined) break;
+    }
+    return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, limit);
   }
 
   async delete(keys: string[]): Promise<void> {

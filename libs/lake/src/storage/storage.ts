@@ -23,8 +23,11 @@ export interface Storage {
    * created it, false when another writer got there first. Never exposes a partial object.
    */
   putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
-  /** Keys under `prefix` (recursive), with size and last-modified time in ms, sorted by key. */
-  list(prefix: string): Promise<StoredObject[]>;
+  /**
+   * Keys under `prefix` (recursive), with size and last-modified time in ms, sorted by key; with
+   * `limit`, only the first that many (at most).
+   */
+  list(prefix: string, options?: ListOptions): Promise<StoredObject[]>;
   /** Deletes objects; absent keys are ignored. */
   delete(keys: string[]): Promise<void>;
   /** Size and mtime, or undefined when absent. */
@@ -34,6 +37,17 @@ export interface Storage {
    * local storage, a cached download (bounded cache) for S3.
    */
   localPath(key: string): Promise<string>;
+}
+
+/** Options of {@link Storage.list}. */
+export interface ListOptions {
+  /** Return at most this many keys, the first in key order (a log's oldest file without listing it all). */
+  limit?: number;
+  /**
+   * Leave out keys under these prefixes, without reading them where the store allows (a local
+   * directory is not entered; S3 lists on past the prefix): vacuum skips a month of log files.
+   */
+  exclude?: readonly string[];
 }
 
 /** One object in a listing. */

@@ -8,7 +8,7 @@ import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { checkpointKey, commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
-import { checkpointOpens, commitTimestamps, listLog, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
+import { checkpointOpens, commitTimestamps, listLog, listLogToCutoff, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import { FileLease } from '../storage/file-lease';
 import type { Storage } from '../storage/storage';
@@ -680,7 +680,9 @@ export class LakeTable {
         // an undecodable tombstone path names no file we could delete
       }
     }
-    const objects = await this.storage.list('');
+    // The log (a month of commits at one a second is 2.6M keys) and the tail (vacuumed as a
+    // table of its own below) hold nothing this vacuum deletes.
+    const objects = await this.storage.list('', { exclude: ['_delta_log/', TAIL_PREFIX] });
     const doomed = objects.filter((o) => {
       if (live.has(o.key) || isHiddenKey(o.key)) return false;
       // Both must be past the cutoff (as Spark's vacuum): a tombstone time older than the file
@@ -697,7 +699,7 @@ export class LakeTable {
 
   private async vacuumTail(options: VacuumOptions, retentionMs: number): Promise<{ keys: string[]; bytes: number }> {
     const tail = this.tail();
-    if ((await tail.storage.list('_delta_log/')).length === 0) return { keys: [], bytes: 0 };
+    if ((await tail.storage.list('_delta_log/', { limit: 1 })).length === 0) return { keys: [], bytes: 0 };
     // The tail table has no retention property of its own: it keeps tombstones as long as this one.
     tail.keepTombstonesAtLeast(retentionMs);
     const r = await tail.vacuum({ ...options, retentionMs });
@@ -713,7 +715,7 @@ export class LakeTable {
     const retention = this.tombstoneRetentionMs(snap.configuration);
     const out = await writeCheckpoint(this.storage, snap, this.scratchDir, Date.now() - retention);
     publish('checkpoint', { table: this.name, version: snap.version, rows: out.rows, bytes: out.bytes, durationMs: performance.now() - started });
-    // Log cleanup lists the whole log with mtimes; every 10th checkpoint is often enough.
+    // Every 10th checkpoint is often enough for log cleanup.
     if (snap.version % (checkpointIntervalOf(snap.configuration) * 10) === 0) await this.cleanupLog();
     return { version: snap.version, ...out };
   }
@@ -730,7 +732,7 @@ export class LakeTable {
     // A retention another writer set in a form this library cannot read: keep the whole log.
     if (retention === undefined) return { filesDeleted: 0 };
     const cutoff = (options.nowMs ?? Date.now()) - retention;
-    const objects = await this.storage.list('_delta_log/');
+    const objects = await listLogToCutoff(this.storage, cutoff, snap.version);
     const cps = objects
       .map((o) => ({ o, m: /^_delta_log\/(\d{20})\.checkpoint\.parquet$/.exec(o.key) }))
       .filter((x) => x.m && x.o.modifiedMs < cutoff)
