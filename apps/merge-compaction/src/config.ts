@@ -96,7 +96,7 @@ export const mergeConfigSchema = {
     default: 240_000,
     min: 10_000,
     max: MAX_POLL_INTERVAL_MS - STALL_TO_POLL_INTERVAL_MS,
-    doc: 'a tier-1 poll (with its rebalance hooks) running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
+    doc: 'a tier-1 poll (with its rebalance hooks) or a step of its bronze write running longer than this is hung: /healthz fails and the process exits; the consumer max.poll.interval.ms is this + 30 s',
   }),
   jobStallTimeoutMs: timerMs('SLUICE_JOB_STALL_TIMEOUT_MS', {
     default: 30 * 60_000,

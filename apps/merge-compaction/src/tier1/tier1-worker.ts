@@ -48,7 +48,9 @@ export interface Tier1Options {
    * Longest one poll may take before the worker counts as hung and `live` turns false; inside
    * rebalance hooks the clock restarts at each storage read (and each retry), so a slow or
    * failing store is never taken for a hang, a read that never answers is. Default 240 000
-   * (keep it below the consumer's max.poll.interval.ms).
+   * (keep it below the consumer's max.poll.interval.ms). The same limit holds for each step of
+   * a bronze write (the DLQ flush, the dedup lookups, the append): a write that never returns
+   * left the loop polling, paused by backpressure, live and consuming nothing.
    */
   readonly stallTimeoutMs?: number;
   /**
@@ -106,6 +108,8 @@ export class Tier1Worker {
   private readonly abort = new AbortController();
   private failed: unknown;
   private readonly watch: StallWatch;
+  /** The bronze write in flight, beside the polls (one at a time). */
+  private readonly writeWatch: StallWatch;
   private unassignedSince: number | undefined;
   private unassignedReportedAt = 0;
   private groupWatchTimer: NodeJS.Timeout | undefined;
@@ -125,6 +129,7 @@ export class Tier1Worker {
     this.flow = new BackpressureController({ maxBufferedBytes: options.maxBufferedBytes });
     this.backoff = new Backoff(options.retryBaseMs ?? 100, options.retryMaxMs);
     this.watch = new StallWatch(options.stallTimeoutMs ?? 240_000, options.now);
+    this.writeWatch = new StallWatch(options.stallTimeoutMs ?? 240_000, options.now);
   }
 
   /**
@@ -138,11 +143,11 @@ export class Tier1Worker {
   }
 
   /**
-   * False after the loop died on an unexpected error, while a poll has hung, or once the group
-   * watch found partitions nobody holds (liveness).
+   * False after the loop died on an unexpected error, while a poll or a step of a bronze write
+   * has hung, or once the group watch found partitions nobody holds (liveness).
    */
   get live(): boolean {
-    return this.failed === undefined && this.watch.live() && (this.options.groupWatch?.watch.live() ?? true);
+    return this.failed === undefined && this.watch.live() && this.writeWatch.live() && (this.options.groupWatch?.watch.live() ?? true);
   }
 
   /** The group watch's last verdict (for the exit report), or undefined without one. */
@@ -150,9 +155,11 @@ export class Tier1Worker {
     return this.options.groupWatch?.watch.current();
   }
 
-  /** The poll step in progress and for how long (for the stall report), or undefined. */
+  /** The poll or write step running longest and for how long (for the stall report), or undefined. */
   running(): { step: string; forMs: number } | undefined {
-    return this.watch.running();
+    const poll = this.watch.running();
+    const write = this.writeWatch.running();
+    return write !== undefined && (poll === undefined || write.forMs > poll.forMs) ? write : poll;
   }
 
   /**
@@ -235,6 +242,7 @@ export class Tier1Worker {
       // One write at a time, overlapped with polling; errors are handled inside writePending.
       const work = this.pending !== undefined || this.options.deadLetters.size > 0;
       if (work && this.inflight === undefined && this.now() >= this.retryAt) {
+        this.writeWatch.begin('write: DLQ flush');
         this.inflight = this.writePending()
           .catch((err) => {
             // Only an unexpected error (e.g. re-reading offsets failed) gets here: retry later.
@@ -242,7 +250,10 @@ export class Tier1Worker {
             this.flow.storageFailed();
             this.options.logger.error({ err }, 'bronze write step failed; retrying');
           })
-          .finally(() => (this.inflight = undefined));
+          .finally(() => {
+            this.writeWatch.end();
+            this.inflight = undefined;
+          });
       }
       this.updateFlow(consumer);
       this.reportWaiting(consumer);
@@ -410,6 +421,7 @@ export class Tier1Worker {
         pending.delete(name);
       } catch (err) {
         if (isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
+          this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
           // Dropped only once the seek to the table's offset is registered: a failed offsets read
           // dropped it with no seek behind, so its records waited for the next traffic of their
           // partition (or a restart) to be read again, with the partition's lag reading 0. Kept,
@@ -450,6 +462,7 @@ export class Tier1Worker {
     let duplicates = 0;
     for (const [key, list] of byTp) {
       const owned = this.owned.get(key) as Owned;
+      this.writeWatch.progress(`write: ${contract.name}: dedup`);
       // A failed rebuild fails this write like any storage error: the batch is retried after a back-off.
       owned.dedup ??= await this.rebuildDedup(contract, list[0].partition, this.dedupShare(this.owned.size));
       const verdict = owned.dedup.check(list);
@@ -471,6 +484,7 @@ export class Tier1Worker {
       last: offset,
     }));
     const appendStarted = performance.now();
+    this.writeWatch.progress(`write: ${contract.name}: bronze append`);
     const { version } = await this.options.store.append(contract, keep, partitions);
     const appendMs = Math.round(performance.now() - appendStarted);
     // Commit duration and count come from libs/lake's commit event (docs/design/telemetry.md).
