@@ -12,7 +12,7 @@ export interface CompactionOptions {
   readonly tables: TableSet;
   readonly intervalMs: number;
   readonly retryMaxMs: number;
-  /** A pass without progress (a partition compacted) for longer than this is hung: {@link CompactionWorker.live} turns false. */
+  /** A pass without progress (a file written, a partition compacted) for longer than this is hung: {@link CompactionWorker.live} turns false. */
   readonly stallTimeoutMs: number;
   readonly maintenance: MaintenanceOptions;
   /** Also vacuum silver and gold (their compaction runs in tier 2). */

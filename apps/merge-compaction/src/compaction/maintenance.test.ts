@@ -101,13 +101,26 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     expect((await table.snapshot()).files).toHaveLength(3);
   });
 
-  it('reports progress after each partition and after the vacuum (the compaction role\'s liveness heartbeat)', async () => {
+  it('reports progress after each file written, each partition and the vacuum (the compaction role\'s liveness heartbeat)', async () => {
     const { table } = await dayTable();
     for (let i = 0; i < 6; i++) await table.append({ rows: [{ id: i, day: `2026-01-0${1 + (i % 3)}` }] });
     let beats = 0;
     const outcome = await maintainTable(table, { ...options(), onProgress: () => (beats += 1) });
     expect(outcome.partitionsCompacted).toBe(3);
-    expect(beats).toBe(4);
+    expect(beats).toBe(3 + 3 + 1); // a file in each partition, each partition, the vacuum
+  });
+
+  // A partition is one commit: a large one's pass went without a beat from its first bin to its
+  // commit, and a backlog partition past the stall limit restarted the process, pass after pass.
+  it('reports progress between the bins of one partition', async () => {
+    const { table } = await dayTable();
+    for (let i = 0; i < 4; i++) await table.append({ rows: [{ id: i, day: '2026-01-01' }] });
+    const largest = Math.max(...(await table.snapshot()).files.map((f) => f.size));
+    let beats = 0;
+    const outcome = await maintainTable(table, { ...options(), targetFileBytes: 2 * largest, onProgress: () => (beats += 1) });
+    expect(outcome).toMatchObject({ partitionsCompacted: 1, filesRemoved: 4 });
+    expect((await table.snapshot()).files).toHaveLength(2);
+    expect(beats).toBe(2 + 1 + 1); // two files, the partition, the vacuum
   });
 
   // The failing partition has the most small files, so it is planned first every pass: it ended
@@ -122,7 +135,7 @@ describe('maintainTable metrics (bug: compaction and vacuum metrics counted twic
     await expect(maintainTable(table, { ...options(), onProgress: () => (beats += 1) })).rejects.toMatchObject({ code: 'LAKE_DATA_FILE_MISSING' });
     const days = (await table.snapshot()).files.map((f) => f.partitionValues.day).sort();
     expect(days).toEqual(['2026-01-01', '2026-01-01', '2026-01-01', '2026-01-02', '2026-01-03']);
-    expect(beats).toBe(4); // three partitions and the vacuum
+    expect(beats).toBe(2 + 3 + 1); // the two partitions' files, three partitions, the vacuum
     // Out of time after the failing partition (planned first): the failure is still reported.
     await expect(maintainTable(table, options(), undefined, performance.now() - 1)).rejects.toMatchObject({ code: 'LAKE_DATA_FILE_MISSING' });
   });

@@ -16,7 +16,10 @@ export interface MaintenanceOptions {
   /** Accept a retention under libs/lake's minimum (1 h): tests on a table nothing else uses; the service's config never sets it. */
   readonly unsafeShortRetention?: boolean;
   readonly vacuum: boolean;
-  /** Called after each partition a pass compacted (or tried to): liveness counts a pass by its progress, not its length. */
+  /**
+   * Called after each file a compaction writes and each partition a pass compacted (or tried
+   * to): liveness counts a pass by its progress, not its length.
+   */
   readonly onProgress?: () => void;
   /**
    * Share of wall time (1–100 %) a pass spends compacting: after each partition it pauses
@@ -96,7 +99,7 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
     if (pause > 0) await sleep(pause);
     const started = performance.now();
     try {
-      const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, smallFileBytes: options.smallFileBytes, sortBy });
+      const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, smallFileBytes: options.smallFileBytes, sortBy, onBin: options.onProgress });
       if (r.version === undefined) {
         options.onProgress?.();
         continue;

@@ -178,6 +178,11 @@ export interface CompactOptions {
   partition?: Readonly<Record<string, string | null>>;
   /** Sort the rewritten rows by these columns (or truncated times, see {@link SortKey}). */
   sortBy?: readonly SortKey[];
+  /**
+   * Called after each output file is written, before the one commit: a compaction of a large
+   * partition shows progress between its bins (a caller's stall watch would take it for a hang).
+   */
+  onBin?: () => void;
 }
 
 /** What a compaction did. `version` is undefined when there was nothing to compact. */
@@ -612,6 +617,7 @@ export class LakeTable {
           const out = await FileLease.holding(() => compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, layout: parquetLayoutOf(snap.configuration) }));
           adds.push(out.add);
           bytesAdded += out.bytes;
+          options.onBin?.();
         } catch (err) {
           throw (err as { code?: string }).code ? err : translateReadError(`${this.name}: compaction`, err);
         }
