@@ -269,13 +269,13 @@ function isOwnCommit(own: { modifiedMs: number } | undefined, snapshot: TableSna
 }
 
 /**
- * Whether the table has an amortised-merge tail: its checkpoint hint, or else any key among its
- * first 1000 versions (a tail without a hint has had no checkpoint, so no log clean-up either).
- * The whole tail log was listed for every time-travel read: a commit per fold, millions a month.
+ * Whether the table has an amortised-merge tail: its checkpoint hint, or else any key of its log
+ * (one key listed). The whole tail log was listed for every time-travel read: a commit per fold,
+ * millions a month.
  */
 async function hasTail(storage: Storage): Promise<boolean> {
   if ((await storage.head(TAIL_PREFIX + '_delta_log/_last_checkpoint')) !== undefined) return true;
-  return (await storage.list(TAIL_PREFIX + '_delta_log/00000000000000000')).length > 0;
+  return (await storage.list(TAIL_PREFIX + '_delta_log/0', { limit: 1 })).length > 0;
 }
 
 /**
