@@ -355,6 +355,29 @@ describe('table lifecycle: checkpoints, compaction, vacuum, log cleanup, time tr
     await expect(table.vacuum({ dryRun: true })).resolves.toMatchObject({ filesDeleted: [] });
   });
 
+  // The tail is vacuumed through a prefixed view: an excluded prefix passed through it unprefixed
+  // left every tail key out, and the tail's orphans and removed files were never deleted.
+  it('vacuum deletes orphans of the table and of its tail, and no log file of either', async () => {
+    const root = path.join(dir, 'tail-orphans');
+    const table = await LakeTable.create(new LocalStorage(root), { columns });
+    await table.merge({ keys: ['key'], versionColumn: 'v', source: { rows: rows(0, 4) }, amortise: { foldFraction: 10 } });
+    await table.merge({ keys: ['key'], versionColumn: 'v', source: { rows: rows(4, 5) }, amortise: { foldFraction: 10 } });
+    await fs.writeFile(path.join(root, 'part-orphan.parquet'), 'left by a crash');
+    await fs.writeFile(path.join(root, '_sluice_tail', 'part-orphan.parquet'), 'left by a crash');
+    const logs = async () => [...(await fs.readdir(path.join(root, '_delta_log'))), ...(await fs.readdir(path.join(root, '_sluice_tail', '_delta_log')))].sort();
+    const before = await logs();
+    const rowsBefore = await count(table);
+    const tailFiles = async () => (await table.currentView()).pending?.snapshot.files ?? [];
+    const tailFilesBefore = (await tailFiles()).length;
+    const r = await table.vacuum({ retentionMs: 0, unsafeShortRetention: true, nowMs: Date.now() + 1000 });
+    expect(r.filesDeleted).toEqual(expect.arrayContaining(['part-orphan.parquet', '_sluice_tail/part-orphan.parquet']));
+    expect(r.filesDeleted.every((k) => !k.includes('_delta_log'))).toBe(true);
+    expect(await logs()).toEqual(before);
+    expect(await count(table)).toBe(rowsBefore);
+    expect(tailFilesBefore).toBeGreaterThan(0);
+    for (const f of await tailFiles()) await expect(fs.access(path.join(root, '_sluice_tail', f.key))).resolves.toBeUndefined();
+  });
+
   // Hive escaping leaves `}` as it is (as Spark does), and the reader refused any path with a
   // brace as a glob: the partition was written, then never read, merged or compacted again.
   it('a partition value with braces is read, merged and compacted', async () => {

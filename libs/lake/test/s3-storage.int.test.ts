@@ -151,6 +151,18 @@ describe('S3Storage on a real S3 server', () => {
     expect(pages).toBe(2); // the first page (0.parquet and 999 log keys), then past the log; paging through is 3
     expect((await storage.list('ex/', { exclude: ['ex/_delta_log/'], limit: 2 })).map((o) => o.key)).toEqual(data.slice(0, 2));
     expect((await storage.list('ex/')).length).toBe(log.length + data.length);
+
+    // A server that ignores StartAfter answers the skip with the first page again: that page is
+    // dropped and the listing pages through (it asked for the same page forever, or listed twice).
+    const ignoring = open();
+    (ignoring as unknown as { client: S3Client }).client.middlewareStack.add(
+      (next) => async (args) => {
+        delete (args.input as { StartAfter?: string }).StartAfter;
+        return next(args);
+      },
+      { step: 'initialize', name: 'ignoreStartAfter' },
+    );
+    expect((await ignoring.list('ex/', { exclude: ['ex/_delta_log/'] })).map((o) => o.key)).toEqual(data);
     await storage.delete([...log, ...data]);
   });
 

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LakeTable, LocalStorage, stringifyJson, type ListOptions, type StoredObject } from '../src';
+import { listLogToCutoff } from '../src/log/log-reader';
 import { commitFile, tempDir } from './helpers';
 
 /** A local table directory whose listings are counted: the keys each `list` returned. */
@@ -128,6 +129,10 @@ describe('time travel lists the log around its target, not the whole log', () =>
       const { filesDeleted } = await table.cleanupLog({ retentionMs: 0, nowMs: at(cutoffVersion) });
       return { filesDeleted, listed: storage.listed - latestBlock };
     };
+
+    // Bounded by keys as well (cleanup runs inside a data commit): whole blocks up to the bound.
+    expect(await listLogToCutoff(storage, at(2_450), COMMITS, 1)).toHaveLength(1_003);
+    expect(await listLogToCutoff(storage, at(2_450), COMMITS, 1_004)).toHaveLength(1_003 + 1_003);
 
     // Checkpoint 300 is the newest older than the cutoff: commits 0–299 go. The oldest key, then
     // block 0 (1,000 commits, checkpoints 300/600/900), which holds commits past the cutoff.

@@ -99,7 +99,7 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
     if (pause > 0) await sleep(pause);
     const started = performance.now();
     try {
-      const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, smallFileBytes: options.smallFileBytes, sortBy, onBin: options.onProgress });
+      const r = await table.compact({ partition: p.partition, targetFileBytes: options.targetFileBytes, smallFileBytes: options.smallFileBytes, sortBy, onFileWritten: options.onProgress });
       if (r.version === undefined) {
         options.onProgress?.();
         continue;

@@ -24,10 +24,12 @@ const SKIPPED_BYTES = 64;
 /** Creates the consumer with tier 1's rebalance hooks (so the table, not the group, decides offsets). */
 export type Tier1ConsumerFactory = (hooks: { onAssign: OnAssign; onRevoke: OnRevoke }) => Tier1Consumer;
 
-/** Options of {@link Tier1Worker}. */
 /** Storage failing this long without a success makes tier 1 unready (as tier 2's steps). */
 const STORAGE_UNREADY_AFTER_MS = 60_000;
+/** {@link Tier1Options.stallTimeoutMs} when not given. */
+const DEFAULT_STALL_TIMEOUT_MS = 240_000;
 
+/** Options of {@link Tier1Worker}. */
 export interface Tier1Options {
   readonly contracts: readonly AnyContract[];
   /** Valid topic name → contract (topic names may carry a test/tenant prefix). */
@@ -50,7 +52,9 @@ export interface Tier1Options {
    * failing store is never taken for a hang, a read that never answers is. Default 240 000
    * (keep it below the consumer's max.poll.interval.ms). The same limit holds for each step of
    * a bronze write (the DLQ flush, the dedup lookups, the append): a write that never returns
-   * left the loop polling, paused by backpressure, live and consuming nothing.
+   * left the loop polling, paused by backpressure, live and consuming nothing. The append is one
+   * step with its commit attempts, the checkpoint every 10 commits and the log cleanup every 100
+   * (bounded: libs/lake's CLEANUP_MAX_KEYS), each far below the limit on a working store.
    */
   readonly stallTimeoutMs?: number;
   /**
@@ -107,7 +111,8 @@ export class Tier1Worker {
   private stopping = false;
   private readonly abort = new AbortController();
   private failed: unknown;
-  private readonly watch: StallWatch;
+  /** The poll in progress, with its rebalance hooks. */
+  private readonly pollWatch: StallWatch;
   /** The bronze write in flight, beside the polls (one at a time). */
   private readonly writeWatch: StallWatch;
   private unassignedSince: number | undefined;
@@ -128,8 +133,8 @@ export class Tier1Worker {
     this.batcher = new MicroBatcher(options.bounds, this.now);
     this.flow = new BackpressureController({ maxBufferedBytes: options.maxBufferedBytes });
     this.backoff = new Backoff(options.retryBaseMs ?? 100, options.retryMaxMs);
-    this.watch = new StallWatch(options.stallTimeoutMs ?? 240_000, options.now);
-    this.writeWatch = new StallWatch(options.stallTimeoutMs ?? 240_000, options.now);
+    this.pollWatch = new StallWatch(options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS, options.now);
+    this.writeWatch = new StallWatch(options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS, options.now);
   }
 
   /**
@@ -147,7 +152,7 @@ export class Tier1Worker {
    * has hung, or once the group watch found partitions nobody holds (liveness).
    */
   get live(): boolean {
-    return this.failed === undefined && this.watch.live() && this.writeWatch.live() && (this.options.groupWatch?.watch.live() ?? true);
+    return this.failed === undefined && this.pollWatch.live() && this.writeWatch.live() && (this.options.groupWatch?.watch.live() ?? true);
   }
 
   /** The group watch's last verdict (for the exit report), or undefined without one. */
@@ -157,7 +162,7 @@ export class Tier1Worker {
 
   /** The poll or write step running longest and for how long (for the stall report), or undefined. */
   running(): { step: string; forMs: number } | undefined {
-    const poll = this.watch.running();
+    const poll = this.pollWatch.running();
     const write = this.writeWatch.running();
     return write !== undefined && (poll === undefined || write.forMs > poll.forMs) ? write : poll;
   }
@@ -219,19 +224,19 @@ export class Tier1Worker {
     const consumer = this.consumer as Tier1Consumer;
     while (!this.stopping) {
       let messages;
-      this.watch.begin('seek');
+      this.pollWatch.begin('seek');
       try {
         await this.applySeeks(consumer);
-        this.watch.label('poll');
+        this.pollWatch.label('poll');
         messages = await consumer.poll();
       } catch (err) {
-        this.watch.end();
+        this.pollWatch.end();
         // A failed assignment hook or a transient client error: keep the process, back off.
         this.options.logger.error({ err }, 'tier1 poll failed');
         await sleep(this.backoff.next(), this.abort.signal);
         continue;
       }
-      this.watch.end();
+      this.pollWatch.end();
       this.reportUnassigned(consumer);
       let consumed = 0;
       for (const m of messages) if (this.take(m)) consumed += 1;
@@ -562,12 +567,12 @@ export class Tier1Worker {
     // The windows share the process's id budget evenly.
     const share = this.dedupShare(this.owned.size + parts.length);
     for (const [contract, list] of byContract) {
-      this.watch.progress(`poll: assign ${contract.name}: read bronze offsets`);
+      this.pollWatch.progress(`poll: assign ${contract.name}: read bronze offsets`);
       const written = await this.retrying('read bronze offsets', () =>
         this.options.store.writtenOffsets(contract, list.map((p) => this.book.appId(p))),
       );
       for (const p of list) {
-        this.watch.progress(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
+        this.pollWatch.progress(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
         const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
         this.owned.set(tpKey(p), { contract, dedup });
@@ -577,7 +582,7 @@ export class Tier1Worker {
     }
     this.reshareDedup();
     this.options.groupWatch?.watch.assigned(out);
-    this.watch.progress('poll');
+    this.pollWatch.progress('poll');
     this.options.logger.info({ partitions: out.map((o) => `${o.topic}-${o.partition}@${o.offset}`) }, 'partitions assigned, resuming from bronze offsets');
     // The group learns the table's offsets at once, once the assignment is applied: a partition
     // without traffic since would otherwise keep an older (or no) advice, which is lag to KEDA.
@@ -587,9 +592,9 @@ export class Tier1Worker {
 
   private async onRevoke(parts: PartitionRef[]): Promise<void> {
     // Let a running write finish first (it is the last chance to store these partitions' offsets).
-    this.watch.progress('poll: revoke: wait for the bronze write in flight');
+    this.pollWatch.progress('poll: revoke: wait for the bronze write in flight');
     await this.inflight;
-    this.watch.progress('poll');
+    this.pollWatch.progress('poll');
     for (const p of parts) {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
@@ -653,7 +658,7 @@ export class Tier1Worker {
         this.options.logger.warn({ err, retryInMs: delay }, `${what} failed, retrying`);
         await sleep(delay, this.abort.signal);
         // Storage answered (with an error): a slow outage, not a hang; judge the next attempt alone.
-        this.watch.progress(`poll: ${what} (retrying)`);
+        this.pollWatch.progress(`poll: ${what} (retrying)`);
       }
     }
   }

@@ -47,13 +47,20 @@ async function logObjectsFrom(storage: Storage, fromVersion: number): Promise<St
 }
 
 /**
- * What log cleanup deletes from, without listing a month of commits: the log's objects from its
- * oldest block up through the first block holding an object modified at or after `cutoffMs`.
- * Log files are written in version order, so the blocks above that one are newer still (a late
- * checkpoint can only end the walk early: cleanup then deletes less). An empty block below
- * `latestVersion`'s (a file left behind by an earlier cleanup, below a gap) lists the whole log.
+ * Most log keys one cleanup lists (about five full blocks): cleanup runs inside a data commit, so
+ * a log never cleaned, or a retention just shortened, is cleaned over several runs, each bounded.
  */
-export async function listLogToCutoff(storage: Storage, cutoffMs: number, latestVersion: number): Promise<StoredObject[]> {
+export const CLEANUP_MAX_KEYS = 10_000;
+
+/**
+ * What log cleanup deletes from, without listing a month of commits: the log's objects from its
+ * oldest block up through the first block holding an object modified at or after `cutoffMs`, or
+ * the block that brings the listing to `maxKeys`. Log files are written in version order, so the
+ * blocks above that one are newer still (a late checkpoint, or one file rewritten, only ends the
+ * walk early: cleanup then deletes less). An empty block below `latestVersion`'s (a file left
+ * behind by an earlier cleanup, below a gap) lists the whole log.
+ */
+export async function listLogToCutoff(storage: Storage, cutoffMs: number, latestVersion: number, maxKeys = CLEANUP_MAX_KEYS): Promise<StoredObject[]> {
   // Log keys are 20-digit versions; `_last_checkpoint` and temporary files sort apart from them.
   const [oldest] = await storage.list('_delta_log/0', { limit: 1 });
   const version = oldest && /^_delta_log\/(\d{20})\./.exec(oldest.key);
@@ -63,7 +70,7 @@ export async function listLogToCutoff(storage: Storage, cutoffMs: number, latest
     const found = await listBlock(storage, block);
     if (found === undefined) return block <= blockOf(latestVersion) ? storage.list('_delta_log/') : objects;
     objects.push(...found);
-    if (found.some((o) => o.modifiedMs >= cutoffMs)) return objects;
+    if (objects.length >= maxKeys || found.some((o) => o.modifiedMs >= cutoffMs)) return objects;
   }
 }
 

@@ -135,8 +135,10 @@ export class LocalStorage implements Storage {
     await this.walk(this.root, '', prefix, options.exclude ?? [], found);
     found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const out: StoredObject[] = [];
+    const limit = options.limit ?? Infinity;
     // Only the keys returned are stat'ed: the first of a long log costs one stat, not one per file.
-    for (const { key, file } of found.slice(0, options.limit ?? found.length)) {
+    for (const { key, file } of found) {
+      if (out.length >= limit) break;
       let st;
       try {
         st = await fs.stat(file);
@@ -186,7 +188,6 @@ export class LocalStorage implements Storage {
     return path.join(path.dirname(final), `.${path.basename(final)}.${randomUUID()}.tmp`);
   }
 
-  /** Walks `dir` (key prefix `dirKey`), descending only where keys can start with `prefix`. */
   /**
    * Collects the files under `dir` whose keys start with `prefix` and with none of `exclude`,
    * descending only into directories that may hold some.

@@ -24,8 +24,9 @@ export class PrefixedStorage implements Storage {
   putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
     return this.inner.putIfAbsent(this.prefix + key, body);
   }
-  async list(prefix: string, options?: ListOptions): Promise<StoredObject[]> {
-    const found = await this.inner.list(this.prefix + prefix, options);
+  async list(prefix: string, options: ListOptions = {}): Promise<StoredObject[]> {
+    const exclude = options.exclude?.map((p) => this.prefix + p);
+    const found = await this.inner.list(this.prefix + prefix, { ...options, exclude });
     return found.map((o) => ({ ...o, key: o.key.slice(this.prefix.length) }));
   }
   delete(keys: string[]): Promise<void> {

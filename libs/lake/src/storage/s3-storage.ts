@@ -646,7 +646,11 @@ export class S3Storage implements Storage {
     const exclude = options.exclude ?? [];
     const objects: StoredObject[] = [];
     let token: string | undefined;
+    // An excluded prefix is skipped by listing anew after its last possible key (the largest code
+    // point), the token to page on with kept in case the server ignores StartAfter.
     let startAfter: string | undefined;
+    let resume: string | undefined;
+    let skipping = exclude.length > 0;
     for (;;) {
       let page;
       try {
@@ -664,8 +668,20 @@ export class S3Storage implements Storage {
       } catch (err) {
         throw this.translate(err, 'list', prefix);
       }
+      const contents = page.Contents ?? [];
+      if (token === undefined && startAfter !== undefined) {
+        // The answer to a skip listed from before it: the server ignored StartAfter. That page
+        // is dropped (its keys were listed already) and the listing pages on without skipping.
+        const first = contents.find((o) => o.Key !== undefined)?.Key;
+        if (first !== undefined && first <= startAfter) {
+          if (resume === undefined) break;
+          skipping = false;
+          token = resume;
+          continue;
+        }
+      }
       let last: string | undefined;
-      for (const o of page.Contents ?? []) {
+      for (const o of contents) {
         if (o.Key === undefined) continue;
         last = o.Key.slice(this.root.length);
         // Some servers list directory markers ("a/b/"); they are not objects of the table.
@@ -673,12 +689,18 @@ export class S3Storage implements Storage {
         objects.push({ key: last, size: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0 });
       }
       if (!page.IsTruncated || objects.length >= limit) break;
-      // A page ending inside an excluded prefix: list on from past its last possible key (the
-      // largest code point) instead of paging through it.
-      const skipped = last === undefined ? undefined : exclude.find((p) => last!.startsWith(p));
-      token = skipped === undefined ? page.NextContinuationToken : undefined;
-      startAfter = skipped === undefined ? undefined : this.root + skipped + '\u{10FFFF}';
-      if (token === undefined && startAfter === undefined) break;
+      const skipped = skipping && last !== undefined ? exclude.find((p) => last!.startsWith(p)) : undefined;
+      const skipTo = skipped === undefined ? undefined : this.root + skipped + '\u{10FFFF}';
+      // A page ending inside an excluded prefix is skipped past it once (a key beyond the largest
+      // code point would end the next page inside it again: that one pages through).
+      if (skipTo !== undefined && skipTo !== startAfter) {
+        resume = page.NextContinuationToken;
+        token = undefined;
+        startAfter = skipTo;
+      } else {
+        token = page.NextContinuationToken;
+        if (token === undefined) break;
+      }
     }
     return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, limit);
   }

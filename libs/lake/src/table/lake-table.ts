@@ -182,7 +182,7 @@ export interface CompactOptions {
    * Called after each output file is written, before the one commit: a compaction of a large
    * partition shows progress between its bins (a caller's stall watch would take it for a hang).
    */
-  onBin?: () => void;
+  onFileWritten?: () => void;
 }
 
 /** What a compaction did. `version` is undefined when there was nothing to compact. */
@@ -617,10 +617,10 @@ export class LakeTable {
           const out = await FileLease.holding(() => compactBin(conn, this.storage, snap, bin, { scratchDir: this.scratchDir, sortBy: options.sortBy, layout: parquetLayoutOf(snap.configuration) }));
           adds.push(out.add);
           bytesAdded += out.bytes;
-          options.onBin?.();
         } catch (err) {
           throw (err as { code?: string }).code ? err : translateReadError(`${this.name}: compaction`, err);
         }
+        options.onFileWritten?.();
       }
     });
     const removed = bins.flat();
