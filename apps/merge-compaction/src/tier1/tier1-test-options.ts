@@ -51,6 +51,21 @@ export function orderMessage(topic: string, offset: number): ConsumedMessage {
   return { topic, partition: 0, offset, key: null, value, headers: {}, size: value.length };
 }
 
+/** A clickstream event (schema v1) at `offset` of partition 0 of `topic`, as the consumer hands it over. */
+export function clickMessage(topic: string, offset: number): ConsumedMessage {
+  const value = encodeSingleObject(CONTRACTS.clickstream.versions[0].schema, {
+    event_id: `c-${offset}`,
+    event_time: Date.UTC(2026, 10, 30, 12, 0, offset),
+    producer: 'p',
+    schema_version: 1,
+    version: 0,
+    op: 'upsert',
+    user_id: `u-${offset}`,
+    payload: { session_id: 's', event_type: 'click', page: '/', referrer: null, duration_ms: null },
+  });
+  return { topic, partition: 0, offset, key: null, value, headers: {}, size: value.length };
+}
+
 /** {@link orderMessage} for offsets [from, to). */
 export function orderMessages(topic: string, from: number, to: number): ConsumedMessage[] {
   return Array.from({ length: to - from }, (_, i) => orderMessage(topic, from + i));

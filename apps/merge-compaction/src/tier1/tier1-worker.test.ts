@@ -1,10 +1,12 @@
 import type { ConsumedMessage, OnAssign, OnRevoke, PartitionLag, TopicPartitionOffset } from '@sluice/kafka';
+import { AvroDecoder, CONTRACTS, type AnyContract } from '@sluice/contracts';
+import { SluiceError } from '@sluice/errors';
 import { createTelemetry, type Telemetry } from '@sluice/telemetry';
 import { mergeError } from '../errors';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import { DeadLetters } from './dead-letters';
-import { orderMessage, orderMessages, tier1TestOptions, until, untilAsync } from './tier1-test-options';
+import { clickMessage, orderMessage, orderMessages, tier1TestOptions, until, untilAsync } from './tier1-test-options';
 import { Tier1Worker, type Tier1Consumer, type Tier1ConsumerFactory } from './tier1-worker';
 
 // Tier1Worker's write path with a scripted consumer and store: which records go into which
@@ -645,5 +647,71 @@ describe('Tier1Worker writes', () => {
     release!();
     await until('the batch written', () => worker!.stats.written === 10);
     await untilAsync('the lag alone', async () => (await waiting()) === 40);
+  });
+
+  // A closed batch was written contract by contract and retried whole: one contract whose bronze
+  // append kept failing held the next batch back, and every other contract of the process stopped.
+  it('a contract whose append fails is retried alone, its partitions paused, while the others go on', async () => {
+    const clickTopic = 'test.clickstream.valid';
+    const clickTp = { topic: clickTopic, partition: 0 };
+    let ordersFail = true;
+    const appended = new Map<string, number[]>();
+    let failures = 0;
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      append: async (contract, records: readonly BronzeRecord[]) => {
+        if (contract.name === 'orders' && ordersFail) {
+          failures += 1;
+          throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true });
+        }
+        appended.set(contract.name, [...(appended.get(contract.name) ?? []), ...records.map((r) => r.offset)]);
+        return { version: 1 };
+      },
+    };
+    const paused = new Set<string>();
+    let polls = 0;
+    const consumer = ({ onAssign }: { onAssign: OnAssign }): Tier1Consumer => ({
+      connect: async () => undefined,
+      poll: async () => {
+        polls += 1;
+        if (polls === 1) await onAssign([tp, clickTp]);
+        else await new Promise((r) => setTimeout(r, 5));
+        if (polls === 1) return [...orderMessages(topic, 0, 3), ...[0, 1, 2].map((o) => clickMessage(clickTopic, o))];
+        // A later batch of clickstream alone, while orders' first is still failing.
+        if (polls === 20 && !paused.has(clickTopic)) return [3, 4, 5].map((o) => clickMessage(clickTopic, o));
+        return [];
+      },
+      pause: (parts) => parts.forEach((p) => paused.add(p.topic)),
+      resume: (parts) => parts.forEach((p) => paused.delete(p.topic)),
+      paused: () => [...paused].map((t) => ({ topic: t, partition: 0 })),
+      assignment: () => [tp, clickTp],
+      lag: () => [],
+      seek: async () => undefined,
+      commit: async () => undefined,
+      close: async () => undefined,
+    });
+    const overrides = {
+      contracts: [CONTRACTS.orders, CONTRACTS.clickstream],
+      contractOfTopic: new Map<string, AnyContract>([
+        [topic, CONTRACTS.orders],
+        [clickTopic, CONTRACTS.clickstream],
+      ]),
+      decoder: new AvroDecoder([CONTRACTS.orders, CONTRACTS.clickstream]),
+      bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 100 },
+      retryBaseMs: 20,
+      retryMaxMs: 40,
+    };
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides }));
+    await worker.start();
+    // Clickstream's records are all written, in later batches too, while orders fails and waits.
+    await until('clickstream written while orders fails', () => (appended.get('clickstream') ?? []).length === 6 && failures >= 2);
+    expect(appended.get('clickstream')).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(appended.has('orders')).toBe(false);
+    expect([...paused]).toEqual([topic]);
+    // Orders recovers: its held records, then nothing more (its partition resumes).
+    ordersFail = false;
+    await until('orders written after it recovers', () => (appended.get('orders') ?? []).length === 3 && paused.size === 0);
+    expect(appended.get('orders')).toEqual([0, 1, 2]);
   });
 });

@@ -93,10 +93,16 @@ export class Tier1Worker {
   private readonly flow: BackpressureController;
   private readonly backoff: Backoff;
   private readonly now: () => number;
-  /** The closed batch being written (and retried), per contract. */
+  /**
+   * Closed batches being written, per contract: a contract whose append failed keeps its records
+   * here (later batches of it appended) until a retry commits them, while the others go on.
+   */
   private pending: Map<string, BatchRecord[]> | undefined;
   private pendingBytes = 0;
+  /** When the next write may start after a failed DLQ flush or an unexpected error. */
   private retryAt = 0;
+  /** Contracts whose last append failed, by name: their back-off (their partitions are paused meanwhile). */
+  private readonly failing = new Map<string, { readonly backoff: Backoff; retryAt: number }>();
   /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
   private inflight: Promise<void> | undefined;
   /**
@@ -243,9 +249,9 @@ export class Tier1Worker {
       // One metric update per poll: a per-record add hashes its attributes every time.
       if (consumed > 0) this.options.metrics.eventsIn.add(consumed, { outcome: 'consumed' });
       if (this.stopping) break;
-      if (this.pending === undefined && this.batcher.due() !== undefined) this.closeBatch();
+      if (this.inflight === undefined && this.batcher.due() !== undefined) this.closeBatch();
       // One write at a time, overlapped with polling; errors are handled inside writePending.
-      const work = this.pending !== undefined || this.options.deadLetters.size > 0;
+      const work = this.pendingDue() || this.options.deadLetters.size > 0;
       if (work && this.inflight === undefined && this.now() >= this.retryAt) {
         this.writeWatch.begin('write: DLQ flush');
         this.inflight = this.writePending()
@@ -378,17 +384,24 @@ export class Tier1Worker {
     );
   }
 
+  /** Adds the batch's records to what waits per contract (a failing contract's records stay in order before them). */
   private closeBatch(): void {
     const batch = this.batcher.take();
     if (!batch) return;
-    const byContract = new Map<string, BatchRecord[]>();
+    const byContract = (this.pending ??= new Map<string, BatchRecord[]>());
     for (const r of batch.records) {
       const list = byContract.get(r.contract.name);
       if (list) list.push(r);
       else byContract.set(r.contract.name, [r]);
     }
-    this.pending = byContract;
-    this.pendingBytes = batch.bytes;
+    this.pendingBytes += batch.bytes;
+  }
+
+  /** Whether some contract's records wait for a write and are not in a back-off. */
+  private pendingDue(): boolean {
+    const now = this.now();
+    for (const name of this.pending?.keys() ?? []) if (!((this.failing.get(name)?.retryAt ?? -Infinity) > now)) return true;
+    return false;
   }
 
   private async writePending(): Promise<void> {
@@ -410,20 +423,24 @@ export class Tier1Worker {
       this.options.logger.warn({ err, queued: this.options.deadLetters.size }, 'DLQ write failed, will retry before the next bronze commit');
       return;
     }
-    if (pending === undefined) {
-      this.backoff.reset();
-      this.flow.storageRecovered();
-      return;
-    }
+    this.backoff.reset();
+    this.flow.storageRecovered();
+    if (pending === undefined) return;
+    // Contract by contract: one whose append fails keeps its records for a retry after its own
+    // back-off, its partitions paused, and the others are written (a failing table stopped every
+    // contract the process served).
+    let failures = 0;
     for (const [name, records] of pending) {
+      const failing = this.failing.get(name);
+      if (failing !== undefined && this.now() < failing.retryAt) continue;
       const owned = records.filter((r) => this.book.owns(r));
       if (owned.length === 0) {
-        pending.delete(name);
+        this.dropPending(pending, name);
         continue;
       }
       try {
         await this.writeContract(owned[0].contract, owned);
-        pending.delete(name);
+        this.dropPending(pending, name);
       } catch (err) {
         if (isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
           this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
@@ -432,24 +449,27 @@ export class Tier1Worker {
           // partition (or a restart) to be read again, with the partition's lag reading 0. Kept,
           // the retry fails the same way at once and resyncs again.
           await this.resync(owned);
-          pending.delete(name);
+          this.dropPending(pending, name);
           continue;
         }
+        failures += 1;
         this.stats.storageFailures += 1;
         this.storageFailingSince ??= this.now();
-        const delay = this.backoff.next();
-        this.retryAt = this.now() + delay;
-        this.flow.storageFailed();
-        this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: 'error' });
-        this.options.logger.warn({ err, contract: name, retryInMs: delay, failures: this.backoff.failures }, 'bronze append failed, will retry the same batch');
-        return;
+        const backoff = failing?.backoff ?? new Backoff(this.options.retryBaseMs ?? 100, this.options.retryMaxMs);
+        const delay = backoff.next();
+        this.failing.set(name, { backoff, retryAt: this.now() + delay });
+        this.options.logger.warn({ err, contract: name, retryInMs: delay, failures: backoff.failures }, "bronze append failed, will retry its records (the contract's partitions paused meanwhile, the other contracts go on)");
       }
     }
-    this.pending = undefined;
-    this.pendingBytes = 0;
-    this.backoff.reset();
-    this.flow.storageRecovered();
-    this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: 'ok' });
+    if (pending.size === 0) this.pending = undefined;
+    this.pendingBytes = bytesOf(pending);
+    this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: failures > 0 ? 'error' : 'ok' });
+  }
+
+  /** A contract's records are done with (written, or left to another owner): its back-off goes too. */
+  private dropPending(pending: Map<string, BatchRecord[]>, name: string): void {
+    pending.delete(name);
+    this.failing.delete(name);
   }
 
   private async writeContract(contract: AnyContract, records: BatchRecord[]): Promise<void> {
@@ -610,15 +630,17 @@ export class Tier1Worker {
         if (kept.length === 0) this.pending.delete(name);
         else this.pending.set(name, kept);
       }
+      // A contract whose records all went is not this worker's to retry any more, and nothing
+      // else would clear its pause: its partitions stayed paused for good.
+      for (const name of this.failing.keys()) if (!this.pending.has(name)) this.failing.delete(name);
       if (this.pending.size === 0) {
         this.pending = undefined;
-        // The write that failed is not this worker's to retry any more, and nothing else would
-        // clear its pause: the partitions stayed paused for good, and readiness stayed on its
-        // failure (unready a minute later with nothing failing). The next write judges storage.
+        // Readiness stayed on the failure (unready a minute later with nothing failing). The
+        // next write judges storage.
         if (this.options.deadLetters.size === 0) this.flow.storageRecovered();
         this.storageFailingSince = undefined;
       }
-      this.pendingBytes = [...(this.pending?.values() ?? [])].flat().reduce((s, r) => s + r.bytes, 0);
+      this.pendingBytes = bytesOf(this.pending);
     }
     this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`) }, 'partitions revoked');
   }
@@ -669,20 +691,29 @@ export class Tier1Worker {
     const buffered = this.batcher.heldBytes + this.pendingBytes + this.options.deadLetters.heldBytes;
     this.stats.maxBufferedBytes = Math.max(this.stats.maxBufferedBytes, buffered);
     const state = this.flow.setBuffered(buffered);
+    // All partitions pause under memory pressure or a failing DLQ; a failing contract's alone.
+    const paused = (p: PartitionRef) => state !== 'flowing' || this.failing.has(this.options.contractOfTopic.get(p.topic)?.name ?? '');
     const assigned = consumer.assignment();
     const pausedKeys = new Set(consumer.paused().map(tpKey));
-    if (state !== 'flowing') {
-      const toPause = assigned.filter((p) => !pausedKeys.has(tpKey(p)));
-      if (toPause.length > 0) {
-        consumer.pause(toPause);
-        this.options.logger.info({ state, bufferedBytes: buffered, partitions: toPause.length }, 'consumption paused');
-      }
-    } else if (pausedKeys.size > 0) {
-      consumer.resume(consumer.paused());
-      this.options.logger.info({ bufferedBytes: buffered }, 'consumption resumed');
+    const toPause = assigned.filter((p) => paused(p) && !pausedKeys.has(tpKey(p)));
+    if (toPause.length > 0) {
+      consumer.pause(toPause);
+      this.options.logger.info({ state, failingContracts: [...this.failing.keys()], bufferedBytes: buffered, partitions: toPause.length }, 'consumption paused');
+    }
+    const toResume = consumer.paused().filter((p) => !paused(p));
+    if (toResume.length > 0) {
+      consumer.resume(toResume);
+      this.options.logger.info({ bufferedBytes: buffered, partitions: toResume.length }, 'consumption resumed');
     }
     for (const topic of new Set(assigned.map((p) => p.topic))) {
       this.options.metrics.pausedPartitions.set(consumer.paused().filter((p) => p.topic === topic).length, { topic });
     }
   }
+}
+
+/** The bytes of the records waiting per contract. */
+function bytesOf(pending: ReadonlyMap<string, readonly BatchRecord[]> | undefined): number {
+  let bytes = 0;
+  for (const records of pending?.values() ?? []) for (const r of records) bytes += r.bytes;
+  return bytes;
 }

@@ -10,6 +10,8 @@ import type { ListOptions, Storage, StoredObject } from '@sluice/lake';
 export class FlakyStorage implements Storage {
   static latencyMs = 0;
   static failing = false;
+  /** Writes fail only on the tables whose storage URI matches this (with `failing` off). */
+  static failingUri: RegExp | undefined;
   static failures = 0;
 
   constructor(private readonly inner: Storage) {}
@@ -20,7 +22,7 @@ export class FlakyStorage implements Storage {
 
   private async gate(write: boolean): Promise<void> {
     if (FlakyStorage.latencyMs > 0) await new Promise((r) => setTimeout(r, FlakyStorage.latencyMs));
-    if (write && FlakyStorage.failing) {
+    if (write && (FlakyStorage.failing || FlakyStorage.failingUri?.test(this.inner.uri))) {
       FlakyStorage.failures += 1;
       throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', `${this.inner.uri}: injected storage failure`, { retryable: true });
     }
