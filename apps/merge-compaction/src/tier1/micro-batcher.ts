@@ -83,10 +83,7 @@ export class MicroBatcher<T> {
   take(): Batch<T> | undefined {
     if (this.records.length === 0) return undefined;
     const reason = this.due() ?? 'flush';
-    const limit = Math.min(this.records.length, this.bounds.maxRecords);
-    let n = 0;
-    let bytes = 0;
-    while (n < limit && (n === 0 || bytes < this.bounds.maxBytes)) bytes += this.sizes[n++];
+    const { n, bytes } = batchPrefix(this.records.length, (i) => this.sizes[i], this.bounds);
     const batch: Batch<T> = { records: n === this.records.length ? this.records : this.records.slice(0, n), bytes, openedAt: this.openedAt, reason };
     this.records = n === this.records.length ? [] : this.records.slice(n);
     this.sizes = this.records.length === 0 ? [] : this.sizes.slice(n);
@@ -120,4 +117,16 @@ export class MicroBatcher<T> {
     if (this.records.length >= this.bounds.maxRecords) return 'records';
     return undefined;
   }
+}
+
+/**
+ * How many of `count` records in order (sizes by `sizeAt`) make one bounded batch: at most
+ * `maxRecords`, and records until their bytes reach `maxBytes` (at least one).
+ */
+export function batchPrefix(count: number, sizeAt: (i: number) => number, bounds: BatchBounds): { n: number; bytes: number } {
+  const limit = Math.min(count, bounds.maxRecords);
+  let n = 0;
+  let bytes = 0;
+  while (n < limit && (n === 0 || bytes < bounds.maxBytes)) bytes += sizeAt(n++);
+  return { n, bytes };
 }

@@ -657,6 +657,7 @@ describe('Tier1Worker writes', () => {
     let ordersFail = true;
     const appended = new Map<string, number[]>();
     let failures = 0;
+    let largestAppend = 0;
     const store: Partial<BronzeStore> = {
       writtenOffsets: async () => new Map(),
       recentEventIds: async () => ({ ids: [], truncated: false }),
@@ -666,6 +667,7 @@ describe('Tier1Worker writes', () => {
           throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true });
         }
         appended.set(contract.name, [...(appended.get(contract.name) ?? []), ...records.map((r) => r.offset)]);
+        largestAppend = Math.max(largestAppend, records.length);
         return { version: 1 };
       },
     };
@@ -698,7 +700,7 @@ describe('Tier1Worker writes', () => {
         [clickTopic, CONTRACTS.clickstream],
       ]),
       decoder: new AvroDecoder([CONTRACTS.orders, CONTRACTS.clickstream]),
-      bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 100 },
+      bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 2 },
       retryBaseMs: 20,
       retryMaxMs: 40,
     };
@@ -713,5 +715,7 @@ describe('Tier1Worker writes', () => {
     ordersFail = false;
     await until('orders written after it recovers', () => (appended.get('orders') ?? []).length === 3 && paused.size === 0);
     expect(appended.get('orders')).toEqual([0, 1, 2]);
+    // Orders' held records grew past a batch (later batches joined them): written a batch at a time.
+    expect(largestAppend).toBe(2);
   });
 });

@@ -9,7 +9,7 @@ import { decodeRecord, isRow, type BatchRecord, type BronzeRecord } from './bron
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import type { DeadLetters } from './dead-letters';
 import { DedupWindow } from './dedup-window';
-import { MicroBatcher, type BatchBounds } from './micro-batcher';
+import { batchPrefix, MicroBatcher, type BatchBounds } from './micro-batcher';
 import { lastOffsets, OffsetBook, tpKey } from './offset-book';
 import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
@@ -438,9 +438,14 @@ export class Tier1Worker {
         this.dropPending(pending, name);
         continue;
       }
+      // A batch's worth at a time (records of later batches joined a failing contract's), so one
+      // commit never stages more than the bounds in DuckDB; the rest goes in the next write.
+      const { n } = batchPrefix(owned.length, (i) => owned[i].bytes, this.options.bounds);
       try {
-        await this.writeContract(owned[0].contract, owned);
-        this.dropPending(pending, name);
+        await this.writeContract(owned[0].contract, n === owned.length ? owned : owned.slice(0, n));
+        this.failing.delete(name);
+        if (n === owned.length) pending.delete(name);
+        else pending.set(name, owned.slice(n));
       } catch (err) {
         if (isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
           this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
