@@ -527,13 +527,17 @@ describe('Tier1Worker writes', () => {
     };
     let deliver = false;
     let polled = 0;
-    const consumer = scripted(async (n) => {
-      polled = n; // the first poll returns once its assignment has read the table's offsets
-      await new Promise((r) => setTimeout(r, 5));
-      if (!deliver) return [];
-      deliver = false;
-      return range(0, 3);
-    });
+    const consumer = scripted(
+      async (n) => {
+        polled = n; // the first poll returns once its assignment has read the table's offsets
+        await new Promise((r) => setTimeout(r, 5));
+        if (!deliver) return [];
+        deliver = false;
+        return range(0, 3);
+      },
+      // A failed write seeks back to the table's offset: the records are read again.
+      async () => void (deliver = true),
+    );
     let connected = false;
     const createConsumer: Tier1ConsumerFactory = (hooks) => ({ ...consumer(hooks), connect: async () => void (connected = true) });
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer, overrides: { now: () => clock, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 3 } } }));
@@ -649,28 +653,38 @@ describe('Tier1Worker writes', () => {
     await untilAsync('the lag alone', async () => (await waiting()) === 40);
   });
 
-  // A closed batch was written contract by contract and retried whole: one contract whose bronze
-  // append kept failing held the next batch back, and every other contract of the process stopped.
-  it('a contract whose append fails is retried alone, its partitions paused, while the others go on', async () => {
+  /**
+   * A worker over orders (`topic`) and clickstream, with a consumer over two partition logs: it
+   * delivers from each position unless paused, and a seek moves the position. `failOrders`
+   * decides how orders' appends fail (undefined: they succeed).
+   */
+  async function twoContracts(o: { failOrders: () => Error | undefined; ordersOffsets?: () => Promise<Map<string, number>>; maxBufferedBytes?: number }) {
     const clickTopic = 'test.clickstream.valid';
     const clickTp = { topic: clickTopic, partition: 0 };
-    let ordersFail = true;
     const appended = new Map<string, number[]>();
-    let failures = 0;
-    let largestAppend = 0;
+    const state = { failures: 0, largestAppend: 0 };
     const store: Partial<BronzeStore> = {
-      writtenOffsets: async () => new Map(),
+      writtenOffsets: async (contract, appIds) => (contract.name === 'orders' && appIds.length > 0 && o.ordersOffsets ? o.ordersOffsets() : new Map()),
       recentEventIds: async () => ({ ids: [], truncated: false }),
       append: async (contract, records: readonly BronzeRecord[]) => {
-        if (contract.name === 'orders' && ordersFail) {
-          failures += 1;
-          throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true });
+        const err = contract.name === 'orders' ? o.failOrders() : undefined;
+        if (err) {
+          state.failures += 1;
+          throw err;
         }
         appended.set(contract.name, [...(appended.get(contract.name) ?? []), ...records.map((r) => r.offset)]);
-        largestAppend = Math.max(largestAppend, records.length);
+        state.largestAppend = Math.max(state.largestAppend, records.length);
         return { version: 1 };
       },
     };
+    const logs = new Map<string, ConsumedMessage[]>([
+      [topic, orderMessages(topic, 0, 3)],
+      [clickTopic, [0, 1, 2].map((n) => clickMessage(clickTopic, n))],
+    ]);
+    const position = new Map<string, number>([
+      [topic, 0],
+      [clickTopic, 0],
+    ]);
     const paused = new Set<string>();
     let polls = 0;
     const consumer = ({ onAssign }: { onAssign: OnAssign }): Tier1Consumer => ({
@@ -679,17 +693,20 @@ describe('Tier1Worker writes', () => {
         polls += 1;
         if (polls === 1) await onAssign([tp, clickTp]);
         else await new Promise((r) => setTimeout(r, 5));
-        if (polls === 1) return [...orderMessages(topic, 0, 3), ...[0, 1, 2].map((o) => clickMessage(clickTopic, o))];
-        // A later batch of clickstream alone, while orders' first is still failing.
-        if (polls === 20 && !paused.has(clickTopic)) return [3, 4, 5].map((o) => clickMessage(clickTopic, o));
-        return [];
+        const out: ConsumedMessage[] = [];
+        for (const [t, log] of logs) {
+          if (paused.has(t)) continue;
+          out.push(...log.slice(position.get(t)));
+          position.set(t, log.length);
+        }
+        return out;
       },
       pause: (parts) => parts.forEach((p) => paused.add(p.topic)),
       resume: (parts) => parts.forEach((p) => paused.delete(p.topic)),
       paused: () => [...paused].map((t) => ({ topic: t, partition: 0 })),
       assignment: () => [tp, clickTp],
       lag: () => [],
-      seek: async () => undefined,
+      seek: async (to) => void position.set(to.topic, to.offset),
       commit: async () => undefined,
       close: async () => undefined,
     });
@@ -703,19 +720,63 @@ describe('Tier1Worker writes', () => {
       bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 2 },
       retryBaseMs: 20,
       retryMaxMs: 40,
+      ...(o.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: o.maxBufferedBytes }),
     };
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides }));
     await worker.start();
-    // Clickstream's records are all written, in later batches too, while orders fails and waits.
-    await until('clickstream written while orders fails', () => (appended.get('clickstream') ?? []).length === 6 && failures >= 2);
-    expect(appended.get('clickstream')).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(appended.has('orders')).toBe(false);
-    expect([...paused]).toEqual([topic]);
-    // Orders recovers: its held records, then nothing more (its partition resumes).
-    ordersFail = false;
-    await until('orders written after it recovers', () => (appended.get('orders') ?? []).length === 3 && paused.size === 0);
-    expect(appended.get('orders')).toEqual([0, 1, 2]);
-    // Orders' held records grew past a batch (later batches joined them): written a batch at a time.
-    expect(largestAppend).toBe(2);
+    return { clickTopic, logs, appended, state, paused };
+  }
+
+  // A closed batch was written contract by contract and retried whole: one contract whose bronze
+  // append kept failing held the next batch back, and every other contract of the process stopped.
+  it('a contract whose append fails backs off alone, read again from its table offset, while the others go on', async () => {
+    let refuse = true;
+    const t = await twoContracts({ failOrders: () => (refuse ? new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true }) : undefined) });
+    await until('orders failing', () => t.state.failures >= 2);
+    // More of both arrive: clickstream's go in later batches while orders backs off (paused,
+    // holding nothing) and is read again from its table offset at each retry.
+    t.logs.set(topic, orderMessages(topic, 0, 6));
+    t.logs.set(t.clickTopic, [0, 1, 2, 3, 4, 5].map((n) => clickMessage(t.clickTopic, n)));
+    await until('clickstream written while orders fails', () => (t.appended.get('clickstream') ?? []).length === 6 && t.state.failures >= 4);
+    expect(t.appended.get('clickstream')).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(t.appended.has('orders')).toBe(false);
+    // Orders recovers: every record once, a batch's worth per commit.
+    refuse = false;
+    await until('orders written after it recovers', () => (t.appended.get('orders') ?? []).length === 6 && t.paused.size === 0);
+    expect(t.appended.get('orders')).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(t.state.largestAppend).toBe(2);
+  });
+
+  // Keeping a failing contract's records for its retry: once they held half the buffer bound,
+  // the memory pause never lifted and every contract stopped.
+  it('a contract failing for good holds no buffer: the others flow under a bound its records would fill', async () => {
+    const t = await twoContracts({ failOrders: () => new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true }), maxBufferedBytes: 2_000 });
+    t.logs.set(topic, orderMessages(topic, 0, 8)); // ~500 bytes each once decoded: twice the bound
+    await until('orders failing', () => t.state.failures >= 2);
+    for (let n = 3; n < 40; n += 3) {
+      t.logs.set(t.clickTopic, Array.from({ length: n }, (_, i) => clickMessage(t.clickTopic, i)));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await until('clickstream written while orders fails for good', () => (t.appended.get('clickstream') ?? []).length === 39);
+    expect(t.appended.get('clickstream')).toEqual(Array.from({ length: 39 }, (_, i) => i));
+  });
+
+  // A failed offsets read after MERGE_OFFSETS_MOVED escaped the per-contract loop: the contracts
+  // after it were not written, and it was retried at the base delay, every partition paused.
+  it('a contract whose offsets moved and cannot be read again backs off alone', async () => {
+    let reads = 0;
+    const t = await twoContracts({
+      failOrders: () => mergeError('MERGE_OFFSETS_MOVED', 'moved', { details: {} }),
+      // The assignment reads them; every read after that fails.
+      ordersOffsets: async () => {
+        if (++reads > 1) throw new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze unreadable', { retryable: true });
+        return new Map();
+      },
+    });
+    t.logs.set(t.clickTopic, [0, 1, 2, 3, 4, 5].map((n) => clickMessage(t.clickTopic, n)));
+    await until('clickstream written while orders cannot resync', () => (t.appended.get('clickstream') ?? []).length === 6 && t.state.failures >= 3);
+    expect(t.appended.get('clickstream')).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(worker!.stats.storageFailures).toBeGreaterThanOrEqual(2);
+    expect(reads).toBeGreaterThanOrEqual(3);
   });
 });

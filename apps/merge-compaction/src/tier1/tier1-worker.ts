@@ -10,7 +10,7 @@ import type { BronzeStore, PartitionCommit } from './bronze-store';
 import type { DeadLetters } from './dead-letters';
 import { DedupWindow } from './dedup-window';
 import { batchPrefix, MicroBatcher, type BatchBounds } from './micro-batcher';
-import { lastOffsets, OffsetBook, tpKey } from './offset-book';
+import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-book';
 import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
 /** The consumer operations tier 1 uses (a libs/kafka BatchConsumer). */
@@ -76,6 +76,7 @@ export interface Tier1Options {
 
 /** Per-partition state tier 1 owns while a partition is assigned. */
 interface Owned {
+  readonly tp: TopicPartition;
   readonly contract: AnyContract;
   /** Undefined after a resync whose bronze read failed: rebuilt by the next write, before it checks anything. */
   dedup: DedupWindow | undefined;
@@ -93,16 +94,21 @@ export class Tier1Worker {
   private readonly flow: BackpressureController;
   private readonly backoff: Backoff;
   private readonly now: () => number;
-  /**
-   * Closed batches being written, per contract: a contract whose append failed keeps its records
-   * here (later batches of it appended) until a retry commits them, while the others go on.
-   */
+  /** Closed batches waiting to be written, per contract, oldest records first. */
   private pending: Map<string, BatchRecord[]> | undefined;
   private pendingBytes = 0;
   /** When the next write may start after a failed DLQ flush or an unexpected error. */
   private retryAt = 0;
-  /** Contracts whose last append failed, by name: their back-off (their partitions are paused meanwhile). */
+  /**
+   * Contracts whose last write failed, by name: their back-off. Meanwhile their records are
+   * dropped and their partitions paused, sought back to what bronze holds (see `backOff`).
+   */
   private readonly failing = new Map<string, { readonly backoff: Backoff; retryAt: number }>();
+  /**
+   * The highest offset sent to the DLQ queue per partition this session: a record read again
+   * (a rewind, a resync) keeps its place in the batch but is not dead-lettered twice.
+   */
+  private readonly deadLettered = new Map<string, number>();
   /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
   private inflight: Promise<void> | undefined;
   /**
@@ -355,9 +361,12 @@ export class Tier1Worker {
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
-      this.stats.undecodable += 1;
-      this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
-      this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
+      if (m.offset > (this.deadLettered.get(key) ?? -1)) {
+        this.deadLettered.set(key, m.offset);
+        this.stats.undecodable += 1;
+        this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
+        this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
+      }
       // Its place in the batch: the commit after the DLQ flush covers its offset.
       this.batcher.add({ topic: m.topic, partition: m.partition, offset: m.offset, contract: owned.contract, bytes: SKIPPED_BYTES, skipped: true }, SKIPPED_BYTES);
       return true;
@@ -384,7 +393,18 @@ export class Tier1Worker {
     );
   }
 
-  /** Adds the batch's records to what waits per contract (a failing contract's records stay in order before them). */
+  /**
+   * Whether some contract's records wait for a write outside a back-off (a failing contract's
+   * partitions are paused then, so its records only come from a fetch that raced the pause:
+   * they wait for its back-off to end).
+   */
+  private pendingDue(): boolean {
+    const now = this.now();
+    for (const name of this.pending?.keys() ?? []) if (!((this.failing.get(name)?.retryAt ?? -Infinity) > now)) return true;
+    return false;
+  }
+
+  /** Adds the batch's records to what waits per contract, after any left by the last write. */
   private closeBatch(): void {
     const batch = this.batcher.take();
     if (!batch) return;
@@ -397,18 +417,11 @@ export class Tier1Worker {
     this.pendingBytes += batch.bytes;
   }
 
-  /** Whether some contract's records wait for a write and are not in a back-off. */
-  private pendingDue(): boolean {
-    const now = this.now();
-    for (const name of this.pending?.keys() ?? []) if (!((this.failing.get(name)?.retryAt ?? -Infinity) > now)) return true;
-    return false;
-  }
-
   private async writePending(): Promise<void> {
     const started = performance.now();
     // Before any commit that may cover their offsets, the DLQ must have the records it skips.
-    // The batch is taken before the flush: one closed while the flush runs may cover the offset
-    // of a record queued for the DLQ after the flush began, so it waits for the next flush.
+    // Batches close only while no write is in flight, so every dead letter whose place this
+    // write may commit was queued before the flush began.
     const pending = this.pending;
     try {
       // Counted once Kafka has them: a record queued and then lost to a failed flush or a
@@ -423,58 +436,76 @@ export class Tier1Worker {
       this.options.logger.warn({ err, queued: this.options.deadLetters.size }, 'DLQ write failed, will retry before the next bronze commit');
       return;
     }
-    this.backoff.reset();
     this.flow.storageRecovered();
-    if (pending === undefined) return;
-    // Contract by contract: one whose append fails keeps its records for a retry after its own
-    // back-off, its partitions paused, and the others are written (a failing table stopped every
-    // contract the process served).
+    if (pending === undefined) {
+      this.backoff.reset();
+      return;
+    }
+    // Contract by contract: one whose append fails is rewound and backs off alone, and the others
+    // are written (a failing table stopped every contract the process served).
     let failures = 0;
     for (const [name, records] of pending) {
-      const failing = this.failing.get(name);
-      if (failing !== undefined && this.now() < failing.retryAt) continue;
+      if ((this.failing.get(name)?.retryAt ?? -Infinity) > this.now()) continue;
       const owned = records.filter((r) => this.book.owns(r));
       if (owned.length === 0) {
-        this.dropPending(pending, name);
+        pending.delete(name);
         continue;
       }
-      // A batch's worth at a time (records of later batches joined a failing contract's), so one
-      // commit never stages more than the bounds in DuckDB; the rest goes in the next write.
+      // A batch's worth at a time (several batches may wait), so one commit never stages more
+      // than the bounds in DuckDB; the rest goes in the next write.
       const { n } = batchPrefix(owned.length, (i) => owned[i].bytes, this.options.bounds);
       try {
         await this.writeContract(owned[0].contract, n === owned.length ? owned : owned.slice(0, n));
         this.failing.delete(name);
         if (n === owned.length) pending.delete(name);
         else pending.set(name, owned.slice(n));
+        continue;
       } catch (err) {
-        if (isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
-          this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
-          // Dropped only once the seek to the table's offset is registered: a failed offsets read
-          // dropped it with no seek behind, so its records waited for the next traffic of their
-          // partition (or a restart) to be read again, with the partition's lag reading 0. Kept,
-          // the retry fails the same way at once and resyncs again.
-          await this.resync(owned);
-          this.dropPending(pending, name);
+        if (!isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
+          failures += 1;
+          this.backOff(pending, name, err, 'bronze append failed');
           continue;
         }
+      }
+      this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
+      try {
+        // Dropped only once the seek to the table's offset is registered: a failed offsets read
+        // dropped it with no seek behind, so its records waited for the next traffic of their
+        // partition (or a restart) to be read again, with the partition's lag reading 0.
+        await this.resync(owned);
+        pending.delete(name);
+      } catch (err) {
+        // Rewound to what this worker last wrote: read again after the back-off, the write
+        // fails on the moved offsets once more and resyncs.
         failures += 1;
-        this.stats.storageFailures += 1;
-        this.storageFailingSince ??= this.now();
-        const backoff = failing?.backoff ?? new Backoff(this.options.retryBaseMs ?? 100, this.options.retryMaxMs);
-        const delay = backoff.next();
-        this.failing.set(name, { backoff, retryAt: this.now() + delay });
-        this.options.logger.warn({ err, contract: name, retryInMs: delay, failures: backoff.failures }, "bronze append failed, will retry its records (the contract's partitions paused meanwhile, the other contracts go on)");
+        this.backOff(pending, name, err, 'reading the offsets another worker moved failed');
       }
     }
     if (pending.size === 0) this.pending = undefined;
     this.pendingBytes = bytesOf(pending);
+    if (failures === 0) this.backoff.reset();
     this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: failures > 0 ? 'error' : 'ok' });
   }
 
-  /** A contract's records are done with (written, or left to another owner): its back-off goes too. */
-  private dropPending(pending: Map<string, BatchRecord[]>, name: string): void {
+  /**
+   * A contract's write failed: its own back-off grows, and it is rewound so that it holds no
+   * memory meanwhile (the others keep the whole buffer bound): its records, waiting and in the
+   * batcher, are dropped and its partitions sought back to what this worker last wrote to bronze,
+   * paused until the back-off ends, then read and written again.
+   */
+  private backOff(pending: Map<string, BatchRecord[]>, name: string, err: unknown, what: string): void {
+    this.stats.storageFailures += 1;
+    this.storageFailingSince ??= this.now();
+    const backoff = this.failing.get(name)?.backoff ?? new Backoff(this.options.retryBaseMs ?? 100, this.options.retryMaxMs);
+    const delay = backoff.next();
+    this.failing.set(name, { backoff, retryAt: this.now() + delay });
     pending.delete(name);
-    this.failing.delete(name);
+    this.batcher.retain((r) => r.contract.name !== name);
+    for (const [key, o] of this.owned) {
+      if (o.contract.name !== name) continue;
+      this.seeks.set(key, { ...o.tp, offset: this.book.assign(o.tp, this.book.writtenOffset(o.tp)) });
+    }
+    this.options.logger.warn({ err, contract: name, retryInMs: delay, failures: backoff.failures }, `${what}; the contract's partitions are read again after the back-off, the other contracts go on`);
   }
 
   private async writeContract(contract: AnyContract, records: BatchRecord[]): Promise<void> {
@@ -577,7 +608,7 @@ export class Tier1Worker {
         this.options.logger.warn({ err, ...tp }, 'dedup window rebuild failed; the next write rebuilds it first');
         return undefined;
       });
-      if (this.owned.has(tpKey(tp))) this.owned.set(tpKey(tp), { contract, dedup });
+      if (this.owned.has(tpKey(tp))) this.owned.set(tpKey(tp), { tp, contract, dedup });
     }
   }
 
@@ -600,7 +631,7 @@ export class Tier1Worker {
         this.pollWatch.progress(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
         const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
-        this.owned.set(tpKey(p), { contract, dedup });
+        this.owned.set(tpKey(p), { tp: p, contract, dedup });
         this.seeks.delete(tpKey(p)); // the assignment itself starts at the table's offset
         out.push({ topic: p.topic, partition: p.partition, offset });
       }
@@ -624,6 +655,11 @@ export class Tier1Worker {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
       this.seeks.delete(tpKey(p));
+      this.deadLettered.delete(tpKey(p));
+    }
+    // A failing contract with no partition left here is not this worker's to retry any more.
+    for (const name of this.failing.keys()) {
+      if (![...this.owned.values()].some((o) => o.contract.name === name)) this.failing.delete(name);
     }
     this.options.groupWatch?.watch.revoked(parts);
     this.reshareDedup();
@@ -635,17 +671,14 @@ export class Tier1Worker {
         if (kept.length === 0) this.pending.delete(name);
         else this.pending.set(name, kept);
       }
-      // A contract whose records all went is not this worker's to retry any more, and nothing
-      // else would clear its pause: its partitions stayed paused for good.
-      for (const name of this.failing.keys()) if (!this.pending.has(name)) this.failing.delete(name);
-      if (this.pending.size === 0) {
-        this.pending = undefined;
-        // Readiness stayed on the failure (unready a minute later with nothing failing). The
-        // next write judges storage.
-        if (this.options.deadLetters.size === 0) this.flow.storageRecovered();
-        this.storageFailingSince = undefined;
-      }
+      if (this.pending.size === 0) this.pending = undefined;
       this.pendingBytes = bytesOf(this.pending);
+    }
+    if (this.failing.size === 0) {
+      // Readiness stayed on a failure no longer this worker's (unready a minute later with
+      // nothing failing), and the DLQ's pause with it. The next write judges storage.
+      if (this.options.deadLetters.size === 0) this.flow.storageRecovered();
+      this.storageFailingSince = undefined;
     }
     this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`) }, 'partitions revoked');
   }
@@ -696,8 +729,11 @@ export class Tier1Worker {
     const buffered = this.batcher.heldBytes + this.pendingBytes + this.options.deadLetters.heldBytes;
     this.stats.maxBufferedBytes = Math.max(this.stats.maxBufferedBytes, buffered);
     const state = this.flow.setBuffered(buffered);
-    // All partitions pause under memory pressure or a failing DLQ; a failing contract's alone.
-    const paused = (p: PartitionRef) => state !== 'flowing' || this.failing.has(this.options.contractOfTopic.get(p.topic)?.name ?? '');
+    // All partitions pause under memory pressure or a failing DLQ; a failing contract's alone
+    // until its back-off ends (then they are read again, from where bronze is).
+    const now = this.now();
+    const backingOff = (topic: string) => (this.failing.get(this.options.contractOfTopic.get(topic)?.name ?? '')?.retryAt ?? -Infinity) > now;
+    const paused = (p: PartitionRef) => state !== 'flowing' || backingOff(p.topic);
     const assigned = consumer.assignment();
     const pausedKeys = new Set(consumer.paused().map(tpKey));
     const toPause = assigned.filter((p) => paused(p) && !pausedKeys.has(tpKey(p)));
