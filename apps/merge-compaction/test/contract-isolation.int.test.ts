@@ -8,8 +8,9 @@ import { diffAgainstOracle, ORACLE_SPECS, produce, streamOptions, TestEnv, waitF
 
 // One contract's bronze table refusing writes (its storage prefix, a bucket count changed under
 // it) stopped every contract the process served: the closed batch was retried whole and the next
-// one never closed. Now that contract alone is retried, its partitions paused; the other keeps
-// reaching bronze, silver and gold, and once the table takes writes again the oracle holds.
+// one never closed. Now that contract alone backs off (its partitions sought back to bronze's
+// offsets, paused, read again at each retry); the other keeps reaching bronze, silver and gold,
+// and once the table takes writes again the oracle holds.
 describe('merge-compaction with one contract\'s bronze failing', () => {
   const env = new TestEnv('isolation', [CONTRACTS.clickstream, CONTRACTS.orders]);
   const sends = generateStream([ORACLE_SPECS.clickstream, ORACLE_SPECS.orders], streamOptions(52, 800));
@@ -36,7 +37,7 @@ describe('merge-compaction with one contract\'s bronze failing', () => {
     await app.start();
     const tier1 = app.tier1!;
     // Half the stream, then the rest once orders' appends have failed: those later clickstream
-    // events must reach bronze through batches closed while orders' records wait.
+    // events must reach bronze through batches closed while orders backs off.
     const half = Math.floor(sends.length / 2);
     await produce(env, sends.slice(0, half));
     await waitFor("orders' appends to fail", () => tier1.stats.storageFailures >= 2, 60_000);

@@ -175,15 +175,17 @@ describe('Tier1Worker writes', () => {
 
   // The resync's read of the table's offsets failed once: the batch had already been dropped and
   // no seek registered, so its records were out of bronze until more records of the partition came
-  // (never, on a quiet partition), with its lag reading 0.
-  it('after MERGE_OFFSETS_MOVED, a failed read of the table offsets keeps the batch until a resync succeeds', async () => {
+  // (never, on a quiet partition), with its lag reading 0. Now the contract is rewound to what
+  // this worker wrote and read again after a back-off: the write fails on the moved offsets once
+  // more, the resync succeeds, and 5..9 go in after the table's 4.
+  it('after MERGE_OFFSETS_MOVED, a failed read of the table offsets rewinds the contract until a resync succeeds', async () => {
     const table: { offset?: number } = {};
     let offsetReads = 0;
     const appends: Array<{ offsets: number[]; expected?: number }> = [];
     const store: Partial<BronzeStore> = {
       writtenOffsets: async () => {
-        // The assignment's read, then the resync's, which fails once.
-        if (++offsetReads === 2) throw new Error('storage unavailable');
+        // Start-up's read, the assignment's, then the resync's, which fails once.
+        if (++offsetReads === 3) throw new Error('storage unavailable');
         return new Map(table.offset === undefined ? [] : [[`bronze:${topic}-0`, table.offset]]);
       },
       recentEventIds: async () => ({ ids: [], truncated: false }),
@@ -215,7 +217,12 @@ describe('Tier1Worker writes', () => {
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 100 }, retryMaxMs: 50 } }));
     await worker.start();
     await until('5..9 written after the table\'s 4', () => table.offset === 9);
-    expect(seeks).toEqual([{ topic, partition: 0, offset: 5 }]);
+    // Rewound to the start (nothing written by this worker), then sought to the table's 5.
+    expect(seeks).toEqual([
+      { topic, partition: 0, offset: 0 },
+      { topic, partition: 0, offset: 5 },
+    ]);
+    expect(offsetReads).toBe(4);
     expect(appends.at(-1)).toEqual({ offsets: range(5, 10).map((m) => m.offset), expected: 4 });
     expect(worker.stats.written).toBe(5);
   });
@@ -658,22 +665,36 @@ describe('Tier1Worker writes', () => {
    * delivers from each position unless paused, and a seek moves the position. `failOrders`
    * decides how orders' appends fail (undefined: they succeed).
    */
-  async function twoContracts(o: { failOrders: () => Error | undefined; ordersOffsets?: () => Promise<Map<string, number>>; maxBufferedBytes?: number }) {
+  async function twoContracts(o: {
+    failOrders: () => Error | undefined;
+    ordersOffsets?: () => Promise<Map<string, number>>;
+    maxBufferedBytes?: number;
+    /** Records each poll delivers per partition at most (default all there are). */
+    perPoll?: number;
+    /** How long an orders append takes before it answers. */
+    appendMs?: number;
+    deadLetters?: DeadLetters;
+    retryBaseMs?: number;
+  }) {
     const clickTopic = 'test.clickstream.valid';
     const clickTp = { topic: clickTopic, partition: 0 };
     const appended = new Map<string, number[]>();
-    const state = { failures: 0, largestAppend: 0 };
+    /** `readAtFailures`: orders records read since the last seek, at each failed orders append. */
+    const state = { failures: 0, largestAppend: 0, ordersCommittedTo: -1, ordersReadSinceSeek: 0, readAtFailures: [] as number[] };
     const store: Partial<BronzeStore> = {
       writtenOffsets: async (contract, appIds) => (contract.name === 'orders' && appIds.length > 0 && o.ordersOffsets ? o.ordersOffsets() : new Map()),
       recentEventIds: async () => ({ ids: [], truncated: false }),
-      append: async (contract, records: readonly BronzeRecord[]) => {
+      append: async (contract, records: readonly BronzeRecord[], partitions) => {
+        if (contract.name === 'orders' && o.appendMs) await new Promise((r) => setTimeout(r, o.appendMs));
         const err = contract.name === 'orders' ? o.failOrders() : undefined;
         if (err) {
           state.failures += 1;
+          state.readAtFailures.push(state.ordersReadSinceSeek);
           throw err;
         }
         appended.set(contract.name, [...(appended.get(contract.name) ?? []), ...records.map((r) => r.offset)]);
         state.largestAppend = Math.max(state.largestAppend, records.length);
+        if (contract.name === 'orders') state.ordersCommittedTo = partitions[0].last;
         return { version: 1 };
       },
     };
@@ -696,8 +717,11 @@ describe('Tier1Worker writes', () => {
         const out: ConsumedMessage[] = [];
         for (const [t, log] of logs) {
           if (paused.has(t)) continue;
-          out.push(...log.slice(position.get(t)));
-          position.set(t, log.length);
+          const from = position.get(t) as number;
+          const read = log.slice(from, from + (o.perPoll ?? log.length));
+          out.push(...read);
+          position.set(t, from + read.length);
+          if (t === topic) state.ordersReadSinceSeek += read.length;
         }
         return out;
       },
@@ -706,7 +730,10 @@ describe('Tier1Worker writes', () => {
       paused: () => [...paused].map((t) => ({ topic: t, partition: 0 })),
       assignment: () => [tp, clickTp],
       lag: () => [],
-      seek: async (to) => void position.set(to.topic, to.offset),
+      seek: async (to) => {
+        position.set(to.topic, to.offset);
+        if (to.topic === topic) state.ordersReadSinceSeek = 0;
+      },
       commit: async () => undefined,
       close: async () => undefined,
     });
@@ -718,9 +745,10 @@ describe('Tier1Worker writes', () => {
       ]),
       decoder: new AvroDecoder([CONTRACTS.orders, CONTRACTS.clickstream]),
       bounds: { maxMs: 20, maxBytes: 1 << 20, maxRecords: 2 },
-      retryBaseMs: 20,
-      retryMaxMs: 40,
+      retryBaseMs: o.retryBaseMs ?? 20,
+      retryMaxMs: 2 * (o.retryBaseMs ?? 20),
       ...(o.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: o.maxBufferedBytes }),
+      ...(o.deadLetters === undefined ? {} : { deadLetters: o.deadLetters }),
     };
     worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides }));
     await worker.start();
@@ -745,6 +773,65 @@ describe('Tier1Worker writes', () => {
     await until('orders written after it recovers', () => (t.appended.get('orders') ?? []).length === 6 && t.paused.size === 0);
     expect(t.appended.get('orders')).toEqual([0, 1, 2, 3, 4, 5]);
     expect(t.state.largestAppend).toBe(2);
+  });
+
+  // The rewind: records that arrived while the failing write ran are dropped with it (read again
+  // after the seek, they would be written twice), the partition stays paused for the back-off,
+  // and a retry reads one batch's worth before it is paused again (a backlog read whole at every
+  // retry and dropped when it failed again).
+  it('a failing contract is paused for its back-off, retried a batch at a time, and written once, in order', async () => {
+    let attempts = 0;
+    const t = await twoContracts({
+      failOrders: () => (++attempts <= 3 ? new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true }) : undefined),
+      perPoll: 1,
+      appendMs: 40,
+      retryBaseMs: 150,
+    });
+    t.logs.set(topic, orderMessages(topic, 0, 12));
+    await until('the first failure', () => t.state.failures === 1);
+    await until('orders paused in its back-off', () => t.paused.has(topic));
+    expect(t.paused.has(t.clickTopic)).toBe(false);
+    // Nothing of it is read again before its back-off (150 ms) ends: it holds nothing meanwhile.
+    await new Promise((r) => setTimeout(r, 60));
+    expect(t.state.ordersReadSinceSeek).toBe(0);
+    await until('orders written after three failures', () => t.state.ordersCommittedTo === 11);
+    expect(t.appended.get('orders')).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    // Read on while the first write ran; a retry reads a batch (2) and one poll that raced the pause.
+    const [first, ...retries] = t.state.readAtFailures;
+    expect(first).toBeGreaterThan(3);
+    expect(retries).toHaveLength(2);
+    for (const read of retries) expect(read).toBeLessThanOrEqual(3);
+  });
+
+  // What a failing write's contract had in the batcher goes with its rewind: kept, it was closed
+  // into the next batch ahead of the same records read again after the seek.
+  it('records that arrived while a write failed are read again once, not kept beside their re-read', async () => {
+    let attempts = 0;
+    const t = await twoContracts({
+      failOrders: () => (++attempts === 1 ? new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses a write', { retryable: true }) : undefined),
+      perPoll: 1,
+      appendMs: 40,
+    });
+    t.logs.set(topic, orderMessages(topic, 0, 12));
+    await until('orders written after one failure', () => t.state.ordersCommittedTo === 11);
+    expect(t.state.readAtFailures[0]).toBeGreaterThan(3); // the batcher held later records when it failed
+    expect(t.appended.get('orders')).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+
+  // A dead letter read again after a rewind keeps its place in the batch but is sent once.
+  it('a dead letter of a failing contract goes to the DLQ once, and the commit after it covers its offset', async () => {
+    let dlqRecords = 0;
+    const deadLetters = new DeadLetters(async (records) => void (dlqRecords += records.length), 'test.dlq');
+    let attempts = 0;
+    const t = await twoContracts({
+      failOrders: () => (++attempts <= 2 ? new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true }) : undefined),
+      deadLetters,
+    });
+    t.logs.set(topic, [orderMessage(topic, 0), { ...orderMessage(topic, 1), value: Buffer.from('not avro') }, orderMessage(topic, 2)]);
+    await until('orders written after two failures', () => t.state.ordersCommittedTo === 2);
+    expect(t.appended.get('orders')).toEqual([0, 2]);
+    expect(dlqRecords).toBe(1);
+    expect(worker!.stats.undecodable).toBe(1);
   });
 
   // Keeping a failing contract's records for its retry: once they held half the buffer bound,

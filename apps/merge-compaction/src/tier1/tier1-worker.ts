@@ -340,7 +340,8 @@ export class Tier1Worker {
       }
       try {
         await consumer.seek(seek);
-        this.seeks.delete(key);
+        // Only the seek applied: one registered meanwhile (a rewind, a resync) stays for the next turn.
+        if (this.seeks.get(key) === seek) this.seeks.delete(key);
       } catch (err) {
         // E.g. "erroneous state" right after an assignment: the next loop turn tries again.
         this.options.logger.warn({ err, ...seek }, 'seek failed; retrying before the partition is read again');
@@ -729,11 +730,19 @@ export class Tier1Worker {
     const buffered = this.batcher.heldBytes + this.pendingBytes + this.options.deadLetters.heldBytes;
     this.stats.maxBufferedBytes = Math.max(this.stats.maxBufferedBytes, buffered);
     const state = this.flow.setBuffered(buffered);
-    // All partitions pause under memory pressure or a failing DLQ; a failing contract's alone
-    // until its back-off ends (then they are read again, from where bronze is).
+    // All partitions pause under memory pressure or a failing DLQ. A failing contract's alone
+    // until its back-off ends, and again once a batch of it is held for the retry (a backlog read
+    // whole at every retry and dropped when it fails again filled the bound for everyone).
+    const held = this.failing.size > 0 ? this.heldPerFailingContract() : undefined;
     const now = this.now();
-    const backingOff = (topic: string) => (this.failing.get(this.options.contractOfTopic.get(topic)?.name ?? '')?.retryAt ?? -Infinity) > now;
-    const paused = (p: PartitionRef) => state !== 'flowing' || backingOff(p.topic);
+    const holdsOff = (topic: string) => {
+      const name = this.options.contractOfTopic.get(topic)?.name ?? '';
+      const failing = this.failing.get(name);
+      if (failing === undefined) return false;
+      const h = held?.get(name) ?? { records: 0, bytes: 0 };
+      return failing.retryAt > now || h.records >= this.options.bounds.maxRecords || h.bytes >= this.options.bounds.maxBytes;
+    };
+    const paused = (p: PartitionRef) => state !== 'flowing' || holdsOff(p.topic);
     const assigned = consumer.assignment();
     const pausedKeys = new Set(consumer.paused().map(tpKey));
     const toPause = assigned.filter((p) => paused(p) && !pausedKeys.has(tpKey(p)));
@@ -749,6 +758,21 @@ export class Tier1Worker {
     for (const topic of new Set(assigned.map((p) => p.topic))) {
       this.options.metrics.pausedPartitions.set(consumer.paused().filter((p) => p.topic === topic).length, { topic });
     }
+  }
+
+  /** The records and bytes each failing contract holds (waiting and in the batcher). */
+  private heldPerFailingContract(): Map<string, { records: number; bytes: number }> {
+    const held = new Map<string, { records: number; bytes: number }>();
+    const count = (r: BatchRecord) => {
+      if (!this.failing.has(r.contract.name)) return;
+      const h = held.get(r.contract.name) ?? { records: 0, bytes: 0 };
+      h.records += 1;
+      h.bytes += r.bytes;
+      held.set(r.contract.name, h);
+    };
+    for (const [name, records] of this.pending ?? []) if (this.failing.has(name)) records.forEach(count);
+    this.batcher.forEach(count);
+    return held;
   }
 }
 
