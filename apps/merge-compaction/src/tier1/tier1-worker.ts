@@ -733,8 +733,9 @@ export class Tier1Worker {
     // All partitions pause under memory pressure or a failing DLQ. A failing contract's alone
     // until its back-off ends, and again once a batch of it is held for the retry (a backlog read
     // whole at every retry and dropped when it fails again filled the bound for everyone).
-    const held = this.failing.size > 0 ? this.heldPerFailingContract() : undefined;
     const now = this.now();
+    // Counted only while a failing contract is being retried (a pass over what is held).
+    const held = [...this.failing.values()].some((f) => f.retryAt <= now) ? this.heldPerFailingContract() : undefined;
     const holdsOff = (topic: string) => {
       const name = this.options.contractOfTopic.get(topic)?.name ?? '';
       const failing = this.failing.get(name);
