@@ -38,31 +38,28 @@ export function tier1TestOptions(o: {
 
 /** An orders upsert (schema v1) at `offset` of partition 0 of `topic`, as the consumer hands it over. */
 export function orderMessage(topic: string, offset: number): ConsumedMessage {
-  const value = encodeSingleObject(CONTRACTS.orders.versions[0].schema, {
-    event_id: `e-${offset}`,
-    event_time: Date.UTC(2026, 10, 30, 12, 0, offset),
-    producer: 'p',
-    schema_version: 1,
-    version: 1,
-    op: 'upsert',
+  return consumedAt(topic, offset, encodeSingleObject(CONTRACTS.orders.versions[0].schema, {
+    ...envelopeAt('e', offset, 1),
     order_id: `o-${offset}`,
     payload: { customer_id: 'c', status: 'created', total_cents: offset, currency: 'EUR', item_count: 1 },
-  });
-  return { topic, partition: 0, offset, key: null, value, headers: {}, size: value.length };
+  }));
 }
 
 /** A clickstream event (schema v1) at `offset` of partition 0 of `topic`, as the consumer hands it over. */
 export function clickMessage(topic: string, offset: number): ConsumedMessage {
-  const value = encodeSingleObject(CONTRACTS.clickstream.versions[0].schema, {
-    event_id: `c-${offset}`,
-    event_time: Date.UTC(2026, 10, 30, 12, 0, offset),
-    producer: 'p',
-    schema_version: 1,
-    version: 0,
-    op: 'upsert',
+  return consumedAt(topic, offset, encodeSingleObject(CONTRACTS.clickstream.versions[0].schema, {
+    ...envelopeAt('c', offset, 0),
     user_id: `u-${offset}`,
     payload: { session_id: 's', event_type: 'click', page: '/', referrer: null, duration_ms: null },
-  });
+  }));
+}
+
+/** The envelope of a test event at `offset` (its id `<idPrefix>-<offset>`, a second apart). */
+function envelopeAt(idPrefix: string, offset: number, version: number) {
+  return { event_id: `${idPrefix}-${offset}`, event_time: Date.UTC(2026, 10, 30, 12, 0, offset), producer: 'p', schema_version: 1, version, op: 'upsert' };
+}
+
+function consumedAt(topic: string, offset: number, value: Buffer): ConsumedMessage {
   return { topic, partition: 0, offset, key: null, value, headers: {}, size: value.length };
 }
 
