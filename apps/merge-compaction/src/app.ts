@@ -221,6 +221,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
         stallTimeoutMs: config.jobStallTimeoutMs,
         maintenance: { ...maintenance, dutyPercent: config.compactionDutyPercent },
         vacuumDerived: true,
+        vacuumIntervalMs: config.vacuumIntervalMs,
         logger: logger.child({ role: 'compaction' }),
       })
     : undefined;

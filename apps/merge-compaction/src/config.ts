@@ -91,6 +91,11 @@ export const mergeConfigSchema = {
     doc: 'keep removed and unreferenced files this long (≥ 1 h, see config.ts)',
   }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
+  vacuumIntervalMs: timerMs('SLUICE_VACUUM_INTERVAL_MS', {
+    default: 3_600_000,
+    min: 0,
+    doc: 'vacuum each table at most this often (a vacuum lists every data file of the table, against a retention of days); 0 = every compaction pass',
+  }),
   retryMaxMs: timerMs('SLUICE_RETRY_MAX_MS', { default: 30_000, min: 10, doc: 'backoff ceiling for storage retries' }),
   stallTimeoutMs: timerMs('SLUICE_STALL_TIMEOUT_MS', {
     default: 240_000,

@@ -34,6 +34,7 @@ function worker(stallTimeoutMs: number): CompactionWorker {
     stallTimeoutMs,
     maintenance: { minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: false, logger: telemetry.logger, metrics: telemetry.metrics },
     vacuumDerived: true,
+    vacuumIntervalMs: 0,
     logger: telemetry.logger,
   });
 }
@@ -67,5 +68,44 @@ describe('CompactionWorker.live', () => {
       release();
       await w.stop();
     }
+  });
+});
+
+describe('CompactionWorker vacuum cadence', () => {
+  // Vacuum ran on every pass (once a minute), listing every data file of every table against a
+  // retention of days.
+  it('vacuums a table at most once per interval, and again after a pass that ran out of time', async () => {
+    const asked: boolean[] = [];
+    let unfinished = false;
+    maintain.mockImplementation(async (_table, options) => {
+      asked.push(options.vacuum);
+      return { ...done, unfinished };
+    });
+    let now = 0;
+    const tables = { existing: async (name: string) => (name === CONTRACTS.orders.tables.bronze ? ({ name } as unknown as LakeTable) : undefined) } as unknown as TableSet;
+    const w = new CompactionWorker({
+      contracts: [CONTRACTS.orders],
+      tables,
+      intervalMs: 60_000,
+      retryMaxMs: 1000,
+      stallTimeoutMs: 60_000,
+      maintenance: { minSmallFiles: 8, smallFileBytes: 1, targetFileBytes: 2, retentionMs: 1, vacuum: true, logger: telemetry.logger, metrics: telemetry.metrics },
+      vacuumDerived: false,
+      vacuumIntervalMs: 3_600_000,
+      logger: telemetry.logger,
+      now: () => now,
+    });
+    await w.tick(); // the first pass vacuums
+    now = 60_000;
+    await w.tick();
+    now = 3_600_000;
+    unfinished = true; // out of time before its vacuum: not counted as done
+    await w.tick();
+    now = 3_660_000;
+    unfinished = false;
+    await w.tick();
+    now = 3_720_000;
+    await w.tick();
+    expect(asked).toEqual([true, false, true, true, false]);
   });
 });

@@ -17,7 +17,13 @@ export interface CompactionOptions {
   readonly maintenance: MaintenanceOptions;
   /** Also vacuum silver and gold (their compaction runs in tier 2). */
   readonly vacuumDerived: boolean;
+  /**
+   * Vacuum a table at most this often (0: every pass): a vacuum lists every data file of the
+   * table, and with a retention of days a pass a minute only lists them again.
+   */
+  readonly vacuumIntervalMs: number;
   readonly logger: Logger;
+  readonly now?: () => number;
 }
 
 /**
@@ -33,10 +39,14 @@ export class CompactionWorker {
 
   /** The options' maintenance, reporting each partition to the job: a long pass over a backlog is progress, not a hang. */
   private readonly maintenance: MaintenanceOptions;
+  /** When each table's last vacuum finished, by table name. */
+  private readonly vacuumedAt = new Map<string, number>();
+  private readonly now: () => number;
 
   constructor(private readonly o: CompactionOptions) {
     this.job = new Periodic('compaction', o.intervalMs, () => this.tick(), o.logger, o.retryMaxMs);
     this.maintenance = { ...o.maintenance, onProgress: () => this.job.progress() };
+    this.now = o.now ?? Date.now;
   }
 
   /** False while a pass has gone longer than the stall timeout without compacting a partition (a storage call that never returns). */
@@ -67,7 +77,11 @@ export class CompactionWorker {
     const maintain = async (name: string, options: MaintenanceOptions, sortBy?: readonly SortKey[]) => {
       try {
         const table = await this.o.tables.existing(name);
-        if (table) this.count(await maintainTable(table, options, sortBy));
+        if (!table) return;
+        const vacuum = options.vacuum && this.now() - (this.vacuumedAt.get(name) ?? -Infinity) >= this.o.vacuumIntervalMs;
+        const outcome = await maintainTable(table, { ...options, vacuum }, sortBy);
+        if (vacuum && !outcome.unfinished) this.vacuumedAt.set(name, this.now());
+        this.count(outcome);
       } catch (err) {
         this.o.logger.warn({ table: name, err }, 'maintenance of a table failed; the others go on');
         failed ??= err;
