@@ -69,7 +69,7 @@ export const mergeConfigSchema = {
   }),
   goldIntervalMs: timerMs('SLUICE_GOLD_INTERVAL_MS', { default: 5000, min: 0, doc: 'gold step cadence (per-minute windows need no sub-second refresh; keeps silver folds fast)' }),
   mergeMaxRows: int('SLUICE_MERGE_MAX_ROWS', { default: 100_000, min: 1, doc: 'bronze offsets one tier-2 step folds per contract, shared by the partitions behind (the step holds its rows in memory)' }),
-  compactionIntervalMs: timerMs('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction/vacuum cadence' }),
+  compactionIntervalMs: timerMs('SLUICE_COMPACTION_INTERVAL_MS', { default: 60_000, min: 10, doc: 'compaction cadence (vacuum at most every SLUICE_VACUUM_INTERVAL_MS)' }),
   compactionMinFiles: int('SLUICE_COMPACTION_MIN_FILES', { default: 8, min: 2, doc: 'small files in a partition before it is compacted' }),
   compactionSmallFileBytes: int('SLUICE_COMPACTION_SMALL_FILE_BYTES', { default: 32 * 1024 * 1024, min: 1, doc: 'a file below this is small' }),
   compactionTargetFileBytes: int('SLUICE_COMPACTION_TARGET_FILE_BYTES', { default: 128 * 1024 * 1024, min: 1024, doc: 'target size of compacted files' }),
@@ -91,7 +91,7 @@ export const mergeConfigSchema = {
     doc: 'keep removed and unreferenced files this long (≥ 1 h, see config.ts)',
   }),
   vacuum: bool('SLUICE_VACUUM', { default: true, doc: 'run vacuum after compaction' }),
-  vacuumIntervalMs: timerMs('SLUICE_VACUUM_INTERVAL_MS', {
+  vacuumIntervalMs: int('SLUICE_VACUUM_INTERVAL_MS', {
     default: 3_600_000,
     min: 0,
     doc: 'vacuum each table at most this often (a vacuum lists every data file of the table, against a retention of days); 0 = every compaction pass',

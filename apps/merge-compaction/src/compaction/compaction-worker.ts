@@ -78,10 +78,10 @@ export class CompactionWorker {
       try {
         const table = await this.o.tables.existing(name);
         if (!table) return;
-        const vacuum = options.vacuum && this.now() - (this.vacuumedAt.get(name) ?? -Infinity) >= this.o.vacuumIntervalMs;
-        const outcome = await maintainTable(table, { ...options, vacuum }, sortBy);
-        if (vacuum && !outcome.unfinished) this.vacuumedAt.set(name, this.now());
-        this.count(outcome);
+        // Recorded once the vacuum succeeded, even when a partition's failure is thrown after it
+        // (a partition failing every pass would otherwise have its table vacuumed every pass).
+        const onVacuumed = () => void this.vacuumedAt.set(name, this.now());
+        this.count(await maintainTable(table, { ...options, vacuum: options.vacuum && this.vacuumDue(name), onVacuumed }, sortBy));
       } catch (err) {
         this.o.logger.warn({ table: name, err }, 'maintenance of a table failed; the others go on');
         failed ??= err;
@@ -90,13 +90,19 @@ export class CompactionWorker {
     for (const contract of this.o.contracts) {
       await maintain(contract.tables.bronze, this.maintenance, [KAFKA_PARTITION, KAFKA_OFFSET]);
       if (!this.o.vacuumDerived || !this.o.maintenance.vacuum) continue;
+      // Silver and gold are only vacuumed here (tier 2 compacts them): not opened when it is not due.
       for (const name of [contract.tables.silver, ...contract.aggregates.map((a) => a.table)]) {
-        await maintain(name, { ...this.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER });
+        if (this.vacuumDue(name)) await maintain(name, { ...this.maintenance, minSmallFiles: Number.MAX_SAFE_INTEGER });
       }
     }
     if (failed !== undefined) throw failed;
     this.stats.passes += 1;
     return false;
+  }
+
+  /** Whether `table`'s last vacuum is at least the vacuum interval ago (or there was none). */
+  private vacuumDue(table: string): boolean {
+    return this.now() - (this.vacuumedAt.get(table) ?? -Infinity) >= this.o.vacuumIntervalMs;
   }
 
   private count(o: { filesRemoved: number; conflicts: number; filesVacuumed: number }): void {

@@ -21,6 +21,8 @@ export interface MaintenanceOptions {
    * to): liveness counts a pass by its progress, not its length.
    */
   readonly onProgress?: () => void;
+  /** Called once the vacuum succeeded (before a partition's failure is thrown). */
+  readonly onVacuumed?: () => void;
   /**
    * Share of wall time (1–100 %) a pass spends compacting: after each partition it pauses
    * {@link pauseAfter} of that partition's time. Absent = 100 (tier 2's own silver/gold
@@ -126,6 +128,7 @@ export async function maintainTable(table: LakeTable, options: MaintenanceOption
   if (options.vacuum) {
     const v = await table.vacuum({ retentionMs: options.retentionMs, unsafeShortRetention: options.unsafeShortRetention });
     filesVacuumed = v.filesDeleted.length;
+    options.onVacuumed?.();
     options.onProgress?.();
     if (filesVacuumed > 0) {
       options.logger.info({ table: table.name, files: filesVacuumed, bytes: v.bytesDeleted }, 'vacuumed');
