@@ -401,8 +401,13 @@ export class Tier1Worker {
    */
   private pendingDue(): boolean {
     const now = this.now();
-    for (const name of this.pending?.keys() ?? []) if (!((this.failing.get(name)?.retryAt ?? -Infinity) > now)) return true;
+    for (const name of this.pending?.keys() ?? []) if (!this.backingOff(name, now)) return true;
     return false;
+  }
+
+  /** Whether contract `name` failed and its back-off has not ended at `now`. */
+  private backingOff(name: string, now: number): boolean {
+    return (this.failing.get(name)?.retryAt ?? -Infinity) > now;
   }
 
   /** Adds the batch's records to what waits per contract, after any left by the last write. */
@@ -446,7 +451,7 @@ export class Tier1Worker {
     // are written (a failing table stopped every contract the process served).
     let failures = 0;
     for (const [name, records] of pending) {
-      if ((this.failing.get(name)?.retryAt ?? -Infinity) > this.now()) continue;
+      if (this.backingOff(name, this.now())) continue;
       const owned = records.filter((r) => this.book.owns(r));
       if (owned.length === 0) {
         pending.delete(name);
@@ -735,13 +740,12 @@ export class Tier1Worker {
     // whole at every retry and dropped when it fails again filled the bound for everyone).
     const now = this.now();
     // Counted only while a failing contract is being retried (a pass over what is held).
-    const held = [...this.failing.values()].some((f) => f.retryAt <= now) ? this.heldPerFailingContract() : undefined;
+    const held = [...this.failing.keys()].some((name) => !this.backingOff(name, now)) ? this.heldPerFailingContract() : undefined;
     const holdsOff = (topic: string) => {
       const name = this.options.contractOfTopic.get(topic)?.name ?? '';
-      const failing = this.failing.get(name);
-      if (failing === undefined) return false;
+      if (!this.failing.has(name)) return false;
       const h = held?.get(name) ?? { records: 0, bytes: 0 };
-      return failing.retryAt > now || h.records >= this.options.bounds.maxRecords || h.bytes >= this.options.bounds.maxBytes;
+      return this.backingOff(name, now) || h.records >= this.options.bounds.maxRecords || h.bytes >= this.options.bounds.maxBytes;
     };
     const paused = (p: PartitionRef) => state !== 'flowing' || holdsOff(p.topic);
     const assigned = consumer.assignment();
