@@ -1,4 +1,4 @@
-import { freeBrokerPort } from '../src/bench/stack';
+import { freePort } from '@sluice/testing';
 import { failureReport } from '../src/chaos/run';
 import { chaosRun } from './support/chaos';
 
@@ -10,7 +10,7 @@ describe('chaos (short): broker crashed and restarted under load', () => {
   const run = chaosRun(
     'chaos-broker',
     // kafka.sh uses the port and the next one (controller), below the ephemeral range.
-    async () => ({ scenarios: ['broker'], seconds: 30, rate: 150, seed: 7, brokerPort: await freeBrokerPort(), drainTimeoutMs: 150_000 }),
+    async () => ({ scenarios: ['broker'], seconds: 30, rate: 150, seed: 7, brokerPort: await freePort({ following: 1 }), drainTimeoutMs: 150_000 }),
     330_000,
   );
 

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@sluice/testing';
 
 const script = join(__dirname, '..', 'kafka', 'kafka.sh');
 
@@ -15,28 +16,16 @@ function run(cmd: string, env: Record<string, string>): Promise<{ code: number; 
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
 describe('tools/kafka/kafka.sh', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-kafka-tool-'));
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    // Two free ports, client and controller. The controller used to take the client's port + 1
-    // unchecked, and a CI run lost it to another process's ephemeral port (the broker's
-    // controller failed to bind while the chaos suite ran beside this test).
+    // Two free ports, client and controller, below the ephemeral range: a CI run lost the
+    // controller's port to another process's outgoing connection while the chaos suite ran beside
+    // this test (see freePort).
     const port = await freePort();
-    let controller = await freePort();
-    while (controller === port) controller = await freePort();
+    const controller = await freePort();
     env = { KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controller), KAFKA_DATA_DIR: dataDir };
   });
 

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KafkaAdmin } from '@sluice/kafka';
+import { freePort } from '@sluice/testing';
 import { RawSender } from '../src/bench/load';
-import { OwnBroker, freeBrokerPort, sleep } from '../src/bench/stack';
+import { OwnBroker, sleep } from '../src/bench/stack';
 import { readTopic } from '../src/dlq/read-dlq';
 import { EventStream, Oracle } from '../src/generator';
 
@@ -14,7 +15,7 @@ describe('raw sender across a broker restart', () => {
   const workDir = mkdtempSync(path.join(process.env.SLUICE_TEST_DIR ?? os.tmpdir(), 'raw-sender-'));
   let broker: OwnBroker;
   beforeAll(async () => {
-    broker = new OwnBroker(await freeBrokerPort(), path.join(workDir, 'kafka'));
+    broker = new OwnBroker(await freePort({ following: 1 }), path.join(workDir, 'kafka'));
     await broker.start();
   }, 180_000);
   afterAll(async () => {

@@ -5,24 +5,13 @@
 // Own ports and directories, so a developer's stack in the same checkout is not touched.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@sluice/testing';
 
 const root = join(__dirname, '..', '..');
 const script = join(root, 'tools', 'run-local.sh');
 const QUERY_TOKEN = 'demo-query-token-000000000000000';
-
-function freePort(taken: Set<number>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => (taken.has(port) || taken.has(port - 1) ? freePort(taken).then(resolve, reject) : (taken.add(port), resolve(port))));
-    });
-    s.on('error', reject);
-  });
-}
 
 function run(args: string[], env: NodeJS.ProcessEnv, timeout = 120_000): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
@@ -69,9 +58,8 @@ describe('tools/run-local.sh', () => {
   let stack: ChildProcess | undefined;
 
   beforeAll(async () => {
-    const taken = new Set<number>();
-    const kafka = await freePort(taken);
-    const controller = await freePort(taken);
+    const kafka = await freePort();
+    const controller = await freePort();
     env = {
       ...process.env,
       KAFKA_PORT: String(kafka),
@@ -80,12 +68,12 @@ describe('tools/run-local.sh', () => {
       SLUICE_RUN_DIR: runDir,
       SLUICE_LAKE_DIR: join(dir, 'lake'),
       SLUICE_SCRATCH_DIR: join(dir, 'scratch'),
-      INGEST_PORT: String(await freePort(taken)),
-      QUERY_API_PORT: String(await freePort(taken)),
-      VALIDATE_OPS_PORT: String(await freePort(taken)),
-      MERGE_OPS_PORT: String(await freePort(taken)),
-      INGEST_OPS_PORT: String(await freePort(taken)),
-      QUERY_API_OPS_PORT: String(await freePort(taken)),
+      INGEST_PORT: String(await freePort()),
+      QUERY_API_PORT: String(await freePort()),
+      VALIDATE_OPS_PORT: String(await freePort()),
+      MERGE_OPS_PORT: String(await freePort()),
+      INGEST_OPS_PORT: String(await freePort()),
+      QUERY_API_OPS_PORT: String(await freePort()),
       SLUICE_READY_TIMEOUT_S: '240', // inside the test's wait for the banner, so the script's own message shows
     };
   });

@@ -1,8 +1,8 @@
 // main.ts as a real process: configuration errors, serving, and a graceful SIGTERM that lets the
 // in-flight request finish before the process exits 0.
 import { type ChildProcess, spawn } from 'node:child_process';
-import * as net from 'node:net';
 import * as path from 'node:path';
+import { freePort } from '@sluice/testing';
 import { createOrders, orderRow, tempDir } from './support';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -19,14 +19,6 @@ function run(env: Record<string, string>): { proc: ChildProcess; output: () => s
   proc.stderr!.on('data', (b) => (output += b));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { proc, output: () => output, exited };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 describe('query-api main process', () => {

@@ -1,6 +1,6 @@
-import * as net from 'node:net';
 import { KafkaProducer } from '@sluice/kafka';
 import { sampleValue } from '@sluice/telemetry';
+import { freePort } from '@sluice/testing';
 import { click, createTopics, order, readTopics, startService, stopService, testBrokers, topicsFor, validateEnv, type Child } from './support';
 
 const brokers = testBrokers();
@@ -43,11 +43,3 @@ it('a missing output topic stalls the batch visibly (aborted, retried), then it 
   expect(await validate.exited).toBe(0);
 });
 
-/** A loopback port free at the time of asking. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}

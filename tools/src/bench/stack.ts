@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, validTopic } from '@sluice/contracts';
 import { KafkaAdmin } from '@sluice/kafka';
+import { ephemeralPortRange, freePort } from '@sluice/testing';
 import { LOCAL_CLUSTER, planTopics } from '../topics';
 
 import { bundleService, ROOT, spawnService, type ServiceName } from './service-bundle';
@@ -67,54 +67,14 @@ export interface ServiceProcess {
   stopping: boolean;
   /** Environment of this instance on top of the service's (e.g. SLUICE_ROLES=tier1). */
   readonly env: Record<string, string>;
+  /** How its last life ended and the last line it printed, once it has exited. */
+  lastExit?: string;
 }
 
-/** A free TCP port on 127.0.0.1 (released before use: a small race accepted for tests and benches). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** The kernel's ephemeral port range (the source ports of outgoing connections). */
-export function ephemeralPortRange(): { min: number; max: number } {
-  try {
-    const [min, max] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (Number.isInteger(min) && Number.isInteger(max)) return { min, max };
-  } catch {
-    // not Linux: assume the IANA range
-  }
-  return { min: 49152, max: 65535 };
-}
-
-/**
- * A port for a broker that will be stopped and started again: free, with the next one free too
- * (the controller), and below the ephemeral range. A broker port inside that range cannot
- * reliably be bound again while it is down: clients reconnecting to 127.0.0.1:<port> from an
- * ephemeral port can be given <port> itself, and TCP connects the socket to itself, holding the
- * port ("Address already in use" at the broker's restart).
- */
-export async function freeBrokerPort(): Promise<number> {
-  const top = Math.min(ephemeralPortRange().min, 65536) - 2;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20000 + Math.floor(Math.random() * (top - 20000));
-    if ((await canListen(port)) && (await canListen(port + 1))) return port;
-  }
-  throw new Error(`no two free ports in a row between 20000 and ${top}`);
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
+/** Characters of a service's output kept in memory, for the last line before an exit. */
+const OUTPUT_TAIL_CHARS = 4096;
+/** Characters of that line quoted. */
+const EXIT_LINE_CHARS = 400;
 
 /** Waits until `check` returns true, polling every `everyMs`; throws `what` after `timeoutMs`. */
 export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
@@ -205,9 +165,9 @@ export class Stack {
     if (this.procs.has(id)) throw new Error(`${id} already runs`);
     // Bundle first: a build takes seconds, and the free port should be taken right after it is found.
     const main = await this.bundle(service);
+    // Below the ephemeral range (see freePort): the supervisor restarts a service on the same port.
     const port = await freePort();
-    let opsPort = port;
-    while ((service === 'ingest' || service === 'query-api') && opsPort === port) opsPort = await freePort();
+    const opsPort = service === 'ingest' || service === 'query-api' ? await freePort() : port;
     const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, opsPort, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
     this.procs.set(id, proc);
     this.launch(proc);
@@ -258,11 +218,19 @@ export class Stack {
 
   /** Waits until a service answers /readyz (e.g. after a kill and the supervisor's restart). */
   async waitReady(p: ServiceProcess, timeoutMs = 120_000): Promise<void> {
-    await waitUntil(`${p.id} ready`, async () => {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) return false;
-      const r = await fetch(`http://127.0.0.1:${p.port}/readyz`, { signal: AbortSignal.timeout(2000) });
-      return r.status === 200;
-    }, timeoutMs, 300);
+    const restartsBefore = p.restarts;
+    try {
+      await waitUntil(`${p.id} ready`, async () => {
+        if (p.child.exitCode !== null || p.child.signalCode !== null) return false;
+        const r = await fetch(`http://127.0.0.1:${p.port}/readyz`, { signal: AbortSignal.timeout(2000) });
+        return r.status === 200;
+      }, timeoutMs, 300);
+    } catch (err) {
+      // A service that kept exiting says why, so the failure is not only a timeout.
+      const exits = p.restarts - restartsBefore + (p.pid === 0 ? 1 : 0);
+      if (exits === 0 || p.lastExit === undefined) throw err;
+      throw new Error(`${(err as Error).message} (it exited ${exits} time(s) meanwhile, the last ${p.lastExit})`);
+    }
   }
 
   /** Stops one instance gracefully (SIGTERM, then SIGKILL after `graceMs`) and forgets it. */
@@ -377,8 +345,16 @@ export class Stack {
     p.pid = child.pid ?? 0;
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
+    let tail = '';
+    const keep = (chunk: Buffer): void => {
+      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
     this.say(`started ${p.id} (pid ${p.pid}, port ${p.port})`);
     child.once('exit', (code, signal) => {
+      const lastLine = tail.trimEnd().split('\n').pop()?.slice(0, EXIT_LINE_CHARS) ?? '';
+      p.lastExit = `${signal ?? `code ${code}`}${lastLine ? `, last line: ${lastLine}` : ''}`;
       this.say(`${p.id} (pid ${p.pid}) exited: ${signal ?? `code ${code}`}`);
       p.pid = 0;
       if (p.stopping || this.closed || this.options.supervise === false) return;
@@ -414,7 +390,7 @@ export class OwnBroker {
   ) {
     const ephemeral = ephemeralPortRange();
     if (port + 1 >= ephemeral.min && port <= ephemeral.max) {
-      // See freeBrokerPort: a restart would fail with "Address already in use".
+      // See freePort: a restart would fail with "Address already in use".
       throw new Error(`broker port ${port} (and controller ${port + 1}) must lie outside the ephemeral port range ${ephemeral.min}-${ephemeral.max}, or the broker cannot be restarted while clients reconnect`);
     }
     this.brokers = `127.0.0.1:${port}`;
