@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { CONTRACTS } from '@sluice/contracts';
+import { freePort } from '@sluice/testing';
 import { generateStream } from '../src/oracle/oracle';
 import { Rng } from '../src/oracle/random';
 import { mergeConfigSchema } from '../src/config';
@@ -37,7 +38,8 @@ describe.each([
 
   it('survives repeated SIGKILLs with the oracle intact', async () => {
     const rng = new Rng(killSeed);
-    const port = 20000 + rng.int(20000);
+    // The same port across every restart, below the ephemeral range (see freePort).
+    const port = await freePort();
     const childEnv = env.env({
       OPS_PORT: String(port),
       LOG_LEVEL: 'info',
