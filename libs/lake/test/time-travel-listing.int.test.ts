@@ -79,6 +79,27 @@ describe('time travel lists the log around its target, not the whole log', () =>
     await expect(load({ version: 5_000 })).rejects.toMatchObject({ code: 'LAKE_VERSION_NOT_FOUND' });
   });
 
+  // Refusing to create a table where one exists listed the whole log (2,610 keys here).
+  it('creating a table where one exists looks at the log\'s first keys only', async () => {
+    const storage = new CountingStorage(root);
+    await expect(LakeTable.create(storage, { columns: [{ name: 'id', type: 'long' }] })).rejects.toMatchObject({ code: 'LAKE_TABLE_EXISTS' });
+    expect(storage.listed).toBe(10);
+
+    // A log whose first keys are all something else (here checksum files below its first commit)
+    // is listed whole before it is taken for no table.
+    const odd = path.join(dir, 'odd-start');
+    await fs.mkdir(path.join(odd, '_delta_log'), { recursive: true });
+    for (let v = 0; v < 12; v++) await fs.writeFile(path.join(odd, '_delta_log', `${String(v).padStart(20, '0')}.crc`), '{}');
+    await fs.writeFile(path.join(odd, '_delta_log', `${String(12).padStart(20, '0')}.checkpoint.parquet`), 'PAR1');
+    const oddStorage = new CountingStorage(odd);
+    await expect(LakeTable.create(oddStorage, { columns: [{ name: 'id', type: 'long' }] })).rejects.toMatchObject({ code: 'LAKE_TABLE_EXISTS' });
+    expect(oddStorage.listed).toBe(10 + 13);
+    // Only checksum files: no table, so it is created.
+    await fs.rm(path.join(odd, '_delta_log', `${String(12).padStart(20, '0')}.checkpoint.parquet`));
+    const created = await LakeTable.create(new LocalStorage(odd), { columns: [{ name: 'id', type: 'long' }] });
+    expect((await created.snapshot()).version).toBe(0);
+  });
+
   it('a table without a checkpoint yet: a version past its newest is not found, not "no table"', async () => {
     const young = await LakeTable.create(new LocalStorage(path.join(dir, 'young')), { columns: [{ name: 'id', type: 'long' }] });
     for (let i = 0; i < 4; i++) await young.append({ rows: [{ id: i }] });

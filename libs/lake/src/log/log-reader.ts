@@ -74,6 +74,25 @@ export async function listLogToCutoff(storage: Storage, cutoffMs: number, latest
   }
 }
 
+/** Keys of a log's start {@link logHasEntries} looks at before it lists the whole log. */
+const ENTRY_PROBE_KEYS = 10;
+
+/** A commit or checkpoint key: what makes a `_delta_log/` a table's. */
+const LOG_ENTRY = /^_delta_log\/\d{20}\.(json|checkpoint.*parquet)$/;
+
+/**
+ * Whether the log holds a commit or a checkpoint (a table is there), without listing a month of
+ * commits: its first keys by version (a version's `.crc` sorts before its commit, temporary and
+ * `_last_checkpoint` files apart from them). Only a log whose first keys are all something else
+ * is listed whole.
+ */
+export async function logHasEntries(storage: Storage): Promise<boolean> {
+  const first = await storage.list('_delta_log/0', { limit: ENTRY_PROBE_KEYS });
+  if (first.some((o) => LOG_ENTRY.test(o.key))) return true;
+  if (first.length < ENTRY_PROBE_KEYS) return false;
+  return (await storage.list('_delta_log/')).some((o) => LOG_ENTRY.test(o.key));
+}
+
 /** Versions per listing block: the log keys of a block share their first 17 digits. */
 const LOG_BLOCK = 1000;
 

@@ -8,7 +8,7 @@ import { hasSubscribers, publish, type TableStatsEvent } from '../events';
 import { checkpointKey, commitKey, type Action, type AddAction, type CommitInfo, type MetadataAction, type RemoveAction, type TxnAction } from '../log/actions';
 import { writeCheckpoint } from '../log/checkpoint';
 import { parseCommit } from '../log/commit-file';
-import { checkpointOpens, commitTimestamps, listLog, listLogToCutoff, loadSnapshot, loadSnapshotAfter, type SnapshotTarget } from '../log/log-reader';
+import { checkpointOpens, commitTimestamps, listLog, listLogToCutoff, loadSnapshot, loadSnapshotAfter, logHasEntries, type SnapshotTarget } from '../log/log-reader';
 import { Snapshot, TABLE_PROPERTIES, checkWritable, type LiveFile } from '../log/snapshot';
 import { FileLease } from '../storage/file-lease';
 import type { Storage } from '../storage/storage';
@@ -309,8 +309,7 @@ export class LakeTable {
       configuration,
       createdTime: Date.now(),
     };
-    const existing = await storage.list('_delta_log/');
-    if (existing.some((o) => /^_delta_log\/\d{20}\.(json|checkpoint.*parquet)$/.test(o.key))) {
+    if (await logHasEntries(storage)) {
       throw lakeError('LAKE_TABLE_EXISTS', `a Delta table already exists at ${storage.uri}`, { details: { uri: storage.uri } });
     }
     try {
