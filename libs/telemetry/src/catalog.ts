@@ -55,7 +55,7 @@ export const METRICS = {
     type: 'counter',
     labels: ['outcome'],
     services: PIPELINE,
-    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|unavailable|refused|consumed|below_offset (ingest: throttled = producer queue full, unavailable = Kafka failed the publish, refused = the topic refused an event as too large; merge-compaction: below_offset = skipped, below bronze\'s offset).',
+    help: 'Events received (HTTP for ingest, consumed records otherwise); outcome: accepted|rejected|throttled|unavailable|refused|consumed|below_offset (ingest: throttled = producer queue full, unavailable = Kafka failed the publish, refused = the topic refused an event as too large; merge-compaction: consumed counts a record once while its partition stays assigned, not again when a failing contract\'s rewind reads it again; below_offset = skipped, below bronze\'s offset).',
   },
   eventsOut: {
     thing: 'events_out',

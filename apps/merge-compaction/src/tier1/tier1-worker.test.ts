@@ -1,7 +1,7 @@
 import type { ConsumedMessage, OnAssign, OnRevoke, PartitionLag, TopicPartitionOffset } from '@sluice/kafka';
 import { AvroDecoder, CONTRACTS, type AnyContract } from '@sluice/contracts';
 import { SluiceError } from '@sluice/errors';
-import { createTelemetry, type Telemetry } from '@sluice/telemetry';
+import { createTelemetry, sampleValue, type Telemetry } from '@sluice/telemetry';
 import { mergeError } from '../errors';
 import type { BronzeRecord } from './bronze-record';
 import type { BronzeStore, PartitionCommit } from './bronze-store';
@@ -675,6 +675,8 @@ describe('Tier1Worker writes', () => {
     appendMs?: number;
     deadLetters?: DeadLetters;
     retryBaseMs?: number;
+    /** Orders' partition log at the start (default three records). */
+    ordersLog?: ConsumedMessage[];
   }) {
     const clickTopic = 'test.clickstream.valid';
     const clickTp = { topic: clickTopic, partition: 0 };
@@ -699,7 +701,7 @@ describe('Tier1Worker writes', () => {
       },
     };
     const logs = new Map<string, ConsumedMessage[]>([
-      [topic, orderMessages(topic, 0, 3)],
+      [topic, o.ordersLog ?? orderMessages(topic, 0, 3)],
       [clickTopic, [0, 1, 2].map((n) => clickMessage(clickTopic, n))],
     ]);
     const position = new Map<string, number>([
@@ -818,20 +820,26 @@ describe('Tier1Worker writes', () => {
     expect(t.appended.get('orders')).toEqual(Array.from({ length: 12 }, (_, i) => i));
   });
 
-  // A dead letter read again after a rewind keeps its place in the batch but is sent once.
+  // A dead letter read again after a rewind keeps its place in the batch but is sent once; a
+  // record read again is not counted as consumed again either.
   it('a dead letter of a failing contract goes to the DLQ once, and the commit after it covers its offset', async () => {
     let dlqRecords = 0;
     const deadLetters = new DeadLetters(async (records) => void (dlqRecords += records.length), 'test.dlq');
     let attempts = 0;
+    const consumed = async () => sampleValue(await telemetry.metricsText(), 'sluice_merge_compaction_events_in_total', { outcome: 'consumed' }) ?? 0;
+    const consumedBefore = await consumed();
     const t = await twoContracts({
       failOrders: () => (++attempts <= 2 ? new SluiceError('LAKE_STORAGE_UNAVAILABLE', 'orders bronze refuses writes', { retryable: true }) : undefined),
       deadLetters,
+      ordersLog: [orderMessage(topic, 0), { ...orderMessage(topic, 1), value: Buffer.from('not avro') }, orderMessage(topic, 2)],
     });
-    t.logs.set(topic, [orderMessage(topic, 0), { ...orderMessage(topic, 1), value: Buffer.from('not avro') }, orderMessage(topic, 2)]);
     await until('orders written after two failures', () => t.state.ordersCommittedTo === 2);
     expect(t.appended.get('orders')).toEqual([0, 2]);
     expect(dlqRecords).toBe(1);
     expect(worker!.stats.undecodable).toBe(1);
+    await until('clickstream written', () => (t.appended.get('clickstream') ?? []).length === 3);
+    // Orders' three records, each read three times, and clickstream's three.
+    expect((await consumed()) - consumedBefore).toBe(6);
   });
 
   // Keeping a failing contract's records for its retry: once they held half the buffer bound,

@@ -105,10 +105,11 @@ export class Tier1Worker {
    */
   private readonly failing = new Map<string, { readonly backoff: Backoff; retryAt: number }>();
   /**
-   * The highest offset sent to the DLQ queue per partition this session: a record read again
-   * (a rewind, a resync) keeps its place in the batch but is not dead-lettered twice.
+   * The highest offset taken per partition while it stays assigned here: a record read again
+   * (a rewind, a resync) keeps its place in the batch but is neither counted as consumed nor
+   * dead-lettered twice.
    */
-  private readonly deadLettered = new Map<string, number>();
+  private readonly takenUpTo = new Map<string, number>();
   /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
   private inflight: Promise<void> | undefined;
   /**
@@ -251,7 +252,7 @@ export class Tier1Worker {
       this.pollWatch.end();
       this.reportUnassigned(consumer);
       let consumed = 0;
-      for (const m of messages) if (this.take(m)) consumed += 1;
+      for (const m of messages) if (this.take(m) === 'first') consumed += 1;
       // One metric update per poll: a per-record add hashes its attributes every time.
       if (consumed > 0) this.options.metrics.eventsIn.add(consumed, { outcome: 'consumed' });
       if (this.stopping) break;
@@ -349,8 +350,11 @@ export class Tier1Worker {
     }
   }
 
-  /** Takes one polled record into the batch (or the DLQ); false when it is not this worker's to take. */
-  private take(m: ConsumedMessage): boolean {
+  /**
+   * Takes one polled record into the batch (or the DLQ): 'first' the first time this session,
+   * 'again' when a rewind reads it again, false when it is not this worker's to take.
+   */
+  private take(m: ConsumedMessage): 'first' | 'again' | false {
     const tp = { topic: m.topic, partition: m.partition };
     const key = tpKey(tp);
     const owned = this.owned.get(key);
@@ -359,21 +363,22 @@ export class Tier1Worker {
       this.reportBelowMark(m, key);
       return false;
     }
+    const taken = m.offset > (this.takenUpTo.get(key) ?? -1) ? 'first' : 'again';
+    if (taken === 'first') this.takenUpTo.set(key, m.offset);
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
-      if (m.offset > (this.deadLettered.get(key) ?? -1)) {
-        this.deadLettered.set(key, m.offset);
+      if (taken === 'first') {
         this.stats.undecodable += 1;
         this.options.deadLetters.add(m, owned.contract.name, decoded.issues);
         this.options.logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, issues: decoded.issues }, 'undecodable record on a valid topic, sent to the DLQ');
       }
       // Its place in the batch: the commit after the DLQ flush covers its offset.
       this.batcher.add({ topic: m.topic, partition: m.partition, offset: m.offset, contract: owned.contract, bytes: SKIPPED_BYTES, skipped: true }, SKIPPED_BYTES);
-      return true;
+      return taken;
     }
     this.batcher.add(decoded.value, decoded.value.bytes);
-    return true;
+    return taken;
   }
 
   /**
@@ -661,7 +666,7 @@ export class Tier1Worker {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
       this.seeks.delete(tpKey(p));
-      this.deadLettered.delete(tpKey(p));
+      this.takenUpTo.delete(tpKey(p));
     }
     // A failing contract with no partition left here is not this worker's to retry any more.
     for (const name of this.failing.keys()) {
