@@ -80,6 +80,12 @@ interface Owned {
   readonly contract: AnyContract;
   /** Undefined after a resync whose bronze read failed: rebuilt by the next write, before it checks anything. */
   dedup: DedupWindow | undefined;
+  /**
+   * The highest offset taken from the partition since it was assigned here: a record read again
+   * (a rewind, a resync) keeps its place in the batch but is neither counted as consumed nor
+   * dead-lettered twice.
+   */
+  takenUpTo: number;
 }
 
 /**
@@ -104,12 +110,6 @@ export class Tier1Worker {
    * dropped and their partitions paused, sought back to what bronze holds (see `backOff`).
    */
   private readonly failing = new Map<string, { readonly backoff: Backoff; retryAt: number }>();
-  /**
-   * The highest offset taken per partition while it stays assigned here: a record read again
-   * (a rewind, a resync) keeps its place in the batch but is neither counted as consumed nor
-   * dead-lettered twice.
-   */
-  private readonly takenUpTo = new Map<string, number>();
   /** The write of `pending` while it runs: polling continues meanwhile (the next batch fills). */
   private inflight: Promise<void> | undefined;
   /**
@@ -363,8 +363,8 @@ export class Tier1Worker {
       this.reportBelowMark(m, key);
       return false;
     }
-    const taken = m.offset > (this.takenUpTo.get(key) ?? -1) ? 'first' : 'again';
-    if (taken === 'first') this.takenUpTo.set(key, m.offset);
+    const taken = m.offset > owned.takenUpTo ? 'first' : 'again';
+    if (taken === 'first') owned.takenUpTo = m.offset;
     const decoded = decodeRecord(m, owned.contract, this.options.decoder);
     if (!decoded.ok) {
       // Not bronze material (validate wrote it, so a bug or a foreign writer upstream): to the DLQ.
@@ -619,7 +619,8 @@ export class Tier1Worker {
         this.options.logger.warn({ err, ...tp }, 'dedup window rebuild failed; the next write rebuilds it first');
         return undefined;
       });
-      if (this.owned.has(tpKey(tp))) this.owned.set(tpKey(tp), { tp, contract, dedup });
+      const owned = this.owned.get(tpKey(tp));
+      if (owned) owned.dedup = dedup;
     }
   }
 
@@ -642,7 +643,7 @@ export class Tier1Worker {
         this.pollWatch.progress(`poll: assign ${p.topic}-${p.partition}: rebuild dedup window`);
         const dedup = await this.retrying('rebuild dedup window', () => this.rebuildDedup(contract, p.partition, share));
         const offset = this.book.assign(p, written.get(this.book.appId(p)));
-        this.owned.set(tpKey(p), { tp: p, contract, dedup });
+        this.owned.set(tpKey(p), { tp: p, contract, dedup, takenUpTo: -1 });
         this.seeks.delete(tpKey(p)); // the assignment itself starts at the table's offset
         out.push({ topic: p.topic, partition: p.partition, offset });
       }
@@ -666,7 +667,6 @@ export class Tier1Worker {
       this.book.revoke(p);
       this.owned.delete(tpKey(p));
       this.seeks.delete(tpKey(p));
-      this.takenUpTo.delete(tpKey(p));
     }
     // A failing contract with no partition left here is not this worker's to retry any more.
     for (const name of this.failing.keys()) {
