@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { CONTRACT_NAMES, DLQ_TOPIC, RAW_TOPIC, validTopic } from '@sluice/contracts';
 import { KafkaAdmin } from '@sluice/kafka';
 import { ephemeralPortRange, freePort } from '@sluice/testing';
@@ -62,6 +63,8 @@ export interface ServiceProcess {
   /** Port of its ops server (/metrics): `port` for validate and merge-compaction, another for ingest and query-api. */
   readonly opsPort: number;
   restarts: number;
+  /** Times it exited (each life's end, restarted or not). */
+  exits: number;
   child: ChildProcess;
   /** Set while the stack itself stops it (no supervisor restart). */
   stopping: boolean;
@@ -168,7 +171,7 @@ export class Stack {
     // Below the ephemeral range (see freePort): the supervisor restarts a service on the same port.
     const port = await freePort();
     const opsPort = service === 'ingest' || service === 'query-api' ? await freePort() : port;
-    const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, opsPort, restarts: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
+    const proc: ServiceProcess = { id, service, instance, main, pid: 0, port, opsPort, restarts: 0, exits: 0, child: undefined as unknown as ChildProcess, stopping: false, env };
     this.procs.set(id, proc);
     this.launch(proc);
     await this.waitReady(proc, timeoutMs);
@@ -218,7 +221,7 @@ export class Stack {
 
   /** Waits until a service answers /readyz (e.g. after a kill and the supervisor's restart). */
   async waitReady(p: ServiceProcess, timeoutMs = 120_000): Promise<void> {
-    const restartsBefore = p.restarts;
+    const exitsBefore = p.exits;
     try {
       await waitUntil(`${p.id} ready`, async () => {
         if (p.child.exitCode !== null || p.child.signalCode !== null) return false;
@@ -227,7 +230,7 @@ export class Stack {
       }, timeoutMs, 300);
     } catch (err) {
       // A service that kept exiting says why, so the failure is not only a timeout.
-      const exits = p.restarts - restartsBefore + (p.pid === 0 ? 1 : 0);
+      const exits = p.exits - exitsBefore;
       if (exits === 0 || p.lastExit === undefined) throw err;
       throw new Error(`${(err as Error).message} (it exited ${exits} time(s) meanwhile, the last ${p.lastExit})`);
     }
@@ -345,16 +348,17 @@ export class Stack {
     p.pid = child.pid ?? 0;
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
+    // Decoded per stream, so a character split across two chunks stays whole.
     let tail = '';
-    const keep = (chunk: Buffer): void => {
-      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
+    for (const stream of [child.stdout, child.stderr]) {
+      const decoder = new StringDecoder('utf8');
+      stream?.on('data', (chunk: Buffer) => void (tail = (tail + decoder.write(chunk)).slice(-OUTPUT_TAIL_CHARS)));
+    }
     this.say(`started ${p.id} (pid ${p.pid}, port ${p.port})`);
     child.once('exit', (code, signal) => {
       const lastLine = tail.trimEnd().split('\n').pop()?.slice(0, EXIT_LINE_CHARS) ?? '';
       p.lastExit = `${signal ?? `code ${code}`}${lastLine ? `, last line: ${lastLine}` : ''}`;
+      p.exits++;
       this.say(`${p.id} (pid ${p.pid}) exited: ${signal ?? `code ${code}`}`);
       p.pid = 0;
       if (p.stopping || this.closed || this.options.supervise === false) return;

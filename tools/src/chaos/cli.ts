@@ -2,7 +2,7 @@
  * Fault-injection runs against the whole local pipeline, each ending with an oracle audit.
  *
  *   npx tsx tools/src/chaos/cli.ts --scenario kill [--seconds 60] [--rate 500] [--seed 1]
- *       [--brokers 127.0.0.1:19092] [--broker-port 29092] [--work-dir .sluice/chaos/<scenario>]
+ *       [--brokers 127.0.0.1:19092] [--broker-port 19392] [--work-dir .sluice/chaos/<scenario>]
  *       [--drain-timeout 180] [--keep] [--json out.json]
  *   --scenario all runs every scenario in turn (a fresh stack each); --scenario a+b injects a then b
  *   during one load on one stack and audits once.
@@ -34,7 +34,8 @@ async function main(): Promise<number> {
       rate: { type: 'string', default: '500' },
       seed: { type: 'string', default: '1' },
       brokers: { type: 'string', default: process.env.SLUICE_TEST_KAFKA_BROKERS ?? '127.0.0.1:19092' },
-      'broker-port': { type: 'string', default: '29092' },
+      // Below the ports tests take with freePort (20000 up), so a test beside a run never takes it while the broker is down.
+      'broker-port': { type: 'string', default: '19392' },
       'work-dir': { type: 'string' },
       'drain-timeout': { type: 'string', default: '180' },
       keep: { type: 'boolean', default: false },

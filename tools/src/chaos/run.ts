@@ -146,7 +146,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }
     let brokers = o.brokers;
     if (scenario.ownBroker) {
-      broker = new OwnBroker(o.brokerPort ?? 29092, path.join(o.workDir, 'kafka'));
+      broker = new OwnBroker(o.brokerPort ?? 19392, path.join(o.workDir, 'kafka'));
       log(`starting a private broker on ${broker.brokers}`);
       await broker.start();
       brokers = broker.brokers;
