@@ -24,6 +24,13 @@ mkdir -p "$out"
 node_modules/.bin/esbuild "$entry" --bundle --platform=node --target=node22 \
   --format=cjs --packages=external --tsconfig=tsconfig.base.json --sourcemap \
   --outfile="$out/main.js" --log-level=warning
+# validate checks events in a worker thread: its entry is bundled beside main.js, where the
+# service looks for it (apps/validate/src/routing/worker-checks.ts).
+if [ "$app" = validate ]; then
+  node_modules/.bin/esbuild apps/validate/src/routing/check-worker.ts --bundle --platform=node --target=node22 \
+    --format=cjs --packages=external --tsconfig=tsconfig.base.json --sourcemap \
+    --outfile="$out/check-worker.js" --log-level=warning
+fi
 # Run-time files, found by each service relative to its main (src/ in development, the bundle's
 # directory once built).
 if [ "$app" = query-api ]; then

@@ -36,7 +36,7 @@ const baseline = rate(() => {
   for (const l of lines) JSON.parse(l);
 });
 const route = rate(() => {
-  const { counts } = processBatch(raw, contracts, { dlqTopic: 'dlq', maxEventBytes: 1 << 20 }, Date.now());
+  const { counts } = processBatch(raw, (m) => contracts.check(m.value as Buffer, m.headers, m.timestamp), { dlqTopic: 'dlq', maxEventBytes: 1 << 20 }, Date.now());
   if (counts.valid !== N) throw new Error('not all valid');
 });
 console.log(

@@ -1,15 +1,18 @@
 import { STALL_TO_POLL_INTERVAL_MS } from '@sluice/config';
-import { AvroDecoder, CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient, registryAuth } from '@sluice/contracts';
+import { CONTRACTS, DLQ_TOPIC, RAW_TOPIC, RegistryError, SchemaIdLearner, createRegistryClient, registryAuth, type ValidationLimits } from '@sluice/contracts';
 import { isRetryable } from '@sluice/errors';
 import { KafkaAdmin, TransactionalProcessor, kafkaConnectionFromConfig, type KafkaSecurityConfig, type ProducerRecord } from '@sluice/kafka';
 import { StallWatch, type Logger, type SluiceMetrics } from '@sluice/telemetry';
 import type { ValidateConfig } from './config';
 import { validateError } from './errors';
 import { ProgressWatch, type ProgressVerdict } from './liveness/progress-watch';
-import { processBatch, type BatchCounts } from './pipeline/process-batch';
+import { ChecksAhead } from './pipeline/checks-ahead';
+import { processBatch, type BatchCheck, type BatchCounts } from './pipeline/process-batch';
 import { traceRouted, type RouteTracer } from './pipeline/trace-route';
 import { contractsForValidate } from './routing/contracts-adapter';
-import type { RoutedRecord, ValidateContracts } from './routing/route';
+import { RecordingDecoder } from './routing/recording-decoder';
+import type { CheckResult, RawMessage, RoutedRecord, ValidateContracts } from './routing/route';
+import { WorkerChecks, type CheckOutcome } from './routing/worker-checks';
 
 /** What `build` needs; main.ts passes the real ones. */
 export interface ValidateDeps {
@@ -31,6 +34,7 @@ export interface ValidateDeps {
     | 'stallTimeoutMs'
     | 'progressWindowMs'
     | 'sessionTimeoutMs'
+    | 'checkThread'
     | 'schemaRegistryUrl'
     | 'schemaRegistryUsername'
     | 'schemaRegistryPassword'
@@ -40,7 +44,7 @@ export interface ValidateDeps {
   metrics?: SluiceMetrics;
   /** Spans for sampled records (`validate.route`); without it headers pass through untouched. */
   tracer?: RouteTracer;
-  /** Default: the @sluice/contracts catalog. */
+  /** Default: the @sluice/contracts catalog (checked in a worker thread when `config.checkThread`); given, it runs on the main thread. */
   contracts?: ValidateContracts;
   clock?: () => number;
 }
@@ -82,8 +86,10 @@ export function build(deps: ValidateDeps): ValidateService {
   // after the registry denied its id, however many unknown ids its batch carries. The lookups run
   // inside the batch's transaction: past a quarter of its timeout the batch is retried, and the
   // retry goes on from what was learned (thousands of new ids against a slow registry).
-  const learner = config.schemaRegistryUrl
-    ? new SchemaIdLearner(new AvroDecoder(Object.values(CONTRACTS)), createRegistryClient({
+  // The decoder lists what it learns, so the check thread's decoder is taught the same ids.
+  const decoder = config.schemaRegistryUrl ? new RecordingDecoder(Object.values(CONTRACTS)) : undefined;
+  const learner = decoder
+    ? new SchemaIdLearner(decoder, createRegistryClient({
           url: config.schemaRegistryUrl,
           fetch: globalThis.fetch,
           auth: registryAuth(config.schemaRegistryUsername, config.schemaRegistryPassword),
@@ -92,13 +98,30 @@ export function build(deps: ValidateDeps): ValidateService {
         budgetMs: Math.floor(config.transactionTimeoutMs / 4),
       })
     : undefined;
-  const contracts = deps.contracts ?? contractsForValidate({
-      validTopicPrefix: config.validTopicPrefix,
-      now: clock,
-      avro: learner?.decoder,
-      // maxBytes too: without it the decoder's own 1 MiB held whatever VALIDATE_MAX_EVENT_BYTES said.
-      limits: { maxBytes: config.maxEventBytes, maxFutureSkewMs: config.maxFutureSkewMs, maxAgeMs: config.maxEventAgeMs },
-    });
+  // maxBytes too: without it the decoder's own 1 MiB held whatever VALIDATE_MAX_EVENT_BYTES said.
+  const limits: Partial<ValidationLimits> = { maxBytes: config.maxEventBytes, maxFutureSkewMs: config.maxFutureSkewMs, maxAgeMs: config.maxEventAgeMs };
+  const contracts = deps.contracts ?? contractsForValidate({ validTopicPrefix: config.validTopicPrefix, now: clock, avro: decoder, limits });
+  /** Teaches the decoder the unknown schema ids of a batch (before its records are checked). */
+  const learnSchemaIds = async (batch: readonly RawMessage[]): Promise<void> => {
+    try {
+      await learner?.prepare(batch.map((m) => m.value));
+    } catch (err) {
+      // Unreachable or refusing registry: retry the batch rather than dead-letter its events.
+      if (err instanceof RegistryError) throw validateError('VALIDATE_REGISTRY_UNAVAILABLE', { registry: err.toJSON() }, err);
+      throw err;
+    }
+  };
+  // The checks run in a worker thread, those of a batch's start while the transaction before it
+  // commits; on the main thread when a test gives its own contracts or the setting is off.
+  const checks = deps.contracts === undefined && config.checkThread
+    ? new WorkerChecks({ validTopicPrefix: config.validTopicPrefix, maxEventBytes: config.maxEventBytes, limits }, () => decoder?.learned ?? [])
+    : undefined;
+  const checksAhead = checks
+    ? new ChecksAhead(async (messages) => {
+        await learnSchemaIds(messages);
+        return checks.check(messages, clock());
+      })
+    : undefined;
   const totals: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
   let connected = false;
   let closing = false;
@@ -133,15 +156,16 @@ export function build(deps: ValidateDeps): ValidateService {
 
   /** The batch the current transaction routed, counted when it commits. */
   let routed: { input: number; counts: BatchCounts; outByContract: { valid: Map<string, number>; dlq: Map<string, number> }; deadLetters: RoutedRecord[] } | undefined;
-  const transform = async (batch: Parameters<typeof processBatch>[0]): Promise<ProducerRecord[]> => {
-    try {
-      await learner?.prepare(batch.map((m) => m.value));
-    } catch (err) {
-      // Unreachable or refusing registry: retry the batch rather than dead-letter its events.
-      if (err instanceof RegistryError) throw validateError('VALIDATE_REGISTRY_UNAVAILABLE', { registry: err.toJSON() }, err);
-      throw err;
+  const transform = async (batch: readonly RawMessage[]): Promise<ProducerRecord[]> => {
+    let check: BatchCheck;
+    if (checksAhead) {
+      const outcomes = await checksAhead.outcomes(batch);
+      check = (_msg, i) => resultOf(outcomes[i]);
+    } else {
+      await learnSchemaIds(batch);
+      check = (msg) => contracts.check(msg.value as Buffer, msg.headers, msg.timestamp);
     }
-    const { records, counts } = processBatch(batch, contracts, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
+    const { records, counts } = processBatch(batch, check, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
     // After routing, so a span's outcome is the record's; an aborted transaction routes (and
     // traces) the batch again, which shows as a second attempt in the trace, not a lost one.
     const traced = deps.tracer ? traceRouted(deps.tracer, batch, records) : 0;
@@ -209,6 +233,7 @@ export function build(deps: ValidateDeps): ValidateService {
     // Received, whether or not its transaction then commits (a failing begin or commit is the
     // batch loop's to retry and report, not a silent consumer).
     onPolled: (batch) => progress.batchStarted(batch),
+    ...(checksAhead ? { onFetchedAhead: (messages: readonly RawMessage[]) => checksAhead.prepare(messages) } : {}),
   });
 
   // processor.run() would retry silently; this loop does the same but says so, once per failed
@@ -248,7 +273,7 @@ export function build(deps: ValidateDeps): ValidateService {
       }
       connected = true;
       checkProgressEvery(config.progressWindowMs);
-      logger.info({ rawTopic, dlqTopic, groupId: config.groupId, instanceId: config.instanceId }, 'validate running');
+      logger.info({ rawTopic, dlqTopic, groupId: config.groupId, instanceId: config.instanceId, checkThread: checks !== undefined }, 'validate running');
       loop = processUntilClosed();
       await loop;
     },
@@ -263,9 +288,17 @@ export function build(deps: ValidateDeps): ValidateService {
       await loop?.catch(() => undefined);
       await processor.close();
       await admin.close();
+      await checks?.close();
     },
     totals: () => totals,
   };
+}
+
+/** The check result a worker's outcome stands for (a check that threw throws again here, so routing dead-letters it alike). */
+function resultOf(outcome: CheckOutcome): CheckResult {
+  if (outcome === null) throw new Error('the record was not checked');
+  if ('threw' in outcome) throw new Error(outcome.threw);
+  return outcome;
 }
 
 /** Routed records per outcome and contract ('unknown' where routing named none). */

@@ -1,4 +1,4 @@
-import { int, list, loadConfig, MAX_POLL_INTERVAL_MS, setTogether, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
+import { bool, int, list, loadConfig, MAX_POLL_INTERVAL_MS, setTogether, MAX_SESSION_TIMEOUT_MS, STALL_TO_POLL_INTERVAL_MS, str, timerMs, type ConfigOf, url } from '@sluice/config';
 import { DEFAULT_LIMITS, MAX_REMEMBERED_MISSES } from '@sluice/contracts';
 import { KAFKA_SECURITY_PREFIXES, kafkaSecurityConfigFields } from '@sluice/kafka';
 import { telemetryConfigFields } from '@sluice/telemetry';
@@ -52,6 +52,10 @@ export const validateConfigSchema = {
     default: 120_000,
     min: 5_000,
     doc: "how often the group's progress through raw is checked: a partition this instance held for a whole window, with records to read and none received, or (when it held nothing) one no member holds, fails /healthz and ends the process",
+  }),
+  checkThread: bool('VALIDATE_CHECK_THREAD', {
+    default: true,
+    doc: "check events against their contracts in a worker thread, starting on the next batch while a transaction commits; false = on the main thread, after the batch is polled",
   }),
   sessionTimeoutMs: timerMs('VALIDATE_SESSION_TIMEOUT_MS', { default: 10_000, min: 6000, max: MAX_SESSION_TIMEOUT_MS, doc: 'group session timeout: how long a dead instance keeps its partitions' }),
   ...kafkaSecurityConfigFields,

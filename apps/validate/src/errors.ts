@@ -8,6 +8,7 @@ import { SluiceError } from '@sluice/errors';
 export const VALIDATE_ERRORS = {
   VALIDATE_INTERNAL: { retryable: false, message: 'a contract check threw; the event was dead-lettered with this reason' },
   VALIDATE_REGISTRY_UNAVAILABLE: { retryable: true, message: 'the schema registry did not answer, or refused the credentials, for a Confluent schema id; the batch is aborted and retried' },
+  VALIDATE_CHECK_WORKER_FAILED: { retryable: true, message: 'the thread checking events against their contracts failed or exited; the batch is aborted and retried on a new one' },
 } as const;
 
 export type ValidateErrorCode = keyof typeof VALIDATE_ERRORS;

@@ -215,8 +215,9 @@ describe('Kafka transactions against the broker', () => {
     const tookAhead: number[] = [];
     consumer.fetchAhead = async () => {
       const before = positions();
-      await fetchAhead();
+      const taken = await fetchAhead();
       tookAhead.push(positions() - before);
+      return taken;
     };
     const deadline = Date.now() + 30_000;
     const failure = (await firstFailure(processor, deadline)) as KafkaError;
@@ -230,6 +231,48 @@ describe('Kafka transactions against the broker', () => {
     // Each input exactly once (the output's partitions are the producer's choice: no order across them).
     const expected = [0, 1].flatMap((partition) => Array.from({ length: 40 }, (_, i) => `P${partition}-${i}`));
     expect(out.map((m) => m.value?.toString()).sort()).toEqual(expected.sort());
+  });
+
+  // validate starts checking the next batch's records while a transaction commits: only worth it
+  // if the batch then holds those very message objects.
+  it('hands the messages fetched ahead during a commit to onFetchedAhead, as the objects the next batch holds', async () => {
+    const input = await createTestTopic(admin, 1);
+    const output = await createTestTopic(admin, 1);
+    const seed = new KafkaProducer({ brokers });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.sendBatch(Array.from({ length: 200 }, (_, i) => ({ topic: input, partition: 0, value: `v${i}` })));
+    const batches: ConsumedMessage[][] = [];
+    const aheads: (readonly ConsumedMessage[])[] = [];
+    const processor = new TransactionalProcessor({
+      consumer: { brokers, groupId: unique('g'), topics: [input], maxBatchMessages: 20 },
+      producer: { brokers, transactionalId: unique('proc') },
+      transform: (batch) => {
+        batches.push(batch);
+        return upperCase(output)(batch);
+      },
+      onFetchedAhead: (messages) => {
+        aheads.push(messages);
+        throw new Error('a hook that throws changes nothing');
+      },
+    });
+    closers.push(() => processor.close());
+    await processor.connect();
+    let done = 0;
+    const deadline = Date.now() + 30_000;
+    while (done < 200 && Date.now() < deadline) done += (await processor.processOnce()).input;
+    expect(done).toBe(200);
+    expect(aheads.length).toBeGreaterThan(0);
+    // Each set fetched ahead is in the batch that follows it, as the same objects.
+    let matched = 0;
+    for (const ahead of aheads) {
+      const next = batches.find((b) => b.includes(ahead[0]));
+      expect(next).toBeDefined();
+      for (const m of ahead) expect(next).toContain(m);
+      matched += ahead.length;
+    }
+    expect(matched).toBeGreaterThan(0);
+    expect(batches.flat().map((m) => m.offset)).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
   it('rewinds a batch whose onPolled hook threw: the next transaction processes it, nothing is skipped', async () => {

@@ -6,6 +6,10 @@
  *     [--seconds 15] [--batch 1000] [--connections 8] [--partitions 4] [--validate-batch 5000]
  *     [--traces-sample-ratio R]   (default: as deployed, deploy/k8s/base/config/common.env)
  *     [--validate-replicas N]     (validate processes in one consumer group; default 1)
+ *     [--validate-compare VAR=A,B] [--validate-rounds N]
+ *                                 (drains the same raw topic once per value of VAR per round, in a
+ *                                 new group each time, A B then B A in alternate rounds; reports
+ *                                 each drain and each value's median events/s as a ratio to A's)
  *
  * Phase 1: autocannon POSTs NDJSON batches to ingest for --seconds; events/s = 2xx × batch.
  * Phase 2: validate (transactions on) drains what phase 1 wrote; events/s from the committed
@@ -41,6 +45,8 @@ const { values } = parseArgs({
     'validate-batch': { type: 'string', default: '5000' },
     'traces-sample-ratio': { type: 'string', default: DEPLOYED_ENV.TRACES_SAMPLE_RATIO },
     'validate-replicas': { type: 'string', default: '1' },
+    'validate-compare': { type: 'string' },
+    'validate-rounds': { type: 'string', default: '1' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -50,6 +56,15 @@ const PARTITIONS = Number(values.partitions);
 const VALIDATE_BATCH = Number(values['validate-batch']);
 const TRACES_SAMPLE_RATIO = values['traces-sample-ratio'];
 const VALIDATE_REPLICAS = Number(values['validate-replicas']);
+const VALIDATE_ROUNDS = Number(values['validate-rounds']);
+/** The variable --validate-compare varies and its values (A first); none: one drain as configured. */
+const COMPARE = ((): { name: string; values: string[] } | undefined => {
+  const spec = values['validate-compare'];
+  if (spec === undefined) return undefined;
+  const m = /^([A-Z0-9_]+)=(.+)$/.exec(spec);
+  if (!m || m[2].split(',').length < 2) throw new Error('--validate-compare wants VAR=A,B[,…]');
+  return { name: m[1], values: m[2].split(',') };
+})();
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '';
 if (!brokers) throw new Error('set SLUICE_TEST_KAFKA_BROKERS (e.g. 127.0.0.1:19092)');
 
@@ -141,46 +156,78 @@ async function main(): Promise<void> {
   const rawEnds = await admin.fetchEndOffsets(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: topics.raw, partition })), false);
   const rawTotal = [...rawEnds.values()].reduce((a, b) => a + b, 0);
 
-  // ---- Phase 2: validate drains the raw topic
-  const group = `${prefix}validate`;
+  // ---- Phase 2: validate drains the raw topic (once, or once per compared value per round)
   const validateMain = await bundleService('validate');
-  const validates = Array.from({ length: VALIDATE_REPLICAS }, (_, i) =>
-    start(validateMain, {
-      KAFKA_BROKERS: brokers,
-      VALIDATE_GROUP_ID: group,
-      VALIDATE_INSTANCE_ID: `bench-${i}`,
-      VALIDATE_RAW_TOPIC: topics.raw,
-      VALIDATE_DLQ_TOPIC: topics.dlq,
-      VALIDATE_VALID_TOPIC_PREFIX: prefix,
-      OPS_PORT: '0',
-      LOG_LEVEL: 'info',
-      VALIDATE_MAX_BATCH_MESSAGES: String(VALIDATE_BATCH),
-      TRACES_SAMPLE_RATIO,
-    }),
-  );
-  await Promise.all(validates.map((v) => v.waitFor(/validate running/)));
-  const validateStats = validates.map((v) => watchProcess(v.proc.pid!));
-  let firstProgressAt = 0;
-  let firstProgress = 0;
-  let doneAt = 0;
-  const deadline = Date.now() + 300_000;
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    const committed = await admin.fetchCommittedOffsets(group, Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: topics.raw, partition }))).catch(() => undefined);
-    if (!committed) continue; // a transaction is moving offsets right now
-    const done = [...committed.values()].reduce((a, b) => a + b, 0);
-    if (done > 0 && firstProgressAt === 0) [firstProgressAt, firstProgress] = [performance.now(), done];
-    if (done >= rawTotal) {
-      doneAt = performance.now();
-      break;
+  let drains = 0;
+  const drain = async (env: Record<string, string>) => {
+    const group = `${prefix}validate-${drains++}`;
+    const validates = Array.from({ length: VALIDATE_REPLICAS }, (_, i) =>
+      start(validateMain, {
+        KAFKA_BROKERS: brokers,
+        VALIDATE_GROUP_ID: group,
+        VALIDATE_INSTANCE_ID: `bench-${i}`,
+        VALIDATE_RAW_TOPIC: topics.raw,
+        VALIDATE_DLQ_TOPIC: topics.dlq,
+        VALIDATE_VALID_TOPIC_PREFIX: prefix,
+        OPS_PORT: '0',
+        LOG_LEVEL: 'info',
+        VALIDATE_MAX_BATCH_MESSAGES: String(VALIDATE_BATCH),
+        TRACES_SAMPLE_RATIO,
+        ...env,
+      }),
+    );
+    await Promise.all(validates.map((v) => v.waitFor(/validate running/)));
+    const validateStats = validates.map((v) => watchProcess(v.proc.pid!));
+    let firstProgressAt = 0;
+    let firstProgress = 0;
+    let doneAt = 0;
+    const deadline = Date.now() + 300_000;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      const committed = await admin.fetchCommittedOffsets(group, Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: topics.raw, partition }))).catch(() => undefined);
+      if (!committed) continue; // a transaction is moving offsets right now
+      const done = [...committed.values()].reduce((a, b) => a + b, 0);
+      if (done > 0 && firstProgressAt === 0) [firstProgressAt, firstProgress] = [performance.now(), done];
+      if (done >= rawTotal) {
+        doneAt = performance.now();
+        break;
+      }
     }
+    const usage = validateStats.map((w) => w.stop());
+    for (const v of validates) v.proc.kill('SIGTERM');
+    await Promise.all(validates.map((v) => new Promise((r) => v.proc.once('exit', r))));
+    if (doneAt === 0) throw new Error('validate did not finish within 300 s');
+    const eventsPerSecond = (rawTotal - firstProgress) / ((doneAt - firstProgressAt) / 1000);
+    const result = {
+      ...(Object.keys(env).length > 0 ? { env } : {}),
+      events: rawTotal,
+      eventsPerSecond: Math.round(eventsPerSecond),
+      ratioToBaseline: +(eventsPerSecond / baseline).toFixed(3),
+      cpuPercent: Math.round(usage.reduce((sum, u) => sum + u.cpuPercent, 0)),
+      peakRssMb: Math.round(Math.max(...usage.map((u) => u.peakRssMb))),
+      ...(VALIDATE_REPLICAS > 1 ? { replicas: usage.map((u) => ({ cpuPercent: Math.round(u.cpuPercent), peakRssMb: Math.round(u.peakRssMb) })) } : {}),
+    };
+    console.error(`validate drain ${drains}: ${JSON.stringify(result)}`);
+    return result;
+  };
+  let validate: Record<string, unknown>;
+  if (COMPARE === undefined) {
+    validate = await drain({});
+  } else {
+    const runs: Awaited<ReturnType<typeof drain>>[] = [];
+    for (let round = 0; round < VALIDATE_ROUNDS; round++) {
+      const order = round % 2 === 0 ? COMPARE.values : [...COMPARE.values].reverse();
+      for (const value of order) runs.push(await drain({ [COMPARE.name]: value }));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+    const medians = COMPARE.values.map((value) => median(runs.filter((r) => r.env?.[COMPARE.name] === value).map((r) => r.eventsPerSecond)));
+    validate = {
+      compare: COMPARE.name,
+      runs,
+      medians: Object.fromEntries(COMPARE.values.map((value, i) => [value, { eventsPerSecond: medians[i], ratioToFirst: +(medians[i] / medians[0]).toFixed(3) }])),
+    };
   }
-  const validateUsage = validateStats.map((w) => w.stop());
-  for (const v of validates) v.proc.kill('SIGTERM');
-  await Promise.all(validates.map((v) => new Promise((r) => v.proc.once('exit', r))));
   await admin.close();
-  if (doneAt === 0) throw new Error('validate did not finish within 300 s');
-  const validateEventsPerSecond = (rawTotal - firstProgress) / ((doneAt - firstProgressAt) / 1000);
 
   const report = {
     when: new Date().toISOString(),
@@ -197,14 +244,7 @@ async function main(): Promise<void> {
       cpuPercent: Math.round(ingestUsage.cpuPercent),
       peakRssMb: Math.round(ingestUsage.peakRssMb),
     },
-    validate: {
-      events: rawTotal,
-      eventsPerSecond: Math.round(validateEventsPerSecond),
-      ratioToBaseline: +(validateEventsPerSecond / baseline).toFixed(3),
-      cpuPercent: Math.round(validateUsage.reduce((sum, u) => sum + u.cpuPercent, 0)),
-      peakRssMb: Math.round(Math.max(...validateUsage.map((u) => u.peakRssMb))),
-      ...(VALIDATE_REPLICAS > 1 ? { replicas: validateUsage.map((u) => ({ cpuPercent: Math.round(u.cpuPercent), peakRssMb: Math.round(u.peakRssMb) })) } : {}),
-    },
+    validate,
   };
   console.log(JSON.stringify(report, null, 2));
 }

@@ -1,4 +1,4 @@
-import { routeRecord, type RawMessage, type RouteOptions, type RoutedRecord, type ValidateContracts } from '../routing/route';
+import { routeWithCheck, type CheckResult, type RawMessage, type RouteOptions, type RoutedRecord } from '../routing/route';
 
 /** Counts of one batch, for logs and metrics. */
 export interface BatchCounts {
@@ -8,13 +8,16 @@ export interface BatchCounts {
   byReason: Record<string, number>;
 }
 
+/** The contract check of the batch's `index`-th record (see routeWithCheck). */
+export type BatchCheck = (msg: RawMessage, index: number) => CheckResult;
+
 /**
  * Routes every record of a consumed batch, in order. The output has exactly one record per
  * input record — the invariant that makes "valid + DLQ = raw" hold once the transaction commits.
  */
 export function processBatch(
   batch: readonly RawMessage[],
-  contracts: ValidateContracts,
+  check: BatchCheck,
   options: Omit<RouteOptions, 'now'>,
   now: number,
 ): { records: RoutedRecord[]; counts: BatchCounts } {
@@ -22,7 +25,7 @@ export function processBatch(
   const counts: BatchCounts = { valid: 0, dlq: 0, byReason: {} };
   const routeOptions: RouteOptions = { ...options, now };
   for (let i = 0; i < batch.length; i++) {
-    const routed = routeRecord(batch[i], contracts, routeOptions);
+    const routed = routeWithCheck(batch[i], (m) => check(m, i), routeOptions);
     records[i] = routed;
     if (routed.outcome === 'valid') counts.valid++;
     else {

@@ -1,5 +1,5 @@
 import { decodeEvent, encodeSingleObject, HEADERS, validTopicName, type AvroDecoder, type ValidationLimits } from '@sluice/contracts';
-import { replayMarkerOf } from './headers';
+import { REPLAY_HEADER, replayMarkerOf } from './headers';
 import type { ValidateContracts } from './route';
 
 /** Settings of {@link contractsForValidate}. */
@@ -14,9 +14,15 @@ export interface ContractsAdapterOptions {
 }
 
 /**
+ * The only headers the check reads (the contract's name, a DLQ replay's marker): a check in a
+ * worker thread is given these and no others.
+ */
+export const CHECK_HEADERS: readonly string[] = [HEADERS.contract, REPLAY_HEADER];
+
+/**
  * ValidateContracts over @sluice/contracts: decodeEvent (JSON or Avro, contract from the
  * `sluice-contract` header or the body) then the event in the contract's latest schema, Avro
- * single-object encoded, for the contract's valid topic.
+ * single-object encoded, for the contract's valid topic. Reads only {@link CHECK_HEADERS}.
  */
 export function contractsForValidate(options: ContractsAdapterOptions): ValidateContracts {
   const now = options.now ?? Date.now;

@@ -33,6 +33,9 @@ export interface ValidateContracts {
   ): { ok: true; contract: string; key: string; topic: string; value: Buffer } | { ok: false; contract?: string; issues: RouteIssue[] };
 }
 
+/** What a contract check answered for one record. */
+export type CheckResult = ReturnType<ValidateContracts['check']>;
+
 /** Where one raw record goes: the contract's valid topic, or the DLQ. */
 export interface RoutedRecord {
   outcome: 'valid' | 'dlq';
@@ -61,6 +64,23 @@ export interface RouteOptions {
  * throw, and that too is caught and dead-lettered so one event cannot crash-loop the service.
  */
 export function routeRecord(msg: RawMessage, contracts: ValidateContracts, options: RouteOptions): RoutedRecord {
+  return routeWithCheck(msg, (m) => contracts.check(m.value as Buffer, m.headers, m.timestamp), options);
+}
+
+/**
+ * Whether routing asks the contracts about this record: it has a value within the size limit
+ * (an empty or oversized one is dead-lettered without being read).
+ */
+export function needsCheck(msg: Pick<RawMessage, 'value'>, maxEventBytes: number): boolean {
+  return msg.value !== null && msg.value.length > 0 && msg.value.length <= maxEventBytes;
+}
+
+/**
+ * {@link routeRecord} with the contract check given as a function of the record, called only
+ * when {@link needsCheck} (e.g. answered by a worker thread). A check that throws dead-letters
+ * the record as VALIDATE_INTERNAL, as in routeRecord.
+ */
+export function routeWithCheck(msg: RawMessage, check: (msg: RawMessage) => CheckResult, options: RouteOptions): RoutedRecord {
   if (msg.value === null || msg.value.length === 0) {
     return deadLetter(msg, options, [{ code: 'EVENT_NOT_JSON', path: '', message: 'the record has no value' }]);
   }
@@ -69,9 +89,9 @@ export function routeRecord(msg: RawMessage, contracts: ValidateContracts, optio
       { code: 'EVENT_TOO_LARGE', path: '', message: `${msg.value.length} bytes; the limit is ${options.maxEventBytes}` },
     ]);
   }
-  let result: ReturnType<ValidateContracts['check']>;
+  let result: CheckResult;
   try {
-    result = contracts.check(msg.value, msg.headers, msg.timestamp);
+    result = check(msg);
   } catch (err) {
     const internal = validateError('VALIDATE_INTERNAL', {}, err);
     return deadLetter(msg, options, [{ code: internal.code, path: '', message: `${internal.message}: ${(err as Error)?.message ?? String(err)}` }]);

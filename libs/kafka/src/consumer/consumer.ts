@@ -15,6 +15,8 @@ import type { ConsumedMessage, PartitionLag, PartitionRef, TopicPartitionOffset 
 // The native consume call blocks a libuv worker for at most this long, so close() and
 // rebalance handling never wait longer than one slice.
 const CONSUME_SLICE_MS = 100;
+/** Messages a fetch ahead takes per native call (the first ones are handed on while the next are built). */
+const FETCH_AHEAD_SLICE = 1000;
 
 interface RebalanceEvent {
   kind: 'assign' | 'revoke';
@@ -97,6 +99,8 @@ export class BatchConsumer {
   private readonly rebalances: RebalanceEvent[] = [];
   /** Messages a native call returned past a batch's bounds or for a paused partition: later batches start with them. */
   private carried: Message[] = [];
+  /** The conversions fetchAhead made of the messages it carried, handed out by the next poll (then forgotten). */
+  private readonly convertedAhead = new Map<Message, ConsumedMessage>();
   private meanMessageBytes = 0;
   /** Revokes applied so far: a poll re-checks its batch only when one happened meanwhile. */
   private revokes = 0;
@@ -177,22 +181,38 @@ export class BatchConsumer {
    * waiting and without running rebalance hooks; the next `poll()` applies pending rebalances
    * first (a revoke drops what it took) and then hands these messages out. For a caller whose
    * batch is waiting on the broker (a transaction's commit): the client's conversion of the
-   * messages, main-thread work, then overlaps that wait instead of following it. Not
-   * concurrently with `poll()`; a `seek()` after it drops what it took of that partition.
+   * messages, main-thread work, then overlaps that wait instead of following it. Returns the
+   * messages it took, converted: the same objects the next poll hands out (unless a rebalance or
+   * a `seek()` drops them first). Not concurrently with `poll()`; a `seek()` after it drops what
+   * it took of that partition.
    */
-  async fetchAhead(): Promise<void> {
-    if (!this.connected || this.closeRequested) return;
+  async fetchAhead(onTaken?: (messages: readonly ConsumedMessage[]) => void): Promise<readonly ConsumedMessage[]> {
+    if (!this.connected || this.closeRequested) return [];
     if (this.polling !== undefined) throw kafkaError('KAFKA_INVALID_CONFIG', 'consumer.fetchAhead: a poll is already running');
     const batchCount = this.meanMessageBytes > 0 ? Math.min(this.maxBatch, Math.ceil(this.maxBytes / this.meanMessageBytes)) : this.maxBatch;
-    const room = batchCount - this.carried.length;
-    if (room <= 0) return;
-    this.polling = (async () => {
+    let room = batchCount - this.carried.length;
+    if (room <= 0) return [];
+    const taking = (async () => {
       this.native.setDefaultConsumeTimeout(0);
-      this.carried.push(...(await this.consumeNative(room)));
-      return [];
+      const all: ConsumedMessage[] = [];
+      // In slices, so `onTaken` can start on the first while the next is built.
+      while (room > 0 && !this.closeRequested) {
+        const slice = Math.min(room, FETCH_AHEAD_SLICE);
+        const taken = await this.consumeNative(slice);
+        this.carried.push(...taken);
+        // Converted now, during the wait, and handed out as these same objects.
+        const converted = taken.map(toMessage);
+        for (let i = 0; i < taken.length; i++) this.convertedAhead.set(taken[i], converted[i]);
+        all.push(...converted);
+        if (converted.length > 0) onTaken?.(converted);
+        room -= taken.length;
+        if (taken.length < slice) break;
+      }
+      return all;
     })();
+    this.polling = taking;
     try {
-      await this.polling;
+      return await taking;
     } finally {
       this.polling = undefined;
     }
@@ -414,7 +434,9 @@ export class BatchConsumer {
       this.carried = [...taken, ...this.carried];
       throw err;
     }
-    const batch = taken.map(toMessage);
+    const batch = this.convertedAhead.size === 0 ? taken.map(toMessage) : taken.map((m) => this.convertedAhead.get(m) ?? toMessage(m));
+    // Messages still carried are converted again by a later poll: the map holds about one batch.
+    this.convertedAhead.clear();
     if (batch.length > 0) {
       this.meanMessageBytes = bytes / batch.length;
       publish(KAFKA_CHANNELS.consumerBatch, {

@@ -42,6 +42,13 @@ export interface TransactionalProcessorOptions {
   onStep?: (step: string) => void;
   /** Called with each non-empty batch as soon as it is polled, before its transaction begins; a throw fails and rewinds the batch. */
   onPolled?: (batch: readonly ConsumedMessage[]) => void;
+  /**
+   * Called with the messages fetched ahead while a transaction commits (the start of the next
+   * batch, in order, a slice at a time), so work that depends only on a message can start before its batch is
+   * polled. They may still be dropped (a rebalance, a rewind) or arrive in a later batch: the
+   * batch that `transform` gets decides. Must not throw (a throw is ignored).
+   */
+  onFetchedAhead?: (messages: readonly ConsumedMessage[]) => void;
 }
 
 /** What one processed batch did. */

@@ -128,7 +128,19 @@ export class TransactionalProcessor {
    */
   private async commitFetchingAhead(): Promise<void> {
     const committing = this.producer.commit();
-    const ahead = this.consumer.fetchAhead().catch(() => undefined);
+    const hook = this.options.onFetchedAhead;
+    const ahead = this.consumer
+      .fetchAhead(
+        hook &&
+          ((messages) => {
+            try {
+              hook(messages);
+            } catch {
+              // The hook only gets a head start on work its batch does anyway.
+            }
+          }),
+      )
+      .catch(() => undefined);
     try {
       await committing;
     } finally {
