@@ -116,9 +116,14 @@ export function build(deps: ValidateDeps): ValidateService {
   const checks = deps.contracts === undefined && config.checkThread
     ? new WorkerChecks({ validTopicPrefix: config.validTopicPrefix, maxEventBytes: config.maxEventBytes, limits }, () => decoder?.learned ?? [])
     : undefined;
+  // The registry lookups of the slices checked ahead, and of the batch, one after another: the
+  // learner does not share a lookup in flight, and its time budget holds for one call at a time.
+  let learning: Promise<unknown> = Promise.resolve();
   const checksAhead = checks
     ? new ChecksAhead(async (messages) => {
-        await learnSchemaIds(messages);
+        const learned = learning.then(() => learnSchemaIds(messages));
+        learning = learned.catch(() => undefined);
+        await learned;
         return checks.check(messages, clock());
       })
     : undefined;

@@ -22,7 +22,8 @@ port.on('message', (request: CheckRequest) => {
   try {
     for (const learned of request.learned) {
       const contract = contractByName(learned.contract);
-      if (contract) decoder.addSchemaId(learned.id, contract, learned.schema);
+      if (!contract) throw new Error(`schema id ${learned.id} is taught for ${learned.contract}, which is no contract`);
+      decoder.addSchemaId(learned.id, contract, learned.schema);
     }
     now = request.now;
     const response = answerChecks(request, contracts, settings.maxEventBytes);

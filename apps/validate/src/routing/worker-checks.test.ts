@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { CONTRACTS, HEADERS, decodeEvent, encodeConfluent, encodeSingleObject, sampleClickJson, sampleInventoryJson, sampleOrderJson } from '@sluice/contracts';
 import { answerChecks } from './check-answer';
-import { CHECK_STATUS } from './check-protocol';
+import { CHECK_STATUS, type LearnedSchema } from './check-protocol';
 import { contractsForValidate } from './contracts-adapter';
 import { packBytes } from './packed';
 import { RecordingDecoder } from './recording-decoder';
@@ -121,6 +121,20 @@ describe('WorkerChecks', () => {
     await (checks as unknown as { worker: Worker }).worker.terminate();
     await expect(pending).rejects.toMatchObject({ code: 'VALIDATE_CHECK_WORKER_FAILED', retryable: true });
     expect(await reasonOf()).toMatchObject({ outcome: 'valid', contract: 'orders' });
+  }, 30_000);
+
+  it('a request the worker refuses fails its batch, and the next request gets a new worker', async () => {
+    const workerOf = () => (checks as unknown as { worker: Worker | undefined }).worker;
+    let learned: LearnedSchema[] = [];
+    checks = new WorkerChecks(settings, () => learned);
+    await checks.check([raw(JSON.stringify(order(31)))], NOW);
+    const first = workerOf();
+    learned = [{ id: 1, contract: 'no-such-contract', schema: {} }];
+    await expect(checks.check(corpus(), NOW)).rejects.toMatchObject({ code: 'VALIDATE_CHECK_WORKER_FAILED', retryable: true, details: { reason: expect.stringContaining('which is no contract') } });
+    learned = [];
+    expect((await checks.check([raw(JSON.stringify(order(30)))], NOW))[0]).toMatchObject({ ok: true, contract: 'orders' });
+    expect(workerOf()).toBeDefined();
+    expect(workerOf()).not.toBe(first);
   }, 30_000);
 
   it('refuses to check once closed', async () => {

@@ -45,9 +45,15 @@ export class WorkerChecks {
       receivedAt: Float64Array.from(messages, (m) => m.timestamp ?? Number.NaN),
       learned: learned.slice(this.learnedSent),
     };
-    this.learnedSent = learned.length;
     const answered = new Promise<CheckResponse>((resolve, reject) => this.waiting.set(request.id, { resolve, reject }));
-    worker.postMessage(request, [...transferablesOf(request.values, ...request.headers), request.receivedAt.buffer]);
+    try {
+      worker.postMessage(request, [...transferablesOf(request.values, ...request.headers), request.receivedAt.buffer]);
+    } catch (err) {
+      this.waiting.delete(request.id);
+      throw validateError('VALIDATE_CHECK_WORKER_FAILED', { reason: 'the request could not be sent' }, err);
+    }
+    // Counted as taught only once sent (a refused request ends the worker: the next one is taught all).
+    this.learnedSent = learned.length;
     return outcomesOf(await answered);
   }
 
@@ -66,18 +72,23 @@ export class WorkerChecks {
     const worker = new Worker(file, { workerData: this.settings, ...(execArgv ? { execArgv } : {}) });
     // Never what keeps the process alive: close() ends it, and so does the process's exit.
     worker.unref();
-    worker.on('message', (message: CheckResponse | CheckRefusal) => {
-      const waiter = this.waiting.get(message.id);
-      if (!waiter) return;
-      this.waiting.delete(message.id);
-      if ('error' in message) waiter.reject(validateError('VALIDATE_CHECK_WORKER_FAILED', { reason: message.error }));
-      else waiter.resolve(message);
-    });
     const failed = (reason: string, cause?: unknown): void => {
       if (this.worker !== worker) return;
       this.worker = undefined;
       this.failAll(validateError('VALIDATE_CHECK_WORKER_FAILED', { reason }, cause));
+      void worker.terminate();
     };
+    worker.on('message', (message: CheckResponse | CheckRefusal) => {
+      const waiter = this.waiting.get(message.id);
+      if (!waiter) return;
+      this.waiting.delete(message.id);
+      if (!('error' in message)) return waiter.resolve(message);
+      waiter.reject(validateError('VALIDATE_CHECK_WORKER_FAILED', { reason: message.error }));
+      // Its state is in doubt (a schema id it may not have been taught): the next request starts
+      // a new worker and teaches it every id.
+      failed(`the worker refused a request: ${message.error}`);
+    });
+    worker.on('messageerror', (err) => failed(`a message from the worker could not be read: ${err.message}`, err));
     worker.on('error', (err) => failed(err.message, err));
     worker.on('exit', (code) => failed(`the worker exited with code ${code}`));
     this.worker = worker;
