@@ -84,8 +84,9 @@ export function build(deps: ValidateDeps): ValidateService {
   // With a registry, Confluent-framed events are readable once their schema ids are learned.
   // validate is the raw topic's authority: an event is dead-lettered as AVRO_WRITER_UNKNOWN only
   // after the registry denied its id, however many unknown ids its batch carries. The lookups run
-  // inside the batch's transaction: past a quarter of its timeout the batch is retried, and the
-  // retry goes on from what was learned (thousands of new ids against a slow registry).
+  // inside the batch's transaction: past a quarter of its timeout the batch is retried (past half
+  // when the lookups of its start, begun during the previous commit, used up a quarter first), and
+  // the retry goes on from what was learned (thousands of new ids against a slow registry).
   // The decoder lists what it learns, so the check thread's decoder is taught the same ids.
   const decoder = config.schemaRegistryUrl ? new RecordingDecoder(Object.values(CONTRACTS)) : undefined;
   const learner = decoder
