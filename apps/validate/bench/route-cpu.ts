@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { processBatch } from '../src/pipeline/process-batch';
 import { contractsForValidate } from '../src/routing/contracts-adapter';
+import { checkWith } from '../src/routing/route';
 
 const N = 2000;
 const lines = Array.from({ length: N }, (_, i) =>
@@ -36,7 +37,7 @@ const baseline = rate(() => {
   for (const l of lines) JSON.parse(l);
 });
 const route = rate(() => {
-  const { counts } = processBatch(raw, (m) => contracts.check(m.value as Buffer, m.headers, m.timestamp), { dlqTopic: 'dlq', maxEventBytes: 1 << 20 }, Date.now());
+  const { counts } = processBatch(raw, checkWith(contracts), { dlqTopic: 'dlq', maxEventBytes: 1 << 20 }, Date.now());
   if (counts.valid !== N) throw new Error('not all valid');
 });
 console.log(

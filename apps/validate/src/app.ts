@@ -11,7 +11,7 @@ import { processBatch, type BatchCheck, type BatchCounts } from './pipeline/proc
 import { traceRouted, type RouteTracer } from './pipeline/trace-route';
 import { contractsForValidate } from './routing/contracts-adapter';
 import { RecordingDecoder } from './routing/recording-decoder';
-import type { CheckResult, RawMessage, RoutedRecord, ValidateContracts } from './routing/route';
+import { checkWith, type CheckResult, type RawMessage, type RoutedRecord, type ValidateContracts } from './routing/route';
 import { WorkerChecks, type CheckOutcome } from './routing/worker-checks';
 
 /** What `build` needs; main.ts passes the real ones. */
@@ -169,7 +169,7 @@ export function build(deps: ValidateDeps): ValidateService {
       check = (_msg, i) => resultOf(outcomes[i]);
     } else {
       await learnSchemaIds(batch);
-      check = (msg) => contracts.check(msg.value as Buffer, msg.headers, msg.timestamp);
+      check = checkWith(contracts);
     }
     const { records, counts } = processBatch(batch, check, { dlqTopic, maxEventBytes: config.maxEventBytes }, clock());
     // After routing, so a span's outcome is the record's; an aborted transaction routes (and

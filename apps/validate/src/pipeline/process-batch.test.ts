@@ -1,6 +1,6 @@
 import { HEADERS, sampleOrderJson } from '@sluice/contracts';
 import { contractsForValidate } from '../routing/contracts-adapter';
-import type { RawMessage } from '../routing/route';
+import { checkWith, type RawMessage } from '../routing/route';
 import { processBatch } from './process-batch';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
@@ -16,7 +16,7 @@ const order = (n: number) => JSON.stringify(sampleOrderJson(n, NOW, { contract: 
 describe('processBatch', () => {
   it('routes every record in order, one output per input, and counts outcomes by reason', () => {
     const batch = [raw(0, order(1)), raw(1, 'not json'), raw(2, order(2))];
-    const { records, counts } = processBatch(batch, (m) => contracts.check(m.value as Buffer, m.headers, m.timestamp), options, NOW);
+    const { records, counts } = processBatch(batch, checkWith(contracts), options, NOW);
     expect(records.map((r) => r.outcome)).toEqual(['valid', 'dlq', 'valid']);
     expect(counts).toEqual({ valid: 2, dlq: 1, byReason: { EVENT_NOT_JSON: 1 } });
   });

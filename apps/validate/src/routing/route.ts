@@ -64,7 +64,12 @@ export interface RouteOptions {
  * throw, and that too is caught and dead-lettered so one event cannot crash-loop the service.
  */
 export function routeRecord(msg: RawMessage, contracts: ValidateContracts, options: RouteOptions): RoutedRecord {
-  return routeWithCheck(msg, (m) => contracts.check(m.value as Buffer, m.headers, m.timestamp), options);
+  return routeWithCheck(msg, checkWith(contracts), options);
+}
+
+/** The contracts' check of a record as routing asks it (its value, headers and timestamp). */
+export function checkWith(contracts: ValidateContracts): (msg: RawMessage) => CheckResult {
+  return (msg) => contracts.check(msg.value as Buffer, msg.headers, msg.timestamp);
 }
 
 /**
