@@ -21,7 +21,7 @@ import { Tier2Worker } from './tier2/tier2-worker';
 
 /**
  * Most records one tier-1 poll takes. Draining a backlog, polls of 1,000 against 10,000 used
- * 10-16 % less CPU per event and peaked 30-50 MB lower (docs/bench/merge.md, 2026-12-05 14:21):
+ * 5-14 % less CPU per event and peaked 42-61 MB lower (docs/bench/merge.md, 2026-12-05 14:21):
  * presumably the records of a large poll and their Buffers outlive V8's young generation.
  */
 const TIER1_POLL_MESSAGES = 1_000;
