@@ -44,6 +44,22 @@ describe('DeadLetters', () => {
     expect(dlq.size).toBe(0);
   });
 
+  it('drops the queued records of partitions no longer owned, and the bytes they held', async () => {
+    const sent: string[] = [];
+    const dlq = new DeadLetters(async (records) => void sent.push(...records.map((r) => r.headers?.[HEADERS.dlqSourceOffset] as string)), DLQ_TOPIC.name);
+    const empty = [{ code: 'MERGE_RECORD_EMPTY', path: '', message: 'x' }];
+    dlq.add(message(1), 'orders', empty);
+    const one = dlq.heldBytes;
+    dlq.add({ ...message(2), partition: 5 }, 'orders', empty);
+    dlq.add(message(3), 'orders', empty);
+    expect(dlq.dropUnless((p) => p.partition === 2)).toBe(1);
+    expect(dlq.size).toBe(2);
+    expect(dlq.heldBytes).toBe(2 * one);
+    await dlq.flush();
+    expect(sent).toEqual(['1', '3']);
+    expect(dlq.heldBytes).toBe(0);
+  });
+
   it('caps the detail of a record with many issues', async () => {
     const sent: ProducerRecord[] = [];
     const dlq = new DeadLetters(async (records) => sent.push(...records), DLQ_TOPIC.name);

@@ -1,6 +1,6 @@
 import { deadLetterRecord, recordBytes } from '@sluice/contracts';
 import type { Issue } from '@sluice/errors';
-import type { ConsumedMessage, ProducerRecord } from '@sluice/kafka';
+import type { ConsumedMessage, PartitionRef, ProducerRecord } from '@sluice/kafka';
 
 /** Writes DLQ records and resolves once Kafka has them all (a libs/kafka producer's sendBatch). */
 export type DeadLetterSink = (records: readonly ProducerRecord[]) => Promise<unknown>;
@@ -21,7 +21,7 @@ export interface DeadLetterWritten {
 }
 
 export class DeadLetters {
-  private queued: { record: ProducerRecord; bytes: number; written: DeadLetterWritten }[] = [];
+  private queued: { record: ProducerRecord; bytes: number; written: DeadLetterWritten; source: PartitionRef }[] = [];
   /** Bytes (key, value, headers) of the queued records and of those being flushed: all are held in memory. */
   private held = 0;
 
@@ -46,9 +46,27 @@ export class DeadLetters {
     const reason = issues[0]?.code ?? 'MERGE_RECORD_UNDECODABLE';
     const record = deadLetterRecord(message, { reason, issues, source: message, contract, now: this.now() });
     const bytes = recordBytes(record);
-    this.queued.push({ record: { topic: this.topic, ...record }, bytes, written: { reason, contract } });
+    this.queued.push({ record: { topic: this.topic, ...record }, bytes, written: { reason, contract }, source: { topic: message.topic, partition: message.partition } });
     this.held += bytes;
     return reason;
+  }
+
+  /**
+   * Drops the queued records read from a partition `owned` refuses (not those of a flush under
+   * way: the caller has none then). For a revoked partition: no bronze commit covers their
+   * offsets yet (a commit waits for the flush before it), so its next owner reads them again and
+   * queues them anew; kept, they went to the DLQ twice when the partition came back to this
+   * worker or went to another. Returns how many were dropped.
+   */
+  dropUnless(owned: (source: PartitionRef) => boolean): number {
+    const kept: typeof this.queued = [];
+    for (const q of this.queued) {
+      if (owned(q.source)) kept.push(q);
+      else this.held -= q.bytes;
+    }
+    const dropped = this.queued.length - kept.length;
+    this.queued = kept;
+    return dropped;
   }
 
   /**

@@ -416,6 +416,47 @@ describe('Tier1Worker writes', () => {
     expect(worker.stats.undecodable).toBe(2);
   });
 
+  // A dead letter still queued (its DLQ write failed) when its partition was revoked stayed
+  // queued; the partition's next owner, here this worker again, read the record anew and queued
+  // it once more, and the DLQ got it twice.
+  it('sends a dead letter once when its partition is revoked and assigned back before the DLQ has it', async () => {
+    const bad = (offset: number): ConsumedMessage => ({ ...orderMessage(topic, offset), value: Buffer.from('not avro') });
+    const sent: number[] = [];
+    let sinkCalls = 0;
+    const deadLetters = new DeadLetters(async (records) => {
+      if (++sinkCalls === 1) throw new Error('DLQ producer: broker unavailable');
+      for (const r of records) sent.push(Number(String(r.headers?.['sluice-dlq-source-offset'])));
+    }, 'test.dlq');
+    const store: Partial<BronzeStore> = {
+      writtenOffsets: async () => new Map(),
+      recentEventIds: async () => ({ ids: [], truncated: false }),
+      committedEventIds: async () => new Set<string>(),
+      append: async () => ({ version: 1 }),
+    };
+    let rebalanced = false;
+    const consumer = pausable(async (n, { onAssign, onRevoke }) => {
+      if (n === 1) {
+        await onAssign([tp]);
+        return [bad(0), ...range(1, 3)];
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      if (!rebalanced && sinkCalls >= 1) {
+        // Away and back: nothing was committed, so the partition is read again from its start.
+        rebalanced = true;
+        await onRevoke([tp]);
+        await onAssign([tp]);
+        return [bad(0), ...range(1, 3)];
+      }
+      return [];
+    });
+    worker = new Tier1Worker(tier1TestOptions({ topic, telemetry, store, createConsumer: consumer, overrides: { deadLetters, bounds: { maxMs: 50, maxBytes: 1 << 20, maxRecords: 100 } } }));
+    await worker.start();
+    await until('the re-read records written', () => rebalanced && worker!.stats.written === 2);
+    expect(sent).toEqual([0]);
+    expect(deadLetters.size).toBe(0);
+    expect(deadLetters.heldBytes).toBe(0);
+  });
+
   // Nothing recorded a dead letter as handled when it was the last record of its partition: each
   // restart read it, and sent it to the DLQ, again, and the partition's lag never reached 0.
   it('covers the offsets of dead letters with no row after them by a commit of their own', async () => {

@@ -674,8 +674,10 @@ export class Tier1Worker {
     }
     this.options.groupWatch?.watch.revoked(parts);
     this.reshareDedup();
-    // Buffered records of revoked partitions are dropped: the next owner re-reads them.
+    // Buffered records of revoked partitions are dropped: the next owner re-reads them. Their
+    // dead letters not sent yet too (the write in flight, with its DLQ flush, ended above).
     this.batcher.retain((r) => this.book.owns(r));
+    const deadLettersDropped = this.options.deadLetters.dropUnless((p) => this.book.owns(p));
     if (this.pending) {
       for (const [name, records] of this.pending) {
         const kept = records.filter((r) => this.book.owns(r));
@@ -691,7 +693,7 @@ export class Tier1Worker {
       if (this.options.deadLetters.size === 0) this.flow.storageRecovered();
       this.storageFailingSince = undefined;
     }
-    this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`) }, 'partitions revoked');
+    this.options.logger.info({ partitions: parts.map((p) => `${p.topic}-${p.partition}`), deadLettersDropped }, 'partitions revoked');
   }
 
   private async rebuildDedup(contract: AnyContract, partition: number, maxIds: number): Promise<DedupWindow> {
