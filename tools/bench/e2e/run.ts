@@ -5,7 +5,7 @@
  *   npx tsx tools/bench/e2e/run.ts [--seconds 60] [--rate 0] [--batch 1000] [--concurrency 8]
  *       [--ceiling-events 300000] [--backlog 0] [--seed 1] [--broker-port 29192 | --brokers host:port]
  *       [--out .sluice/bench/e2e] [--drain-timeout 300] [--service-env merge-compaction:KEY=VALUE ...]
- *       [--merge-split]
+ *       [--merge-split] [--preload]
  *
  * Each service starts with the environment it has as deployed where it matters for the numbers:
  * the traces sampled and its manifest's runtime settings: NODE_OPTIONS (V8 heap and young
@@ -15,6 +15,8 @@
  * --merge-split runs merge-compaction as deploy/k8s does, two processes: `SLUICE_ROLES=tier1` and
  * `tier2,compaction` (`merge-compaction-1`, with the folder manifest's runtime settings but for
  * those --service-env sets for merge-compaction); the RSS goal holds per process (per pod).
+ * --preload sends version 1 of every entity (~170,000 events) first and waits until silver shows
+ * them, so the load meets tables of their steady-state size (rates and freshness leave it out).
  * --rate 0 offers as much as ingest acknowledges. Writes <out>/result.json, chart.svg, chart.png
  * (throughput, lag and freshness over time) and prints progress every 5 s. See docs/bench/e2e.md.
  * Exit status: 0 every goal the run could judge was met; 3 a goal was missed; 1 the run failed
@@ -57,6 +59,7 @@ async function main(): Promise<number> {
       'drain-timeout': { type: 'string', default: '300' },
       'service-env': { type: 'string', multiple: true, default: [] },
       'merge-split': { type: 'boolean', default: false },
+      preload: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -135,6 +138,7 @@ async function main(): Promise<number> {
       seed,
       stream,
       ceilingEvents: Number(values['ceiling-events']),
+      preload: values.preload,
       drainTimeoutMs,
       progress,
     });

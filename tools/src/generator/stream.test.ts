@@ -106,6 +106,23 @@ describe('EventStream', () => {
     expect(top / events.length).toBeGreaterThan(0.3);
   });
 
+  it('makes version 1 of every entity once, valid, with ids of their own; the stream then goes on from version 2', () => {
+    const s = stream(5, { entities: { orders: 300, inventory: 40, clickstream: 100 } });
+    const seeded = s.everyEntityOnce();
+    expect(seeded).toHaveLength(440);
+    expect(new Set(seeded.map((e) => e.eventId)).size).toBe(440);
+    expect(new Set(seeded.map((e) => `${e.contract}|${e.key}`)).size).toBe(440);
+    for (const e of seeded) {
+      const r = decodeEvent(e.body, { now: START + 10_000 });
+      if (!r.ok) throw new Error(`${e.body} rejected: ${JSON.stringify(r.issues)}`);
+      expect([e.kind, r.event.version, r.event.op]).toEqual(['valid', 1, 'upsert']);
+    }
+    const later = s.take(2000).filter((e) => e.kind === 'valid');
+    expect(later.some((e) => seeded.some((p) => p.eventId === e.eventId))).toBe(false);
+    expect(Math.min(...later.map((e) => e.event!.version))).toBe(2);
+    expect(() => s.everyEntityOnce()).toThrow('already made events');
+  });
+
   it('rejects a runId that would make invalid event ids', () => {
     expect(() => new EventStream({ seed: 1, runId: 'a b' })).toThrow(/runId/);
   });

@@ -158,6 +158,36 @@ export class EventStream {
     return out;
   }
 
+  /**
+   * Version 1 of every entity of every contract, as upserts in entity order (ids
+   * `<runId>-p<contract letter><entity>`): a table's established state before a measured run.
+   * The stream's later events go on from version 2. Only before anything was taken from it.
+   */
+  everyEntityOnce(): GeneratedEvent[] {
+    if (this.made > 0 || this.seq > 0) throw new Error('everyEntityOnce: the stream has already made events');
+    const out: GeneratedEvent[] = [];
+    for (const st of this.states) {
+      const schemaVersion = CONTRACTS[st.name].latest.version;
+      for (let entity = 0; entity < st.versions.length; entity++) {
+        st.versions[entity] = 1;
+        const keyFields = keyOf(st.name, entity);
+        const eventId = `${this.runId}-p${st.name[0]}${entity}`;
+        const event: GenEvent = {
+          event_id: eventId,
+          event_time: this.o.clock(0),
+          producer: 'generator',
+          schema_version: schemaVersion,
+          version: 1,
+          op: 'upsert',
+          ...keyFields,
+          payload: this.payload(st.name, entity, schemaVersion),
+        };
+        out.push({ seq: -1, contract: st.name, key: Object.values(keyFields).join('|'), eventId, body: toBody(st.name, event), kind: 'valid', event });
+      }
+    }
+    return out;
+  }
+
   /** Fills `ready` with one or two (a swapped pair) new events. */
   private produce(): void {
     const st = this.rng.pick(this.states);
