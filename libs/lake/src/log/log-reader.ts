@@ -29,16 +29,25 @@ export async function listLog(storage: Storage): Promise<LogListing> {
 
 /**
  * Lists only log files at or after `fromVersion`, in blocks of 1000 versions (a key prefix of
- * 17 digits), so a table with 10k commits does not list them all to load its latest version.
+ * 17 digits), so a table with 10k commits does not list them all to load its latest version;
+ * within the first block, only the keys from `fromVersion` on (a snapshot refreshed after every
+ * commit listed, and on local disk stat-ed, up to a thousand older files each time).
  */
 export async function listLogFrom(storage: Storage, fromVersion: number): Promise<LogListing> {
-  return toListing(await logObjectsFrom(storage, fromVersion));
+  return toListing(await logObjectsFrom(storage, fromVersion, 'from the version'));
 }
 
-async function logObjectsFrom(storage: Storage, fromVersion: number): Promise<StoredObject[]> {
+/**
+ * The log objects from `fromVersion`'s block on, in blocks while each ends full; from the
+ * version's own first key, or from the start of its block.
+ */
+async function logObjectsFrom(storage: Storage, fromVersion: number, start: 'from the version' | 'whole block'): Promise<StoredObject[]> {
   const objects: StoredObject[] = [];
-  for (let block = blockOf(fromVersion); ; block++) {
-    const found = await storage.list(blockPrefix(block));
+  const first = blockOf(fromVersion);
+  // Every key of a version starts `<20 digits>.`, then letters or digits: '~' sorts after them all.
+  const startAfter = start === 'from the version' && fromVersion > 0 ? `_delta_log/${String(fromVersion - 1).padStart(20, '0')}.~` : undefined;
+  for (let block = first; ; block++) {
+    const found = await storage.list(blockPrefix(block), block === first && startAfter !== undefined ? { startAfter } : {});
     objects.push(...found);
     const blockEnd = commitKey(block * LOG_BLOCK + LOG_BLOCK - 1);
     if (!found.some((o) => o.key === blockEnd)) break;
@@ -155,7 +164,8 @@ function replayableAt(listing: LogListing, version: number): boolean {
  */
 async function listLogAt(storage: Storage, timestampMs: number): Promise<LogListing> {
   const hinted = await lastCheckpointHint(storage);
-  const objects = hinted === undefined ? [] : await logObjectsFrom(storage, hinted);
+  // Whole blocks: the walk down below the hint needs the hinted block's older versions too.
+  const objects = hinted === undefined ? [] : await logObjectsFrom(storage, hinted, 'whole block');
   if (hinted === undefined || !toListing(objects).checkpoints.has(hinted)) return listLog(storage); // no hint, or a stale one
   const writtenBy = (found: readonly StoredObject[]) => found.some((o) => o.modifiedMs <= timestampMs && COMMIT_RE.test(o.key));
   let block = blockOf(hinted) - 1;
@@ -444,7 +454,9 @@ function newestCheckpoint(listing: LogListing, version: number): number {
 async function withLogBelow(storage: Storage, listing: LogListing, version: number): Promise<LogListing> {
   if (replayableAt(listing, version - 1)) return listing;
   const lowest = Math.min(minOf(listing.commits.keys()), minOf(listing.checkpoints.keys()));
-  const below = toListing(await blocksDown(storage, blockOf(lowest) - 1, version - 1));
+  // A listing that starts inside a block (from a version) holds only its upper part: that block
+  // is listed again, whole.
+  const below = toListing(await blocksDown(storage, lowest % LOG_BLOCK === 0 ? blockOf(lowest) - 1 : blockOf(lowest), version - 1));
   return { commits: new Map([...below.commits, ...listing.commits]), checkpoints: new Map([...below.checkpoints, ...listing.checkpoints]) };
 }
 

@@ -106,4 +106,18 @@ describe('LocalStorage listing', () => {
       readdir.mockRestore();
     }
   });
+
+  it('a listing after a key holds only the keys after it, and stats no other', async () => {
+    const storage = new LocalStorage(root);
+    expect((await storage.list('_delta_log/', { startAfter: '_delta_log/00000000000000000000.~' })).map((o) => o.key)).toEqual(['_delta_log/00000000000000000001.json']);
+    expect((await storage.list('', { startAfter: 'a/b.parquet', limit: 1 })).map((o) => o.key)).toEqual(['p=1/c.parquet']);
+    expect(await storage.list('_delta_log/', { startAfter: '_delta_log/00000000000000000001.json' })).toEqual([]);
+    const stat = jest.spyOn(fs, 'stat');
+    try {
+      await storage.list('', { startAfter: 'p=1/c.parquet' });
+      expect(stat.mock.calls.map(([file]) => path.relative(root, String(file)))).toEqual(['z.parquet']);
+    } finally {
+      stat.mockRestore();
+    }
+  });
 });

@@ -139,6 +139,7 @@ export class LocalStorage implements Storage {
     // Only the keys returned are stat'ed: the first of a long log costs one stat, not one per file.
     for (const { key, file } of found) {
       if (out.length >= limit) break;
+      if (options.startAfter !== undefined && key <= options.startAfter) continue;
       let st;
       try {
         st = await fs.stat(file);

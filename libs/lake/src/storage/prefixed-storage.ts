@@ -26,7 +26,8 @@ export class PrefixedStorage implements Storage {
   }
   async list(prefix: string, options: ListOptions = {}): Promise<StoredObject[]> {
     const exclude = options.exclude?.map((p) => this.prefix + p);
-    const found = await this.inner.list(this.prefix + prefix, { ...options, exclude });
+    const startAfter = options.startAfter === undefined ? undefined : this.prefix + options.startAfter;
+    const found = await this.inner.list(this.prefix + prefix, { ...options, exclude, startAfter });
     return found.map((o) => ({ ...o, key: o.key.slice(this.prefix.length) }));
   }
   delete(keys: string[]): Promise<void> {

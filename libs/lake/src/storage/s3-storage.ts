@@ -646,9 +646,12 @@ export class S3Storage implements Storage {
     const exclude = options.exclude ?? [];
     const objects: StoredObject[] = [];
     let token: string | undefined;
+    // Asked for: keys after this one. Sent as StartAfter, and checked here too, for a server
+    // that ignores StartAfter.
+    const after = options.startAfter === undefined ? undefined : this.root + options.startAfter;
     // An excluded prefix is skipped by listing anew after its last possible key (the largest code
     // point), the token to page on with kept in case the server ignores StartAfter.
-    let startAfter: string | undefined;
+    let startAfter = after;
     let resume: string | undefined;
     let skipping = exclude.length > 0;
     for (;;) {
@@ -669,7 +672,7 @@ export class S3Storage implements Storage {
         throw this.translate(err, 'list', prefix);
       }
       const contents = page.Contents ?? [];
-      if (token === undefined && startAfter !== undefined) {
+      if (token === undefined && startAfter !== undefined && startAfter !== after) {
         // The answer to a skip listed from before it: the server ignored StartAfter. That page
         // is dropped (its keys were listed already) and the listing pages on without skipping.
         const first = contents.find((o) => o.Key !== undefined)?.Key;
@@ -682,7 +685,7 @@ export class S3Storage implements Storage {
       }
       let last: string | undefined;
       for (const o of contents) {
-        if (o.Key === undefined) continue;
+        if (o.Key === undefined || (after !== undefined && o.Key <= after)) continue;
         last = o.Key.slice(this.root.length);
         // Some servers list directory markers ("a/b/"); they are not objects of the table.
         if (last.endsWith('/') || exclude.some((p) => last!.startsWith(p))) continue;

@@ -48,6 +48,11 @@ export interface ListOptions {
    * directory is not entered; S3 lists on past the prefix): vacuum skips a month of log files.
    */
   exclude?: readonly string[];
+  /**
+   * Only keys after this one, in key order (S3's StartAfter): the newest part of a log without
+   * listing, or on local disk stat-ing, the versions before it.
+   */
+  startAfter?: string;
 }
 
 /** One object in a listing. */
