@@ -50,7 +50,9 @@ export interface ListOptions {
   exclude?: readonly string[];
   /**
    * Only keys after this one, in key order (S3's StartAfter): the newest part of a log without
-   * listing, or on local disk stat-ing, the versions before it.
+   * listing, or on local disk stat-ing, the versions before it. A saving, not a filter to rely
+   * on: a Storage that does not know the option lists from the prefix's start, and callers take
+   * earlier keys as they would from a full listing.
    */
   startAfter?: string;
 }
