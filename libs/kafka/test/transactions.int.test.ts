@@ -10,6 +10,7 @@ import {
   type ConsumerOptions,
   type KafkaError,
   type OffsetsCommittedEvent,
+  type ProducerRecord,
   type TransactionalProducerOptions,
 } from '../src';
 import { createTestTopic, pollCount, pollFor, testBrokers, testConsumer, unique, waitForAssignment } from './helpers';
@@ -78,6 +79,14 @@ describe('Kafka transactions against the broker', () => {
     await seed.commit();
   }
 
+  /** Writes `records` without a transaction: no commit markers in the input, so lag 0 is exact. */
+  async function sendPlain(records: ProducerRecord[]): Promise<void> {
+    const seed = new KafkaProducer({ brokers });
+    closers.push(() => seed.close());
+    await seed.connect();
+    await seed.sendBatch(records);
+  }
+
   /**
    * Everything a new reader of `topic` gets: at least `count` messages, then whatever else arrives
    * within a second (so a duplicate or a leaked record shows).
@@ -108,11 +117,7 @@ describe('Kafka transactions against the broker', () => {
     const input = await createTestTopic(admin, 2);
     const output = await createTestTopic(admin, 2);
     const groupId = unique('g');
-    // seeded without a transaction: no commit markers in the input, so lag 0 is exact
-    const seed = new KafkaProducer({ brokers });
-    closers.push(() => seed.close());
-    await seed.connect();
-    await seed.sendBatch(Array.from({ length: 60 }, (_, i) => ({ topic: input, key: `k${i}`, value: `v${i}` })));
+    await sendPlain(Array.from({ length: 60 }, (_, i) => ({ topic: input, key: `k${i}`, value: `v${i}` })));
 
     const polled: number[] = [];
     const processor = new TransactionalProcessor({
@@ -194,10 +199,7 @@ describe('Kafka transactions against the broker', () => {
   it('a commit that fails after the next batch was fetched ahead rewinds its batch and loses nothing fetched', async () => {
     const input = await createTestTopic(admin, 2);
     const output = await createTestTopic(admin, 2);
-    const seed = new KafkaProducer({ brokers });
-    closers.push(() => seed.close());
-    await seed.connect();
-    for (const partition of [0, 1]) await seed.sendBatch(Array.from({ length: 40 }, (_, i) => ({ topic: input, partition, value: `p${partition}-${i}` })));
+    await sendPlain([0, 1].flatMap((partition) => Array.from({ length: 40 }, (_, i) => ({ topic: input, partition, value: `p${partition}-${i}` }))));
     let calls = 0;
     const processor = new TransactionalProcessor({
       consumer: { brokers, groupId: unique('g'), topics: [input], maxBatchMessages: 15 },
@@ -238,10 +240,7 @@ describe('Kafka transactions against the broker', () => {
   it('hands the messages fetched ahead during a commit to onFetchedAhead, as the objects the next batch holds', async () => {
     const input = await createTestTopic(admin, 1);
     const output = await createTestTopic(admin, 1);
-    const seed = new KafkaProducer({ brokers });
-    closers.push(() => seed.close());
-    await seed.connect();
-    await seed.sendBatch(Array.from({ length: 200 }, (_, i) => ({ topic: input, partition: 0, value: `v${i}` })));
+    await sendPlain(Array.from({ length: 200 }, (_, i) => ({ topic: input, partition: 0, value: `v${i}` })));
     const batches: ConsumedMessage[][] = [];
     const aheads: (readonly ConsumedMessage[])[] = [];
     const processor = new TransactionalProcessor({
@@ -304,6 +303,7 @@ describe('Kafka transactions against the broker', () => {
     const input = await createTestTopic(admin, 1);
     const output = await createTestTopic(admin, 1);
     const groupId = unique('g');
+    // A producer of its own: the poison event below goes through it too.
     const seed = new KafkaProducer({ brokers });
     closers.push(() => seed.close());
     await seed.connect();

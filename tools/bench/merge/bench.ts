@@ -269,19 +269,16 @@ async function main(): Promise<void> {
       // in this process, measured in rows per CPU-second (DuckDB threads included).
       const table = await LakeTable.create(new LocalStorage(path.join(lakeRoot, 'baseline')), { columns: BASELINE_COLUMNS, partitionColumns: ['event_date', 'bucket'] });
       const batch = 20_000;
-      const cpu0 = process.cpuUsage();
-      const t0 = performance.now();
-      for (let done = 0; done < o.events; done += batch) {
+      const { cpuSeconds: cpu, wallSeconds: wall } = await measured(async () => {
+        for (let done = 0; done < o.events; done += batch) {
         const now = new Date().toISOString();
         const rows = Array.from({ length: Math.min(batch, o.events - done) }, (_, j) => {
           const i = done + j;
           return { event_id: `e-${i}`, event_time: now, producer: 'bench', schema_version: 2, version: 1, op: 'upsert', order_id: `ord-${i % o.entities}`, customer_id: 'c', status: STATUSES[i % 5], total_cents: i, currency: 'EUR', item_count: 1, coupon_code: null, _key_hash: i, bucket: i % 32, event_date: now.slice(0, 10), _kafka_partition: i % 8, _kafka_offset: i, _ingested_at: now, _produced_at: now };
         });
         await table.append({ rows });
-      }
-      const wall = (performance.now() - t0) / 1000;
-      const c = process.cpuUsage(cpu0);
-      const cpu = (c.user + c.system) / 1e6;
+        }
+      });
       Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu) });
     } else if (o.mode === 'floor') {
       Object.assign(result, await floor(topic, producer, lakeRoot));

@@ -90,14 +90,19 @@ export interface CommitActions {
   txns: TxnAction[];
 }
 
+/** `_delta_log/<20-digit version>`: what every log key of that version starts with, then a `.`. */
+export function versionKeyStem(version: number): string {
+  return `_delta_log/${String(version).padStart(20, '0')}`;
+}
+
 /** `_delta_log/<20-digit version>.json` */
 export function commitKey(version: number): string {
-  return `_delta_log/${String(version).padStart(20, '0')}.json`;
+  return `${versionKeyStem(version)}.json`;
 }
 
 /** `_delta_log/<20-digit version>.checkpoint.parquet` */
 export function checkpointKey(version: number): string {
-  return `_delta_log/${String(version).padStart(20, '0')}.checkpoint.parquet`;
+  return `${versionKeyStem(version)}.checkpoint.parquet`;
 }
 
 /** The hint file naming the newest checkpoint. */

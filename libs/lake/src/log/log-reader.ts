@@ -4,7 +4,7 @@ import { lakeError } from '../errors';
 import { publish } from '../events';
 import { FileLease } from '../storage/file-lease';
 import type { Storage, StoredObject } from '../storage/storage';
-import { LAST_CHECKPOINT_KEY, commitKey, partitionValuesOf, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
+import { LAST_CHECKPOINT_KEY, commitKey, partitionValuesOf, versionKeyStem, type AddAction, type CommitActions, type MetadataAction, type ProtocolAction, type RemoveAction, type TxnAction } from './actions';
 import { parseCommit } from './commit-file';
 import { parseJsonLossless } from './json';
 import { Snapshot, checkReadable } from './snapshot';
@@ -45,7 +45,7 @@ async function logObjectsFrom(storage: Storage, fromVersion: number, start: 'fro
   const objects: StoredObject[] = [];
   const first = blockOf(fromVersion);
   // Every key of a version starts `<20 digits>.`, then letters or digits: '~' sorts after them all.
-  const startAfter = start === 'from the version' && fromVersion > 0 ? `_delta_log/${String(fromVersion - 1).padStart(20, '0')}.~` : undefined;
+  const startAfter = start === 'from the version' && fromVersion > 0 ? `${versionKeyStem(fromVersion - 1)}.~` : undefined;
   for (let block = first; ; block++) {
     const found = await storage.list(blockPrefix(block), block === first && startAfter !== undefined ? { startAfter } : {});
     objects.push(...found);
