@@ -36,22 +36,26 @@ async function main() {
         bucket: i % o.buckets,
       }));
     const rates: number[] = [];
+    const cpuMs: number[] = [];
     for (let run = 0; run < o.runs; run++) {
       const rows = make(run); // built outside the timing: the caller already holds decoded events
       const r = await timed(() => table.append({ rows }, { txns: [{ appId: 'bench-0', version: (run + 1) * o.rows - 1 }] }));
       const rate = o.rows / (r.ms / 1000);
       rates.push(rate);
+      cpuMs.push(r.cpuMs);
       console.log(`run ${run}: ${o.rows} rows in ${(r.ms / 1000).toFixed(2)} s = ${Math.round(rate)} rows/s, ${r.value.filesAdded} files, ${(r.value.bytesWritten / MB).toFixed(1)} MB`);
     }
     // Baseline in the same run: the same shape generated inside DuckDB (no JS → DuckDB transfer),
     // i.e. what Parquet writing + stats + commit cost alone on this machine right now.
     const sqlRates: number[] = [];
+    const sqlCpuMs: number[] = [];
     for (let run = 0; run < o.runs; run++) {
       const sql = `SELECT 'e-' || i AS event_id, 'order-' || (i % 200000) AS entity_id, i AS version, CASE WHEN i % 50 = 0 THEN 'delete' ELSE 'upsert' END AS op,
           TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_milliseconds(i * 10) AS event_time, ((i % 100000) / 100)::DECIMAL(12,2) AS amount,
           ['created', 'paid', 'shipped'][i % 3 + 1] AS status, i AS kafka_offset, (i % ${o.buckets})::INTEGER AS bucket FROM range(${o.rows}) t(i)`;
       const r = await timed(() => table.append({ sql }));
       sqlRates.push(o.rows / (r.ms / 1000));
+      sqlCpuMs.push(r.cpuMs);
       console.log(`baseline run ${run} (rows generated in DuckDB): ${(r.ms / 1000).toFixed(2)} s = ${Math.round(o.rows / (r.ms / 1000))} rows/s`);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -63,6 +67,8 @@ async function main() {
         bestRowsPerSecond: Math.round(Math.max(...rates)),
         baselineMedianRowsPerSecond: Math.round(median(sqlRates)),
         jsRowsVsBaseline: +(median(rates) / median(sqlRates)).toFixed(2),
+        medianCpuMsPerAppend: +median(cpuMs).toFixed(1),
+        baselineMedianCpuMsPerAppend: +median(sqlCpuMs).toFixed(1),
       }),
     );
   } finally {

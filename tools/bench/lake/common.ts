@@ -25,11 +25,13 @@ export async function benchDir(label: string): Promise<{ dir: string; cleanup: (
   return { dir, cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
 }
 
-/** Milliseconds of an async call. */
-export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+/** Milliseconds of an async call, wall and CPU (the whole process's, every thread: DuckDB's too). */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; cpuMs: number; value: T }> {
   const t = performance.now();
+  const cpu = process.cpuUsage();
   const value = await fn();
-  return { ms: performance.now() - t, value };
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - t, cpuMs: (used.user + used.system) / 1000, value };
 }
 
 /** Bytes in a directory tree. */
