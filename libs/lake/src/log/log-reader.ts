@@ -109,8 +109,9 @@ function blockOf(version: number): number {
   return Math.floor(version / LOG_BLOCK);
 }
 
+/** The key prefix of a block's log files: its first version's key stem less the last three digits. */
 function blockPrefix(block: number): string {
-  return `_delta_log/${String(block * LOG_BLOCK).padStart(20, '0').slice(0, 17)}`;
+  return versionKeyStem(block * LOG_BLOCK).slice(0, -3);
 }
 
 /**
