@@ -798,6 +798,17 @@ describe('Tier1Worker writes', () => {
     return { clickTopic, logs, appended, state, paused };
   }
 
+  // A batch's contracts were written one after another: each contract's records waited for the
+  // commits of the contracts before it in the batch.
+  it("writes a batch's contracts at once: a slow append of one holds no other back", async () => {
+    const t = await twoContracts({ failOrders: () => undefined, appendMs: 300, perPoll: 1 });
+    await until('clickstream written', () => (t.appended.get('clickstream') ?? []).length >= 1);
+    expect(t.appended.has('orders')).toBe(false); // its first append still runs
+    await until('both written', () => (t.appended.get('orders') ?? []).length === 3 && (t.appended.get('clickstream') ?? []).length === 3);
+    expect(t.appended.get('orders')).toEqual([0, 1, 2]);
+    expect(t.appended.get('clickstream')).toEqual([0, 1, 2]);
+  });
+
   // A closed batch was written contract by contract and retried whole: one contract whose bronze
   // append kept failing held the next batch back, and every other contract of the process stopped.
   it('a contract whose append fails backs off alone, read again from its table offset, while the others go on', async () => {

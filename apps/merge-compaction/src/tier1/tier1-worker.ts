@@ -452,50 +452,58 @@ export class Tier1Worker {
       this.backoff.reset();
       return;
     }
-    // Contract by contract: one whose append fails is rewound and backs off alone, and the others
-    // are written (a failing table stopped every contract the process served).
-    let failures = 0;
-    for (const [name, records] of pending) {
-      if (this.backingOff(name, this.now())) continue;
-      const owned = records.filter((r) => this.book.owns(r));
-      if (owned.length === 0) {
-        pending.delete(name);
-        continue;
-      }
-      // A batch's worth at a time (several batches may wait), so one commit never stages more
-      // than the bounds in DuckDB; the rest goes in the next write.
-      const { n } = batchPrefix(owned.length, (i) => owned[i].bytes, this.options.bounds);
-      try {
-        await this.writeContract(owned[0].contract, n === owned.length ? owned : owned.slice(0, n));
-        this.failing.delete(name);
-        if (n === owned.length) pending.delete(name);
-        else pending.set(name, owned.slice(n));
-        continue;
-      } catch (err) {
-        if (!isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
-          failures += 1;
-          this.backOff(pending, name, err, 'bronze append failed');
-          continue;
-        }
-      }
-      this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
-      try {
-        // Dropped only once the seek to the table's offset is registered: a failed offsets read
-        // dropped it with no seek behind, so its records waited for the next traffic of their
-        // partition (or a restart) to be read again, with the partition's lag reading 0.
-        await this.resync(owned);
-        pending.delete(name);
-      } catch (err) {
-        // Rewound to what this worker last wrote: read again after the back-off, the write
-        // fails on the moved offsets once more and resyncs.
-        failures += 1;
-        this.backOff(pending, name, err, 'reading the offsets another worker moved failed');
-      }
-    }
+    // Every contract at once: each commits to its own table and partitions, and a commit waits
+    // mostly on storage (fsyncs, PUTs), so a contract's records no longer wait for the others'
+    // commits. One whose append fails is rewound and backs off alone, and the others are written
+    // (a failing table stopped every contract the process served).
+    const outcomes = await Promise.all([...pending].map(([name, records]) => this.writePendingOf(pending, name, records)));
+    const failures = outcomes.filter((ok) => !ok).length;
     if (pending.size === 0) this.pending = undefined;
     this.pendingBytes = bytesOf(pending);
     if (failures === 0) this.backoff.reset();
     this.options.metrics.batchDuration.record((performance.now() - started) / 1000, { outcome: failures > 0 ? 'error' : 'ok' });
+  }
+
+  /**
+   * Writes what waits for contract `name` (a batch's worth), unless it backs off. False when the
+   * write failed and the contract now backs off.
+   */
+  private async writePendingOf(pending: Map<string, BatchRecord[]>, name: string, records: BatchRecord[]): Promise<boolean> {
+    if (this.backingOff(name, this.now())) return true;
+    const owned = records.filter((r) => this.book.owns(r));
+    if (owned.length === 0) {
+      pending.delete(name);
+      return true;
+    }
+    // A batch's worth at a time (several batches may wait), so one commit never stages more
+    // than the bounds in DuckDB; the rest goes in the next write.
+    const { n } = batchPrefix(owned.length, (i) => owned[i].bytes, this.options.bounds);
+    try {
+      await this.writeContract(owned[0].contract, n === owned.length ? owned : owned.slice(0, n));
+      this.failing.delete(name);
+      if (n === owned.length) pending.delete(name);
+      else pending.set(name, owned.slice(n));
+      return true;
+    } catch (err) {
+      if (!isSluiceError(err, 'MERGE_OFFSETS_MOVED')) {
+        this.backOff(pending, name, err, 'bronze append failed');
+        return false;
+      }
+    }
+    this.writeWatch.progress(`write: ${name}: re-read the offsets another worker moved`);
+    try {
+      // Dropped only once the seek to the table's offset is registered: a failed offsets read
+      // dropped it with no seek behind, so its records waited for the next traffic of their
+      // partition (or a restart) to be read again, with the partition's lag reading 0.
+      await this.resync(owned);
+      pending.delete(name);
+      return true;
+    } catch (err) {
+      // Rewound to what this worker last wrote: read again after the back-off, the write
+      // fails on the moved offsets once more and resyncs.
+      this.backOff(pending, name, err, 'reading the offsets another worker moved failed');
+      return false;
+    }
   }
 
   /**
