@@ -26,6 +26,13 @@ import { Tier2Worker } from './tier2/tier2-worker';
  */
 const TIER1_POLL_MESSAGES = 1_000;
 
+/**
+ * Longest a tier-1 poll waits for records. A batch falls due while a poll waits, and closes when
+ * it returns: a poll of 100 ms closed batches up to 100 ms after their time bound at rates where
+ * polls end on the wait rather than on the count.
+ */
+const TIER1_POLL_WAIT_MS = 20;
+
 /** What {@link build} needs; everything but config and telemetry has a production default. */
 export interface MergeDeps {
   readonly config: MergeConfig;
@@ -151,7 +158,7 @@ export async function build(deps: MergeDeps): Promise<MergeApp> {
           // made of many polls either way.
           maxBatchMessages: Math.min(TIER1_POLL_MESSAGES, config.batchMaxEvents, Math.max(1, Math.floor(config.maxBufferedBytes / 4 / RECORD_BASE_BYTES))),
           maxBatchBytes: Math.floor(config.maxBufferedBytes / 4),
-          maxBatchWaitMs: Math.min(100, config.batchMaxMs),
+          maxBatchWaitMs: Math.min(TIER1_POLL_WAIT_MS, config.batchMaxMs),
           // A poll (with its hooks) past the stall limit ends the process, so polls are at most
           // that far apart. Also the rebalance timeout: how long a join can wait for a member that
           // died with the broker, so it follows the stall limit rather than the 300 s default.

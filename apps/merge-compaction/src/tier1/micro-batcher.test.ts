@@ -1,4 +1,4 @@
-import { MicroBatcher } from './micro-batcher';
+import { inTurns, MicroBatcher } from './micro-batcher';
 
 describe('MicroBatcher', () => {
   let now = 0;
@@ -82,5 +82,28 @@ describe('MicroBatcher', () => {
     b.retain((r) => r.p === 0);
     expect(b.heldBytes).toBe(15);
     expect(b.take()).toMatchObject({ records: [{ n: 0 }, { n: 2 }, { n: 4 }], bytes: 15 });
+  });
+});
+
+describe('inTurns', () => {
+  const bounds = { maxMs: 1000, maxRecords: 4, maxBytes: 100 };
+  const cut = (groups: number[][]) => inTurns(groups, (g) => g.length, (g, i) => g[i], bounds);
+
+  it('puts groups in one turn while their batches together stay within the bounds', () => {
+    expect(cut([[10, 10], [10], [10]])).toEqual([[[10, 10], [10], [10]]]);
+  });
+
+  it('starts a new turn where the records or the bytes would pass the bounds, keeping the order', () => {
+    // Records: 3 + 2 > 4. Bytes: 60 + 50 > 100.
+    expect(cut([[1, 1, 1], [1, 1], [60], [50], [40]])).toEqual([[[1, 1, 1]], [[1, 1], [60]], [[50], [40]]]);
+  });
+
+  it("counts a group's batch only (a batch's worth is written per turn), and a group over the bounds alone is a turn of its own", () => {
+    // The first group's batch is four records; the second's is its first record, 200 bytes.
+    expect(cut([[1, 1, 1, 1, 1, 1], [200, 1], [1]])).toEqual([[[1, 1, 1, 1, 1, 1]], [[200, 1]], [[1]]]);
+  });
+
+  it('returns no turn for no group', () => {
+    expect(cut([])).toEqual([]);
   });
 });

@@ -130,3 +130,28 @@ export function batchPrefix(count: number, sizeAt: (i: number) => number, bounds
   while (n < limit && (n === 0 || bytes < bounds.maxBytes)) bytes += sizeAt(n++);
   return { n, bytes };
 }
+
+/**
+ * `groups` (a contract's waiting records each), in order, cut into turns whose batches (the
+ * {@link batchPrefix} of each group) together stay within `bounds`; a group over them alone is a
+ * turn of its own. What may be staged at once when each group of a turn is written at once.
+ */
+export function inTurns<G>(groups: readonly G[], countOf: (group: G) => number, sizeAt: (group: G, i: number) => number, bounds: BatchBounds): G[][] {
+  const turns: G[][] = [];
+  let records = 0;
+  let bytes = 0;
+  for (const group of groups) {
+    const batch = batchPrefix(countOf(group), (i) => sizeAt(group, i), bounds);
+    const turn = turns.at(-1);
+    if (turn !== undefined && records + batch.n <= bounds.maxRecords && bytes + batch.bytes <= bounds.maxBytes) {
+      turn.push(group);
+    } else {
+      turns.push([group]);
+      records = 0;
+      bytes = 0;
+    }
+    records += batch.n;
+    bytes += batch.bytes;
+  }
+  return turns;
+}

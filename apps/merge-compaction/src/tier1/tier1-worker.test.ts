@@ -723,24 +723,33 @@ describe('Tier1Worker writes', () => {
     const clickTp = { topic: clickTopic, partition: 0 };
     const appended = new Map<string, number[]>();
     /** `readAtFailures`: orders records read since the last seek, at each failed orders append. */
-    const state = { failures: 0, largestAppend: 0, ordersCommittedTo: -1, ordersReadSinceSeek: 0, readAtFailures: [] as number[] };
+    /** `appending`, `mostAppendingAtOnce`: appends under way now, and the most there were at once. */
+    const state = { failures: 0, largestAppend: 0, ordersCommittedTo: -1, ordersReadSinceSeek: 0, readAtFailures: [] as number[], appending: 0, mostAppendingAtOnce: 0 };
     const store: Partial<BronzeStore> = {
       writtenOffsets: async (contract, appIds) => (contract.name === 'orders' && appIds.length > 0 && o.ordersOffsets ? o.ordersOffsets() : new Map()),
       recentEventIds: async () => ({ ids: [], truncated: false }),
       append: async (contract, records: readonly BronzeRecord[], partitions) => {
-        if (contract.name === 'orders' && o.appendMs) await new Promise((r) => setTimeout(r, o.appendMs));
-        const err = contract.name === 'orders' ? o.failOrders() : undefined;
-        if (err) {
-          state.failures += 1;
-          state.readAtFailures.push(state.ordersReadSinceSeek);
-          throw err;
+        state.mostAppendingAtOnce = Math.max(state.mostAppendingAtOnce, ++state.appending);
+        try {
+          return await appendOf(contract, records, partitions);
+        } finally {
+          state.appending -= 1;
         }
-        appended.set(contract.name, [...(appended.get(contract.name) ?? []), ...records.map((r) => r.offset)]);
-        state.largestAppend = Math.max(state.largestAppend, records.length);
-        if (contract.name === 'orders') state.ordersCommittedTo = partitions[0].last;
-        return { version: 1 };
       },
     };
+    async function appendOf(contract: AnyContract, records: readonly BronzeRecord[], partitions: readonly PartitionCommit[]) {
+      if (contract.name === 'orders' && o.appendMs) await new Promise((r) => setTimeout(r, o.appendMs));
+      const err = contract.name === 'orders' ? o.failOrders() : undefined;
+      if (err) {
+        state.failures += 1;
+        state.readAtFailures.push(state.ordersReadSinceSeek);
+        throw err;
+      }
+      appended.set(contract.name, [...(appended.get(contract.name) ?? []), ...records.map((r) => r.offset)]);
+      state.largestAppend = Math.max(state.largestAppend, records.length);
+      if (contract.name === 'orders') state.ordersCommittedTo = partitions[0].last;
+      return { version: 1 };
+    }
     const logs = new Map<string, ConsumedMessage[]>([
       [topic, o.ordersLog ?? orderMessages(topic, 0, 3)],
       [clickTopic, [0, 1, 2].map((n) => clickMessage(clickTopic, n))],
@@ -807,6 +816,7 @@ describe('Tier1Worker writes', () => {
     await until('both written', () => (t.appended.get('orders') ?? []).length === 3 && (t.appended.get('clickstream') ?? []).length === 3);
     expect(t.appended.get('orders')).toEqual([0, 1, 2]);
     expect(t.appended.get('clickstream')).toEqual([0, 1, 2]);
+    expect(t.state.mostAppendingAtOnce).toBe(2);
   });
 
   // A closed batch was written contract by contract and retried whole: one contract whose bronze

@@ -9,7 +9,7 @@ import { decodeRecord, isRow, type BatchRecord, type BronzeRecord } from './bron
 import type { BronzeStore, PartitionCommit } from './bronze-store';
 import type { DeadLetters } from './dead-letters';
 import { DedupWindow } from './dedup-window';
-import { batchPrefix, MicroBatcher, type BatchBounds } from './micro-batcher';
+import { batchPrefix, inTurns, MicroBatcher, type BatchBounds } from './micro-batcher';
 import { lastOffsets, OffsetBook, tpKey, type TopicPartition } from './offset-book';
 import { traceBronzeAppend, type Tier1Tracer } from './trace';
 
@@ -452,12 +452,24 @@ export class Tier1Worker {
       this.backoff.reset();
       return;
     }
-    // Every contract at once: each commits to its own table and partitions, and a commit waits
-    // mostly on storage (fsyncs, PUTs), so a contract's records no longer wait for the others'
-    // commits. One whose append fails is rewound and backs off alone, and the others are written
-    // (a failing table stopped every contract the process served).
-    const outcomes = await Promise.all([...pending].map(([name, records]) => this.writePendingOf(pending, name, records)));
-    const failures = outcomes.filter((ok) => !ok).length;
+    // Contracts at once, in turns that together stage no more than one batch's bounds (what a
+    // commit staged in DuckDB before): each commits to its own table and partitions, and a small
+    // commit waits on storage (fsyncs, PUTs) more than it computes, so at a steady rate a
+    // contract's records no longer wait for the others' commits, while a backlog of every
+    // contract is still staged a batch at a time. One whose append fails is rewound and backs off
+    // alone, and the others are written (a failing table stopped every contract the process served).
+    let failures = 0;
+    let unexpected: { err: unknown } | undefined;
+    for (const turn of inTurns([...pending], ([, records]) => records.length, ([, records], i) => records[i].bytes, this.options.bounds)) {
+      const outcomes = await Promise.allSettled(turn.map(([name, records]) => this.writePendingOf(pending, name, records)));
+      for (const o of outcomes) {
+        if (o.status === 'rejected') unexpected ??= { err: o.reason };
+        if (o.status === 'rejected' || !o.value) failures += 1;
+      }
+      // A write that threw (a bug: writePendingOf handles its errors) ends the step once every
+      // write of its turn has settled, so none runs on after it: the step is retried as a whole.
+      if (unexpected) throw unexpected.err;
+    }
     if (pending.size === 0) this.pending = undefined;
     this.pendingBytes = bytesOf(pending);
     if (failures === 0) this.backoff.reset();
