@@ -17,23 +17,23 @@ async function main() {
     const table = await LakeTable.create(storage, { columns: [{ name: 'id', type: 'long' }, { name: 'p', type: 'integer' }], partitionColumns: ['p'] });
     /** Writes commit `v` directly (one add and one txn), as a streaming writer's. */
     const commit = async (v: number) => {
-        const lines = [
-          { commitInfo: { timestamp: Date.now(), operation: 'WRITE', isBlindAppend: true } },
-          { txn: { appId: `app-${v % 12}`, version: v, lastUpdated: Date.now() } },
-          {
-            add: {
-              path: `p=${v % 16}/part-${v}.parquet`,
-              partitionValues: { p: String(v % 16) },
-              size: 1000,
-              modificationTime: Date.now(),
-              dataChange: true,
-              stats: stringifyJson({ numRecords: 10, minValues: { id: v * 10 }, maxValues: { id: v * 10 + 9 }, nullCount: { id: 0 } }),
-            },
+      const lines = [
+        { commitInfo: { timestamp: Date.now(), operation: 'WRITE', isBlindAppend: true } },
+        { txn: { appId: `app-${v % 12}`, version: v, lastUpdated: Date.now() } },
+        {
+          add: {
+            path: `p=${v % 16}/part-${v}.parquet`,
+            partitionValues: { p: String(v % 16) },
+            size: 1000,
+            modificationTime: Date.now(),
+            dataChange: true,
+            stats: stringifyJson({ numRecords: 10, minValues: { id: v * 10 }, maxValues: { id: v * 10 + 9 }, nullCount: { id: 0 } }),
           },
-        ];
-        const ok = await storage.putIfAbsent(`_delta_log/${String(v).padStart(20, '0')}.json`, Buffer.from(lines.map((l) => stringifyJson(l)).join('\n') + '\n'));
-        if (!ok) throw new Error(`version ${v} exists`);
-        if (v % o.every === 0) await table.checkpoint(v);
+        },
+      ];
+      const ok = await storage.putIfAbsent(`_delta_log/${String(v).padStart(20, '0')}.json`, Buffer.from(lines.map((l) => stringifyJson(l)).join('\n') + '\n'));
+      if (!ok) throw new Error(`version ${v} exists`);
+      if (v % o.every === 0) await table.checkpoint(v);
     };
     const build = await timed(async () => {
       for (let v = 1; v <= o.commits; v++) await commit(v);

@@ -25,6 +25,7 @@ import { BatchConsumer, KafkaAdmin, KafkaProducer } from '@sluice/kafka';
 import { LakeTable, LocalStorage } from '@sluice/lake';
 import { freePort } from '@sluice/testing';
 import { bundleService, spawnService } from '../../src/bench/service-bundle';
+import { timed } from '../lake/common';
 
 const brokers = process.env.SLUICE_TEST_KAFKA_BROKERS ?? '127.0.0.1:19092';
 const orders = CONTRACTS.orders;
@@ -109,11 +110,8 @@ function tier1BatchBytes(): number {
 
 /** Process CPU seconds (all threads) and wall seconds of `work`. */
 async function measured(work: () => Promise<void>): Promise<{ cpuSeconds: number; wallSeconds: number }> {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await work();
-  const c = process.cpuUsage(cpu0);
-  return { cpuSeconds: (c.user + c.system) / 1e6, wallSeconds: (performance.now() - t0) / 1000 };
+  const { cpuMs, ms } = await timed(work);
+  return { cpuSeconds: cpuMs / 1000, wallSeconds: ms / 1000 };
 }
 
 /**
@@ -271,12 +269,12 @@ async function main(): Promise<void> {
       const batch = 20_000;
       const { cpuSeconds: cpu, wallSeconds: wall } = await measured(async () => {
         for (let done = 0; done < o.events; done += batch) {
-        const now = new Date().toISOString();
-        const rows = Array.from({ length: Math.min(batch, o.events - done) }, (_, j) => {
-          const i = done + j;
-          return { event_id: `e-${i}`, event_time: now, producer: 'bench', schema_version: 2, version: 1, op: 'upsert', order_id: `ord-${i % o.entities}`, customer_id: 'c', status: STATUSES[i % 5], total_cents: i, currency: 'EUR', item_count: 1, coupon_code: null, _key_hash: i, bucket: i % 32, event_date: now.slice(0, 10), _kafka_partition: i % 8, _kafka_offset: i, _ingested_at: now, _produced_at: now };
-        });
-        await table.append({ rows });
+          const now = new Date().toISOString();
+          const rows = Array.from({ length: Math.min(batch, o.events - done) }, (_, j) => {
+            const i = done + j;
+            return { event_id: `e-${i}`, event_time: now, producer: 'bench', schema_version: 2, version: 1, op: 'upsert', order_id: `ord-${i % o.entities}`, customer_id: 'c', status: STATUSES[i % 5], total_cents: i, currency: 'EUR', item_count: 1, coupon_code: null, _key_hash: i, bucket: i % 32, event_date: now.slice(0, 10), _kafka_partition: i % 8, _kafka_offset: i, _ingested_at: now, _produced_at: now };
+          });
+          await table.append({ rows });
         }
       });
       Object.assign(result, { events: o.events, wallSeconds: wall, eventsPerSecond: Math.round(o.events / wall), cpuSeconds: cpu, eventsPerCpuSecond: Math.round(o.events / cpu) });
